@@ -1,0 +1,14 @@
+// The seed's own example: refuse `rm -rf` in shell calls unless a human confirms it.
+module.exports = {
+  beforeToolExecute: function (ctx, call) {
+    if (call.name === 'shell' && /\brm\s+-rf\b/.test(call.arguments.command || '')) {
+      if (!ctx.confirm({ title: 'Dangerous command', body: call.arguments.command })) {
+        return { allow: false, reason: 'refused by the user' }
+      }
+    }
+  },
+
+  afterRun: function (ctx, event) {
+    ctx.notify({ title: 'rienda', body: 'run finished: ' + event.reason })
+  },
+}

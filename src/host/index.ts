@@ -1,0 +1,20 @@
+/** hookd/host: the library a TypeScript agent host uses to run its hooks in hookd. */
+export { HookdClient, type SessionOptions, type PointCallResult, type InvokeResult, type ConnectOptions } from './client.js'
+export { HostSession } from './session.js'
+export {
+  CapabilityError,
+  type CapabilityHandlers,
+  type CallOrigin,
+  type FetchInit,
+  type FileHandlers,
+  type Message,
+  confine,
+  workdirFiles,
+  allowlistedFetch,
+  terminalConfirm,
+} from './capabilities.js'
+export { points, POINT_NAMES, type PointName, type PointPayload, type PointOutput } from '../protocol/points.js'
+export type { Diagnostic, DiagnosticKind } from '../protocol/diagnostic.js'
+export type { HookTrace, HookOutcome, HookInfoData, LogLineData } from '../protocol/wire.js'
+export { HookdError, type ErrorCode } from '../protocol/status.js'
+export { DEFAULT_ADDRESS } from '../protocol/address.js'

@@ -1,0 +1,218 @@
+/**
+ * One agent run on a Session stream: typed point calls, capability calls served by the host's
+ * handlers, live log lines and pushed diagnostics.
+ */
+import type * as grpc from '@grpc/grpc-js'
+import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
+import type { PointName, PointPayload } from '../protocol/points.js'
+import { HookdError } from '../protocol/status.js'
+import { type HookInfoData, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
+import {
+  type CallOrigin,
+  CapabilityError,
+  type CapabilityHandlers,
+  type FileHandlers,
+  allowlistedFetch,
+  terminalConfirm,
+  workdirFiles,
+} from './capabilities.js'
+import { type PointCallResult, type SessionOptions, decodeResult, fromServiceError } from './client.js'
+
+type Stream = grpc.ClientDuplexStream<unknown, unknown>
+type CallMessage = Extract<SidecarMessage, { kind: 'capabilityCall' }>['capabilityCall']
+
+interface Pending {
+  resolve(result: PointCallResult<PointName>): void
+  reject(err: HookdError): void
+}
+
+export class HostSession {
+  readonly id: string
+  /** The declared hooks with their versions and the points each handles. */
+  readonly hooks: readonly HookInfoData[]
+  private readonly pending = new Map<number, Pending>()
+  private closing: Pending | undefined
+  private nextSeq = 1
+  private ended: HookdError | undefined
+  private readonly files: FileHandlers
+  private readonly handlers: CapabilityHandlers
+
+  private constructor(
+    private readonly stream: Stream,
+    options: SessionOptions,
+    opened: Extract<SidecarMessage, { kind: 'opened' }>['opened'],
+  ) {
+    this.id = opened.sessionId
+    this.hooks = opened.hooks
+    this.handlers = options.capabilities ?? {}
+    const workdir = options.workdir ?? process.cwd()
+    this.files = { ...workdirFiles(workdir), ...this.handlers.file }
+    const fetchHandler = this.handlers.fetch ?? allowlistedFetch(options.policy?.httpOrigins ?? [])
+    this.serveFetch = fetchHandler
+  }
+
+  private readonly serveFetch: NonNullable<CapabilityHandlers['fetch']>
+
+  static open(stream: Stream, options: SessionOptions, open: Record<string, unknown>): Promise<HostSession> {
+    return new Promise<HostSession>((resolve, reject) => {
+      let session: HostSession | undefined
+      const early: SidecarMessage[] = []
+      stream.on('data', (raw: unknown) => {
+        const parsed = sidecarMessageWire.safeParse(raw)
+        if (!parsed.success) {
+          const err = new HookdError('internal', `the sidecar sent a message this host library does not understand`)
+          if (session) session.fail(err)
+          else reject(err)
+          stream.cancel()
+          return
+        }
+        const message = parsed.data
+        if (!session) {
+          if (message.kind === 'opened') {
+            session = new HostSession(stream, options, message.opened)
+            for (const m of early.splice(0)) session.onMessage(m)
+            resolve(session)
+          } else {
+            early.push(message)
+          }
+          return
+        }
+        session.onMessage(message)
+      })
+      stream.on('error', (err: grpc.ServiceError) => {
+        const e = fromServiceError(err)
+        if (session) session.fail(e)
+        else reject(e)
+      })
+      stream.on('end', () => {
+        const e = new HookdError('unavailable', 'the sidecar ended the session')
+        if (session) session.fail(e)
+        else reject(e)
+      })
+      stream.write({ open })
+    })
+  }
+
+  /** Runs one point through the session's hooks and returns the chained result. */
+  call<N extends PointName>(point: N, payload: PointPayload<N>, options: { signal?: AbortSignal } = {}): Promise<PointCallResult<N>> {
+    if (this.ended) return Promise.reject(this.ended)
+    const seq = this.nextSeq++
+    return new Promise<PointCallResult<N>>((resolve, reject) => {
+      this.pending.set(seq, { resolve: resolve as Pending['resolve'], reject })
+      const onAbort = (): void => {
+        this.stream.write({ cancel: { seq } })
+      }
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+      this.stream.write({ call: { seq, point, payload: Buffer.from(JSON.stringify(payload)) } })
+    })
+  }
+
+  /** Ends the run: the sidecar runs afterRun with the reason and closes the stream. */
+  close(reason: 'end_turn' | 'interrupted' | 'error' = 'end_turn'): Promise<PointCallResult<'afterRun'>> {
+    if (this.ended) return Promise.reject(this.ended)
+    return new Promise<PointCallResult<'afterRun'>>((resolve, reject) => {
+      this.closing = { resolve: resolve as Pending['resolve'], reject }
+      this.stream.write({ close: { reason } })
+    })
+  }
+
+  /** Drops the stream without running afterRun. */
+  abandon(): void {
+    this.fail(new HookdError('cancelled', 'the session was abandoned by the host'))
+    this.stream.cancel()
+  }
+
+  private fail(err: HookdError): void {
+    if (this.ended) return
+    this.ended = err
+    for (const p of this.pending.values()) p.reject(err)
+    this.pending.clear()
+    this.closing?.reject(err)
+    this.closing = undefined
+  }
+
+  private onMessage(message: SidecarMessage): void {
+    switch (message.kind) {
+      case 'opened':
+        return
+      case 'result': {
+        const pending = this.pending.get(message.result.seq)
+        this.pending.delete(message.result.seq)
+        pending?.resolve(decodeResult(message.result))
+        return
+      }
+      case 'closed': {
+        const closing = this.closing
+        this.closing = undefined
+        this.ended = new HookdError('failed-precondition', 'the session is closed')
+        if (closing && message.closed.result) closing.resolve(decodeResult(message.closed.result))
+        this.stream.end()
+        return
+      }
+      case 'log':
+        this.handlers.log?.(message.log)
+        return
+      case 'diagnostic':
+        this.handlers.diagnostic?.(message.diagnostic)
+        return
+      case 'capabilityCall':
+        void this.serve(message.capabilityCall)
+        return
+    }
+  }
+
+  private async serve(call: CallMessage): Promise<void> {
+    let reply: Record<string, unknown>
+    try {
+      const value = await this.dispatch(call)
+      reply = { id: call.id, value: Buffer.from(JSON.stringify(value ?? null)) }
+    } catch (err) {
+      const code = err instanceof CapabilityError ? err.code : 'failed'
+      reply = { id: call.id, error: { code, message: err instanceof Error ? err.message : String(err) } }
+    }
+    if (!this.ended) this.stream.write({ capabilityResult: reply })
+  }
+
+  private async dispatch(call: CallMessage): Promise<unknown> {
+    if (!isCapabilityName(call.capability)) {
+      throw new CapabilityError('invalid', `this host does not serve '${call.capability}'`)
+    }
+    const name: CapabilityName = call.capability
+    let json: unknown
+    try {
+      json = JSON.parse(call.args.toString('utf8'))
+    } catch {
+      throw new CapabilityError('invalid', `${name}: arguments are not JSON`)
+    }
+    const parsed = CAPABILITIES[name].safeParse(json)
+    if (!parsed.success) throw new CapabilityError('invalid', `${name}: invalid arguments`)
+    const origin: CallOrigin = { hook: call.hook, point: call.point, seq: call.seq }
+    const args = parsed.data
+    switch (name) {
+      case 'confirm': {
+        const [message] = args as [{ title: string; body?: string }]
+        return (await (this.handlers.confirm ?? terminalConfirm)(message, origin)) === true
+      }
+      case 'notify': {
+        const [message] = args as [{ title: string; body?: string }]
+        await this.handlers.notify?.(message, origin)
+        return null
+      }
+      case 'file.read':
+        return this.files.read((args as [string])[0], origin)
+      case 'file.write': {
+        const [path, text] = args as [string, string]
+        await this.files.write(path, text, origin)
+        return null
+      }
+      case 'file.exists':
+        return this.files.exists((args as [string])[0], origin)
+      case 'file.list':
+        return this.files.list((args as [string])[0], origin)
+      case 'http.fetch': {
+        const [url, init] = args as [string, { method?: string; headers?: Record<string, string>; body?: string } | undefined]
+        return this.serveFetch(url, init ?? {}, origin)
+      }
+    }
+  }
+}

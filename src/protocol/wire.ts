@@ -1,0 +1,318 @@
+/**
+ * The host <-> sidecar wire: loads proto/hookd/v1/hookd.proto and declares, with zod, the shape of every
+ * message as @grpc/proto-loader decodes it. Both sides validate what they receive with these schemas;
+ * nothing else in hookd touches raw proto objects.
+ */
+import { fileURLToPath } from 'node:url'
+import * as grpc from '@grpc/grpc-js'
+import * as protoLoader from '@grpc/proto-loader'
+import { z } from 'zod'
+import { DIAGNOSTIC_KINDS, type Diagnostic, kindFromWire, kindToWire } from './diagnostic.js'
+
+export const PROTO_ROOT = fileURLToPath(new URL('../../proto', import.meta.url))
+export const PROTO_FILE = 'hookd/v1/hookd.proto'
+
+/** Options shared by server, client and reflection so that both sides decode alike. */
+export const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  bytes: Buffer,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [PROTO_ROOT],
+}
+
+let loaded: protoLoader.PackageDefinition | undefined
+export function packageDefinition(): protoLoader.PackageDefinition {
+  loaded ??= protoLoader.loadSync(PROTO_FILE, LOADER_OPTIONS)
+  return loaded
+}
+
+/** The HookExecutor service definition, for servers and clients. */
+export function hookExecutorService(): grpc.ServiceDefinition {
+  const def = packageDefinition()['hookd.v1.HookExecutor']
+  if (!def || 'format' in def) throw new Error('hookd.v1.HookExecutor missing from the proto')
+  return def as grpc.ServiceDefinition
+}
+
+export const SERVICE_NAME = 'hookd.v1.HookExecutor'
+
+// ------------------------------------------------------------------------------------------------
+// Shared pieces
+// ------------------------------------------------------------------------------------------------
+
+const bytes = z.instanceof(Buffer)
+const u64 = z.number().int().nonnegative()
+
+export const FILE_ACCESS = ['read-write', 'none', 'read'] as const
+export type FileAccess = (typeof FILE_ACCESS)[number]
+
+const fileAccessWire = z
+  .enum(['FILE_ACCESS_UNSPECIFIED', 'FILE_ACCESS_NONE', 'FILE_ACCESS_READ', 'FILE_ACCESS_READ_WRITE'])
+  .transform((v): FileAccess => (v === 'FILE_ACCESS_NONE' ? 'none' : v === 'FILE_ACCESS_READ' ? 'read' : 'read-write'))
+
+export function fileAccessToWire(access: FileAccess): string {
+  return access === 'none' ? 'FILE_ACCESS_NONE' : access === 'read' ? 'FILE_ACCESS_READ' : 'FILE_ACCESS_READ_WRITE'
+}
+
+export const policyWire = z.object({
+  file: fileAccessWire,
+  httpOrigins: z.array(z.string()),
+  env: z.array(z.string()),
+  denyConfirm: z.boolean(),
+})
+
+export const openSessionWire = z.object({
+  protocolVersion: z.number().int(),
+  sessionId: z.string(),
+  agentId: z.string(),
+  modelId: z.string(),
+  hooks: z.array(z.string()),
+  workdir: z.string(),
+  interactive: z.boolean(),
+  autoApprove: z.boolean(),
+  policy: policyWire.nullable(),
+  env: z.record(z.string(), z.string()),
+})
+export type OpenSessionWire = z.infer<typeof openSessionWire>
+
+const diagnosticKindWire = z.string().transform(kindFromWire)
+
+export const diagnosticWire = z
+  .object({
+    hook: z.string(),
+    point: z.string(),
+    kind: diagnosticKindWire,
+    message: z.string(),
+    file: z.string(),
+    line: z.number().int(),
+    version: z.string(),
+  })
+  .transform((d): Diagnostic => {
+    const out: Diagnostic = { hook: d.hook, point: d.point, kind: d.kind, message: d.message }
+    if (d.file) out.file = d.file
+    if (d.line) out.line = d.line
+    if (d.version) out.version = d.version
+    return out
+  })
+
+export function diagnosticToWire(d: Diagnostic): Record<string, unknown> {
+  return {
+    hook: d.hook,
+    point: d.point,
+    kind: kindToWire(d.kind),
+    message: d.message,
+    file: d.file ?? '',
+    line: d.line ?? 0,
+    version: d.version ?? '',
+  }
+}
+
+export const HOOK_OUTCOMES = ['changed', 'no-opinion', 'refused', 'failed', 'not-run', 'cancelled'] as const
+export type HookOutcome = (typeof HOOK_OUTCOMES)[number]
+
+export interface HookTrace {
+  hook: string
+  version: string
+  outcome: HookOutcome
+  durationUs: number
+  cpuUs: number
+}
+
+const outcomeWire = z.string().transform((v): HookOutcome => {
+  const name = v.replace(/^HOOK_OUTCOME_/, '').toLowerCase().replace(/_/g, '-')
+  return (HOOK_OUTCOMES as readonly string[]).includes(name) ? (name as HookOutcome) : 'failed'
+})
+
+export const traceWire = z.object({
+  hook: z.string(),
+  version: z.string(),
+  outcome: outcomeWire,
+  durationUs: u64,
+  cpuUs: u64,
+})
+
+export function traceToWire(t: HookTrace): Record<string, unknown> {
+  return { ...t, outcome: `HOOK_OUTCOME_${t.outcome.toUpperCase().replace(/-/g, '_')}` }
+}
+
+/** A point result as both sides hold it, with the result still as JSON text. */
+export interface PointResultData {
+  seq: number
+  point: string
+  result: unknown
+  diagnostics: Diagnostic[]
+  trace: HookTrace[]
+  durationUs: number
+}
+
+export const pointResultWire = z.object({
+  seq: u64,
+  point: z.string(),
+  result: bytes,
+  diagnostics: z.array(diagnosticWire),
+  trace: z.array(traceWire),
+  durationUs: u64,
+})
+
+export function pointResultToWire(r: PointResultData): Record<string, unknown> {
+  return {
+    seq: r.seq,
+    point: r.point,
+    result: Buffer.from(JSON.stringify(r.result ?? null)),
+    diagnostics: r.diagnostics.map(diagnosticToWire),
+    trace: r.trace.map(traceToWire),
+    durationUs: r.durationUs,
+  }
+}
+
+export interface CapabilityCallData {
+  id: number
+  seq: number
+  hook: string
+  point: string
+  capability: string
+  args: unknown
+}
+
+export interface LogLineData {
+  seq: number
+  hook: string
+  point: string
+  message: string
+  timeMs: number
+}
+
+export const logLineWire = z.object({
+  seq: u64,
+  hook: z.string(),
+  point: z.string(),
+  message: z.string(),
+  timeMs: u64,
+})
+
+export const HOOK_STATUSES = ['ready', 'broken', 'stale'] as const
+export type HookStatus = (typeof HOOK_STATUSES)[number]
+
+export interface HookInfoData {
+  name: string
+  version: string
+  points: string[]
+  status: HookStatus
+  lastError?: Diagnostic
+  loadedAtMs: number
+}
+
+export const hookInfoWire = z
+  .object({
+    name: z.string(),
+    version: z.string(),
+    points: z.array(z.string()),
+    status: z.string(),
+    lastError: diagnosticWire.nullable(),
+    loadedAtMs: u64,
+  })
+  .transform((h): HookInfoData => {
+    const status = h.status.replace(/^HOOK_STATUS_/, '').toLowerCase()
+    const out: HookInfoData = {
+      name: h.name,
+      version: h.version,
+      points: h.points,
+      status: (HOOK_STATUSES as readonly string[]).includes(status) ? (status as HookStatus) : 'broken',
+      loadedAtMs: h.loadedAtMs,
+    }
+    if (h.lastError) out.lastError = h.lastError
+    return out
+  })
+
+export function hookInfoToWire(h: HookInfoData): Record<string, unknown> {
+  return {
+    name: h.name,
+    version: h.version,
+    points: h.points,
+    status: `HOOK_STATUS_${h.status.toUpperCase()}`,
+    lastError: h.lastError ? diagnosticToWire(h.lastError) : null,
+    loadedAtMs: h.loadedAtMs,
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Host -> sidecar
+// ------------------------------------------------------------------------------------------------
+
+export const hostMessageWire = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('open'), open: openSessionWire }),
+  z.object({ kind: z.literal('call'), call: z.object({ seq: u64, point: z.string(), payload: bytes }) }),
+  z.object({
+    kind: z.literal('capabilityResult'),
+    capabilityResult: z.object({
+      id: u64,
+      outcome: z.enum(['value', 'error']).optional(),
+      value: bytes.nullable().optional(),
+      error: z.object({ code: z.string(), message: z.string() }).nullable().optional(),
+    }),
+  }),
+  z.object({ kind: z.literal('cancel'), cancel: z.object({ seq: u64 }) }),
+  z.object({ kind: z.literal('close'), close: z.object({ reason: z.string() }) }),
+])
+export type HostMessage = z.infer<typeof hostMessageWire>
+
+export const invokeRequestWire = z.object({
+  session: openSessionWire.nullable(),
+  point: z.string(),
+  payload: bytes,
+})
+
+// ------------------------------------------------------------------------------------------------
+// Sidecar -> host
+// ------------------------------------------------------------------------------------------------
+
+export const sidecarMessageWire = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('opened'),
+    opened: z.object({
+      sessionId: z.string(),
+      hooks: z.array(hookInfoWire),
+      sidecarVersion: z.string(),
+      protocolVersion: z.number().int(),
+    }),
+  }),
+  z.object({ kind: z.literal('result'), result: pointResultWire }),
+  z.object({
+    kind: z.literal('capabilityCall'),
+    capabilityCall: z.object({
+      id: u64,
+      seq: u64,
+      hook: z.string(),
+      point: z.string(),
+      capability: z.string(),
+      args: bytes,
+    }),
+  }),
+  z.object({ kind: z.literal('log'), log: logLineWire }),
+  z.object({ kind: z.literal('diagnostic'), diagnostic: diagnosticWire }),
+  z.object({ kind: z.literal('closed'), closed: z.object({ result: pointResultWire.nullable() }) }),
+])
+export type SidecarMessage = z.infer<typeof sidecarMessageWire>
+
+export const invokeResponseWire = z.object({
+  result: pointResultWire.nullable(),
+  logs: z.array(logLineWire),
+  notifications: z.array(bytes),
+})
+
+export const listHooksResponseWire = z.object({ hooks: z.array(hookInfoWire) })
+
+/** Parses a JSON document from a bytes field; the error says which field held what. */
+export function parseJsonBytes(field: string, data: Buffer): { ok: true; value: unknown } | { ok: false; message: string } {
+  const text = data.toString('utf8')
+  if (text.length === 0) return { ok: false, message: `${field} is empty; send a UTF-8 JSON document` }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown }
+  } catch (err) {
+    return { ok: false, message: `${field} is not valid JSON (${(err as Error).message})` }
+  }
+}
+
+export { DIAGNOSTIC_KINDS }

@@ -1,0 +1,262 @@
+/**
+ * A session: one agent run. It resolves the declared hooks, runs point calls through the chain, checks
+ * capability calls against the session's policy and forwards the allowed ones to the host. It knows
+ * nothing of gRPC: the server (or the unary Invoke) supplies a `SessionLink` to reach the host.
+ */
+import { arch, platform } from 'node:os'
+import type { Diagnostic } from '../protocol/diagnostic.js'
+import { POINT_NAMES, getPoint } from '../protocol/points.js'
+import { HookdError } from '../protocol/status.js'
+import { PROTOCOL_VERSION, HOOKD_VERSION } from '../protocol/version.js'
+import {
+  type CapabilityCallData,
+  type HookInfoData,
+  type LogLineData,
+  type OpenSessionWire,
+  type PointResultData,
+  parseJsonBytes,
+} from '../protocol/wire.js'
+import { type ChainStep, runChain } from './chain.js'
+import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
+import type { Registry } from './registry.js'
+import type { CapabilityReply, CtxData, Limits } from './worker/protocol.js'
+import { CAPABILITIES, isCapabilityName } from '../protocol/capabilities.js'
+import type { WorkerPool } from './worker/supervisor.js'
+
+/** How a session reaches its host. */
+export interface SessionLink {
+  /**
+   * Forwards an allowed capability call. A link that can answer at once (the unary Invoke) returns
+   * the reply; a stream link sends the call and the answer comes back through `Session.answer`.
+   */
+  capability(call: CapabilityCallData): Promise<CapabilityReply> | undefined
+  log(line: LogLineData): void
+  diagnostic(d: Diagnostic): void
+}
+
+/** Sidecar-wide settings every session shares. */
+export interface SessionDeps {
+  registry: Registry
+  pool: WorkerPool
+  limits: Limits
+  /** Ceilings on waiting for the host: confirm (a human), everything else. */
+  waits: { confirmMs: number; capabilityMs: number }
+}
+
+export const DEFAULT_WAITS = { confirmMs: 10 * 60_000, capabilityMs: 30_000 }
+
+interface PendingCapability {
+  resolve(reply: CapabilityReply): void
+  timer: NodeJS.Timeout
+  seq: number
+}
+
+export class Session {
+  readonly id: string
+  readonly hooks: readonly string[]
+  private readonly policy: SessionPolicy
+  private readonly env: Record<string, string>
+  private readonly seqs = new Set<number>()
+  private readonly running = new Map<number, AbortController>()
+  private readonly pending = new Map<number, PendingCapability>()
+  private nextCapabilityId = 1
+  private closed = false
+
+  private constructor(
+    private readonly deps: SessionDeps,
+    private readonly open: OpenSessionWire,
+    private readonly link: SessionLink,
+  ) {
+    this.id = open.sessionId
+    this.hooks = open.hooks
+    const policy = open.policy
+    this.policy = policy
+      ? {
+          file: policy.file,
+          httpOrigins: policy.httpOrigins.map((o) => originOf(o) ?? o),
+          env: policy.env,
+          confirm: !policy.denyConfirm,
+        }
+      : DEFAULT_POLICY
+    this.env = Object.fromEntries(Object.entries(open.env).filter(([name]) => this.policy.env.includes(name)))
+  }
+
+  /** Validates an open request; fails with a HookdError naming what was wrong. */
+  static open(deps: SessionDeps, open: OpenSessionWire, link: SessionLink): { session: Session; hooks: HookInfoData[] } {
+    if (open.protocolVersion !== PROTOCOL_VERSION) {
+      throw new HookdError(
+        'failed-precondition',
+        `protocol_version ${open.protocolVersion} is not supported; this sidecar (hookd ${HOOKD_VERSION}) speaks version ${PROTOCOL_VERSION}`,
+      )
+    }
+    if (!open.sessionId) throw new HookdError('invalid-argument', 'open.session_id is empty; give the run an id')
+    const seen = new Set<string>()
+    for (const name of open.hooks) {
+      if (seen.has(name)) throw new HookdError('invalid-argument', `hook '${name}' is declared twice; declare each hook once`)
+      seen.add(name)
+    }
+    const missing = open.hooks.filter((name) => !deps.registry.has(name))
+    if (missing.length) {
+      const known = deps.registry.list().map((h) => h.name)
+      throw new HookdError(
+        'not-found',
+        `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} in ${deps.registry.root} (available: ${known.length ? known.join(', ') : 'none'})`,
+      )
+    }
+    const session = new Session(deps, open, link)
+    const infos = deps.registry.list()
+    const hooks = open.hooks.map((name) => infos.find((h) => h.name === name) as HookInfoData)
+    // A declared hook that exists but never loaded is reported now and skipped on every point.
+    for (const info of hooks) if (info.status === 'broken' && info.lastError) link.diagnostic(info.lastError)
+    return { session, hooks }
+  }
+
+  /** Runs a point call. Protocol errors throw HookdError; hook failures are diagnostics. */
+  async call(seq: number, pointName: string, payloadBytes: Buffer): Promise<PointResultData> {
+    if (this.closed) throw new HookdError('failed-precondition', `point call ${seq} arrived after the session was closed`)
+    if (this.seqs.has(seq)) {
+      throw new HookdError('invalid-argument', `point call seq ${seq} was already used in this session; use a new seq for every call`)
+    }
+    return this.run(seq, pointName, payloadBytes, () => this.seqs.add(seq))
+  }
+
+  private async run(seq: number, pointName: string, payloadBytes: Buffer, accept: () => void): Promise<PointResultData> {
+    const point = getPoint(pointName)
+    if (!point) {
+      throw new HookdError('invalid-argument', `unknown point '${pointName}'; known points: ${POINT_NAMES.join(', ')}`)
+    }
+    const json = parseJsonBytes(`${pointName} payload`, payloadBytes)
+    if (!json.ok) throw new HookdError('invalid-argument', json.message)
+    const payload = point.payload.safeParse(json.value)
+    if (!payload.success) {
+      const issue = payload.error.issues[0]
+      const where = issue?.path.length ? `.${issue.path.join('.')}` : ''
+      throw new HookdError('invalid-argument', `${pointName} payload${where}: ${issue?.message ?? 'invalid'}`)
+    }
+    accept()
+    const abort = new AbortController()
+    this.running.set(seq, abort)
+    try {
+      return await runChain(point, seq, payload.data, this.steps(seq, pointName, abort.signal), abort.signal)
+    } finally {
+      this.running.delete(seq)
+    }
+  }
+
+  /** The host answered a capability call. */
+  answer(id: number, reply: CapabilityReply): void {
+    const pending = this.pending.get(id)
+    if (!pending) {
+      throw new HookdError('failed-precondition', `capability_result ${id} answers no capability call that is waiting`)
+    }
+    this.pending.delete(id)
+    clearTimeout(pending.timer)
+    pending.resolve(reply)
+  }
+
+  cancel(seq: number): void {
+    this.running.get(seq)?.abort()
+    for (const [id, pending] of this.pending) {
+      if (pending.seq !== seq) continue
+      this.pending.delete(id)
+      clearTimeout(pending.timer)
+      pending.resolve({ ok: false, code: 'cancelled', message: 'the host cancelled this point call' })
+    }
+  }
+
+  /** Ends the run: runs afterRun with the reason and refuses further calls. */
+  async close(reason: string): Promise<PointResultData> {
+    if (this.closed) throw new HookdError('failed-precondition', 'the session is already closed')
+    const payload = Buffer.from(JSON.stringify({ reason }))
+    try {
+      return await this.run(0, 'afterRun', payload, () => {})
+    } finally {
+      this.closed = true
+    }
+  }
+
+  /** The host went away: stop everything still running. */
+  abort(): void {
+    this.closed = true
+    for (const controller of this.running.values()) controller.abort()
+    for (const [id, pending] of this.pending) {
+      clearTimeout(pending.timer)
+      pending.resolve({ ok: false, code: 'unavailable', message: 'the host disconnected' })
+      this.pending.delete(id)
+    }
+  }
+
+  private steps(seq: number, pointName: string, signal: AbortSignal): ChainStep[] {
+    const steps: ChainStep[] = []
+    for (const name of this.hooks) {
+      // The version current when the call started is the one that runs.
+      const hook = this.deps.registry.get(name)
+      if (!hook || !hook.points.has(pointName as never)) continue
+      const ctx: CtxData = {
+        workdir: this.open.workdir,
+        session: { id: this.id, interactive: this.open.interactive, autoApprove: this.open.autoApprove },
+        agent: { id: this.open.agentId, modelId: this.open.modelId },
+        config: hook.config,
+        system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
+        env: this.env,
+        hook: { name, version: hook.version, point: pointName },
+      }
+      steps.push({
+        hook,
+        invoke: (args) =>
+          this.deps.pool.invoke({
+            hook: { name, version: hook.version, filename: hook.filename, source: hook.source },
+            point: pointName,
+            args,
+            ctx,
+            limits: this.deps.limits,
+            signal,
+            onCapability: (capability, capArgs) => this.capability(seq, name, pointName, capability, capArgs),
+            onLog: (message) => this.link.log({ seq, hook: name, point: pointName, message, timeMs: Date.now() }),
+          }),
+      })
+    }
+    return steps
+  }
+
+  private async capability(seq: number, hook: string, point: string, capability: string, raw: unknown): Promise<CapabilityReply> {
+    if (!isCapabilityName(capability)) {
+      return { ok: false, code: 'invalid', message: `ctx has no capability '${capability}'` }
+    }
+    const parsed = CAPABILITIES[capability].safeParse(raw)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      const where = issue?.path.length ? ` (argument ${issue.path.join('.')})` : ''
+      return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid arguments${where}: ${issue?.message ?? 'invalid'}` }
+    }
+    const args = parsed.data
+    const why = refusal(this.policy, capability, args as never)
+    if (why) return { ok: false, code: 'denied', message: why }
+    if (capability === 'confirm' && !this.open.interactive) return { ok: true, value: this.open.autoApprove }
+
+    const id = this.nextCapabilityId++
+    const ceiling = capability === 'confirm' ? this.deps.waits.confirmMs : this.deps.waits.capabilityMs
+    const answer = new Promise<CapabilityReply>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id)
+        resolve({
+          ok: false,
+          code: 'timeout',
+          message: `ctx.${capability}: the host did not answer within ${ceiling} ms`,
+        })
+      }, ceiling)
+      timer.unref()
+      this.pending.set(id, { resolve, timer, seq })
+    })
+    const direct = this.link.capability({ id, seq, hook, point, capability, args })
+    direct?.then(
+      (reply) => {
+        if (this.pending.has(id)) this.answer(id, reply)
+      },
+      (err: unknown) => {
+        if (this.pending.has(id)) this.answer(id, { ok: false, code: 'failed', message: String(err) })
+      },
+    )
+    return answer
+  }
+}

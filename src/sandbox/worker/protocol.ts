@@ -1,0 +1,125 @@
+/**
+ * The sidecar <-> sandbox worker boundary. Every message that crosses the process boundary between the
+ * sidecar's main process and a worker process is declared here and nowhere else. Messages travel over
+ * the Node IPC channel as JSON; the `$` prefix on the tag marks a value that was copied across.
+ *
+ * The worker runs hook code, so the sidecar treats what a worker sends as untrusted and validates it with
+ * the schemas below. The worker trusts the sidecar.
+ */
+import { z } from 'zod'
+import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
+
+/** Per-invocation limits, enforced by the worker. */
+export interface Limits {
+  /** Isolate heap limit. */
+  memoryMb: number
+  /** CPU time on the isolate's own clock. */
+  cpuMs: number
+  /** Wall time, not counting time spent waiting for the host to answer a capability call. */
+  wallMs: number
+  /** Size of the returned value as JSON text. */
+  resultBytes: number
+  /** ctx.log volume; past it lines are dropped after one truncation marker. */
+  logBytes: number
+  /** Capability calls (confirm, notify, file.*, http.fetch). */
+  capabilityCalls: number
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  memoryMb: 64,
+  cpuMs: 1000,
+  wallMs: 10_000,
+  resultBytes: 1024 * 1024,
+  logBytes: 64 * 1024,
+  capabilityCalls: 256,
+}
+
+/** The plain data from which the isolate's `ctx` is built (see surface.ts). */
+export interface CtxData {
+  workdir: string
+  session: { id: string; interactive: boolean; autoApprove: boolean }
+  agent: { id: string; modelId: string }
+  config: unknown
+  system: { platform: string; arch: string; hookdVersion: string }
+  env: Record<string, string>
+  /** The hook's own name and the point it runs for. */
+  hook: { name: string; version: string; point: string }
+}
+
+/** A hook's code. `source` is sent the first time a worker sees a version, then omitted. */
+export interface HookCode {
+  name: string
+  version: string
+  /** Shown in stack traces and diagnostics, e.g. "guard/index.js". */
+  filename: string
+  source?: string
+}
+
+// ------------------------------------------------------------------------------------------------
+// Sidecar -> worker
+// ------------------------------------------------------------------------------------------------
+
+export type ToWorker =
+  | {
+      $: 'invoke'
+      id: number
+      hook: HookCode
+      /** The export to call: a point name. */
+      point: string
+      /** JSON text of the arguments after ctx. */
+      args: string
+      ctx: CtxData
+      limits: Limits
+    }
+  | {
+      /** Compile and evaluate a hook in a throwaway isolate and report its exports. */
+      $: 'load'
+      id: number
+      hook: HookCode & { source: string }
+      limits: Limits
+    }
+  | { $: 'capabilityResult'; id: number; callId: number; reply: CapabilityReply }
+  | { $: 'cancel'; id: number }
+
+export type CapabilityReply = { ok: true; value: unknown } | { ok: false; code: string; message: string }
+
+// ------------------------------------------------------------------------------------------------
+// Worker -> sidecar
+// ------------------------------------------------------------------------------------------------
+
+const u32 = z.number().int().nonnegative()
+
+export const invokeOutcome = z.discriminatedUnion('ok', [
+  /** `value` is the returned value's JSON text, absent when the hook returned undefined. */
+  z.object({ ok: z.literal(true), value: z.string().optional() }),
+  z.object({
+    ok: z.literal(false),
+    kind: z.enum(DIAGNOSTIC_KINDS),
+    message: z.string(),
+    line: u32.optional(),
+  }),
+])
+export type InvokeOutcome = z.infer<typeof invokeOutcome>
+
+export const fromWorker = z.discriminatedUnion('$', [
+  z.object({ $: z.literal('ready'), pid: u32 }),
+  z.object({
+    $: z.literal('capability'),
+    id: u32,
+    callId: u32,
+    capability: z.string(),
+    args: z.unknown(),
+  }),
+  z.object({ $: z.literal('log'), id: u32, message: z.string() }),
+  z.object({ $: z.literal('done'), id: u32, outcome: invokeOutcome, wallUs: u32, cpuUs: u32 }),
+  z.object({
+    $: z.literal('loaded'),
+    id: u32,
+    outcome: z.discriminatedUnion('ok', [
+      z.object({ ok: z.literal(true), exports: z.array(z.string()) }),
+      z.object({ ok: z.literal(false), message: z.string(), line: u32.optional() }),
+    ]),
+  }),
+])
+export type FromWorker = z.infer<typeof fromWorker>
+export type LoadOutcome = Extract<FromWorker, { $: 'loaded' }>['outcome']
