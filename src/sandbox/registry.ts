@@ -9,6 +9,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Diagnostic } from '../protocol/diagnostic.js'
+import { HookdError } from '../protocol/status.js'
 import { type PointName, isPointName } from '../protocol/points.js'
 import type { HookInfoData, HookStatus } from '../protocol/wire.js'
 import type { Limits } from './worker/protocol.js'
@@ -67,7 +68,7 @@ export class Registry {
         .map((d) => d.name)
         .sort()
     } catch (err) {
-      throw new Error(`cannot read the hooks folder ${this.root}: ${(err as Error).message}`)
+      throw new HookdError('not-found', `cannot read the hooks folder ${this.root}: ${(err as Error).message}; pass --hooks DIR with a folder of hooks`)
     }
     const diagnostics: Diagnostic[] = []
     await Promise.all(

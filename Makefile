@@ -1,0 +1,48 @@
+# hookd: `make run` starts the sidecar on ./hooks, `make test` runs the whole suite.
+# Both install what they need on first use.
+
+SHELL := /bin/bash
+NODE_OPTIONS_ISOLATES := --no-node-snapshot
+ADDR ?= unix:.hookd/hookd.sock
+HOOKS ?= hooks
+TRY_PAYLOAD := '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
+
+.PHONY: all install build run test typecheck unit clean help
+
+all: build
+
+help:
+	@echo "make run        install (first time), build, start the sidecar on $(ADDR) serving ./$(HOOKS)"
+	@echo "make test       typecheck and run the whole test suite"
+	@echo "make build      compile TypeScript to dist/"
+	@echo "make typecheck  type-check sources, tests and benchmarks"
+	@echo "make clean      remove dist/ and node_modules/"
+
+# npm ci builds isolated-vm from source on first install (about 90 s).
+node_modules/.installed: package.json package-lock.json
+	@command -v node >/dev/null || { echo "hookd needs Node.js 20.19 or newer"; exit 1; }
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell find src proto -type f 2>/dev/null)
+	npx tsc -p tsconfig.build.json
+	@touch $@
+
+build: dist/.built
+
+run: build
+	@echo "hookd: starting the sidecar for ./$(HOOKS) on $(ADDR)"
+	@echo "hookd: in another terminal, try:"
+	@echo "  npx hookd invoke --addr $(ADDR) --hook guard,https-only --point beforeToolExecute --payload $(TRY_PAYLOAD)"
+	@exec node bin/hookd.js serve --hooks $(HOOKS) --listen $(ADDR)
+
+typecheck: node_modules/.installed
+	npx tsc -p tsconfig.json
+
+test: node_modules/.installed typecheck
+	npx vitest run
+
+clean:
+	rm -rf dist node_modules

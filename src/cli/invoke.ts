@@ -1,0 +1,160 @@
+/** `hookd invoke`: run one point through a chain of hooks and print the result as JSON. */
+import { parseArgs } from 'node:util'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { HookdClient } from '../host/client.js'
+import { terminalConfirm } from '../host/capabilities.js'
+import { POINT_NAMES, getPoint, isPointName } from '../protocol/points.js'
+import { HookdError } from '../protocol/status.js'
+import type { LogLineData } from '../protocol/wire.js'
+import { Sidecar } from '../sandbox/server.js'
+import { CommandError, UsageError, list, parse } from './args.js'
+
+export const INVOKE_HELP = `Usage: hookd invoke --hook a,b --point POINT --payload JSON [options]
+
+Runs one hook point through a chain of hooks and prints one JSON object on stdout:
+  {"result": ..., "diagnostics": [...], "trace": [...], "logs": [...], "notifications": [...]}
+Hook logs also stream to stderr as "[hook] message" while hooks run.
+
+  --hooks DIR            hooks folder for an embedded sidecar (default: ./hooks)
+  --addr ADDR            use a running sidecar (unix:PATH or HOST:PORT) instead of an embedded one
+  --hook a,b             the hooks to run, in order
+  --point POINT          one of: ${POINT_NAMES.join(', ')}
+  --payload JSON         the point's payload (see below)
+  --workdir DIR          the run's working directory (default: .)
+  --auto-approve         answer ctx.confirm with yes (default: no) when not interactive
+  --interactive          ask ctx.confirm questions on this terminal
+  --allow-http ORIGIN    let ctx.http.fetch reach ORIGIN, e.g. http://127.0.0.1:8080 (repeatable)
+  --allow-env NAME       show environment variable NAME in ctx.env (repeatable)
+  -h, --help             show this help
+
+Payloads:
+${POINT_NAMES.map((p) => `  ${p}: ${getPoint(p)?.summary ?? ''}`).join('\n')}
+
+Exit status: 0 when the chain ran (hook failures are diagnostics, not errors), 1 when the session could
+not run (e.g. an unknown hook), 2 when the command was called wrongly.
+
+Example:
+  hookd invoke --hook guard,https-only --point beforeToolExecute \\
+    --payload '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'`
+
+export async function invoke(argv: string[]): Promise<number> {
+  const { values } = parse(INVOKE_HELP, () =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        hooks: { type: 'string' },
+        addr: { type: 'string' },
+        hook: { type: 'string' },
+        point: { type: 'string' },
+        payload: { type: 'string' },
+        workdir: { type: 'string', default: '.' },
+        'auto-approve': { type: 'boolean', default: false },
+        interactive: { type: 'boolean', default: false },
+        'allow-http': { type: 'string', multiple: true, default: [] },
+        'allow-env': { type: 'string', multiple: true, default: [] },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  )
+  if (values.help) {
+    process.stdout.write(`${INVOKE_HELP}\n`)
+    return 0
+  }
+  const hooks = list(values.hook)
+  if (!hooks.length) throw new UsageError('--hook is required: name the hooks to run, in order, e.g. --hook guard,audit')
+  if (!values.point) throw new UsageError(`--point is required: one of ${POINT_NAMES.join(', ')}`)
+  if (!isPointName(values.point)) {
+    throw new UsageError(`--point '${values.point}' is not a hook point; use one of ${POINT_NAMES.join(', ')}`)
+  }
+  const point = values.point
+  const spec = getPoint(point)
+  if (values.payload === undefined) throw new UsageError(`--payload is required. ${point}: ${spec?.summary ?? ''}`)
+  let payload: unknown
+  try {
+    payload = JSON.parse(values.payload)
+  } catch (err) {
+    throw new UsageError(`--payload is not valid JSON: ${(err as Error).message}`)
+  }
+  const checked = spec?.payload.safeParse(payload)
+  if (checked && !checked.success) {
+    const issue = checked.error.issues[0]
+    const where = issue?.path.length ? ` at .${issue.path.join('.')}` : ''
+    throw new UsageError(`--payload does not fit ${point}${where}: ${issue?.message ?? 'invalid'}\n  ${point}: ${spec?.summary ?? ''}`)
+  }
+  for (const origin of values['allow-http']) {
+    try {
+      new URL(origin)
+    } catch {
+      throw new UsageError(`--allow-http '${origin}' is not an origin; write it like http://127.0.0.1:8080`)
+    }
+  }
+  if (values.addr && values.hooks) {
+    throw new UsageError('--hooks and --addr exclude each other: a running sidecar serves its own hooks folder')
+  }
+
+  let sidecar: Sidecar | undefined
+  let socketDir: string | undefined
+  let address = values.addr
+  try {
+    if (!address) {
+      sidecar = await Sidecar.create({ hooks: values.hooks ?? 'hooks', workers: 1 })
+      socketDir = await mkdtemp(join(tmpdir(), 'hookd-invoke-'))
+      address = await sidecar.listen(`unix:${join(socketDir, 'hookd.sock')}`)
+    }
+    const client = await HookdClient.connect(address)
+    const logs: LogLineData[] = []
+    const notifications: Array<{ hook: string; title: string; body?: string }> = []
+    try {
+      const session = await client.openSession({
+        sessionId: `invoke-${process.pid}`,
+        agentId: 'hookd-invoke',
+        hooks,
+        workdir: resolve(values.workdir),
+        interactive: values.interactive,
+        autoApprove: values['auto-approve'],
+        policy: { httpOrigins: values['allow-http'].map((o) => new URL(o).origin), env: values['allow-env'] },
+        capabilities: {
+          log(line) {
+            logs.push(line)
+            process.stderr.write(`[${line.hook}] ${line.message}\n`)
+          },
+          notify(message, origin) {
+            notifications.push({ hook: origin.hook, ...message })
+            process.stderr.write(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}\n`)
+          },
+          confirm: terminalConfirm,
+          diagnostic(d) {
+            process.stderr.write(`hookd: ${d.message}\n`)
+          },
+        },
+      })
+      const outcome = await session.call(point, payload as never)
+      // One point was asked for: leave without closing, which would also run afterRun.
+      session.abandon()
+      process.stdout.write(
+        `${JSON.stringify({
+          result: outcome.result,
+          diagnostics: outcome.diagnostics,
+          trace: outcome.trace,
+          logs: logs.map(({ hook, point: p, message, timeMs }) => ({ hook, point: p, message, timeMs })),
+          notifications,
+        })}\n`,
+      )
+      return 0
+    } finally {
+      client.close()
+    }
+  } catch (err) {
+    if (err instanceof HookdError) {
+      if (err.code === 'invalid-argument') throw new UsageError(err.message)
+      throw new CommandError(err.message)
+    }
+    throw err
+  } finally {
+    await sidecar?.stop()
+    if (socketDir) await rm(socketDir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,49 @@
+/** `hookd list`: the hooks a running sidecar serves. */
+import { parseArgs } from 'node:util'
+import { HookdClient } from '../host/client.js'
+import { DEFAULT_ADDRESS } from '../protocol/address.js'
+import { HookdError } from '../protocol/status.js'
+import { CommandError, parse } from './args.js'
+
+export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--json]
+
+Lists the hooks a running sidecar serves: name, version, points, status and the last load error.
+
+  --addr ADDR   the sidecar (default: ${DEFAULT_ADDRESS})
+  --json        print JSON instead of a table
+  -h, --help    show this help`
+
+export async function listHooks(argv: string[]): Promise<number> {
+  const { values } = parse(LIST_HELP, () =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: { addr: { type: 'string', default: DEFAULT_ADDRESS }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }),
+  )
+  if (values.help) {
+    process.stdout.write(`${LIST_HELP}\n`)
+    return 0
+  }
+  let client: HookdClient
+  try {
+    client = await HookdClient.connect(values.addr)
+  } catch (err) {
+    throw new CommandError(err instanceof HookdError ? err.message : String(err))
+  }
+  try {
+    const hooks = await client.listHooks()
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(hooks, null, 2)}\n`)
+      return 0
+    }
+    const rows = hooks.map((h) => [h.name, h.version || '-', h.status, h.points.join(',') || '-', h.lastError?.message ?? ''])
+    const head = ['NAME', 'VERSION', 'STATUS', 'POINTS', 'LAST ERROR']
+    const widths = head.map((_, i) => Math.max(head[i]?.length ?? 0, ...rows.map((r) => r[i]?.length ?? 0)))
+    const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()
+    process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`)
+    return 0
+  } finally {
+    client.close()
+  }
+}

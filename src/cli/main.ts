@@ -1,0 +1,53 @@
+/** The `hookd` command. */
+import { HookdError } from '../protocol/status.js'
+import { HOOKD_VERSION } from '../protocol/version.js'
+import { CommandError, UsageError } from './args.js'
+import { invoke } from './invoke.js'
+import { listHooks } from './list.js'
+import { serve } from './serve.js'
+
+const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
+
+Usage: hookd <command> [options]
+
+Commands:
+  serve     run the sidecar (hookd serve --hooks ./hooks)
+  invoke    run one hook point through a chain of hooks and print the result as JSON
+  list      list the hooks a running sidecar serves
+
+Run 'hookd <command> --help' for a command's options.`
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { serve, invoke, list: listHooks }
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (!command || command === '-h' || command === '--help' || command === 'help') {
+    process.stdout.write(`${HELP}\n`)
+    return command ? 0 : 2
+  }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${HOOKD_VERSION}\n`)
+    return 0
+  }
+  const run = COMMANDS[command]
+  if (!run) {
+    process.stderr.write(`hookd: unknown command '${command}'\n\n${HELP}\n`)
+    return 2
+  }
+  try {
+    return await run(rest)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`hookd ${command}: ${err.message}\n`)
+      return 2
+    }
+    if (err instanceof CommandError || err instanceof HookdError) {
+      process.stderr.write(`hookd ${command}: ${err.message}\n`)
+      return 1
+    }
+    process.stderr.write(`hookd ${command}: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    return 1
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))

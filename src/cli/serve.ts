@@ -1,0 +1,102 @@
+/** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
+import { parseArgs } from 'node:util'
+import { DEFAULT_ADDRESS } from '../protocol/address.js'
+import { Sidecar } from '../sandbox/server.js'
+import { DEFAULT_LIMITS, type Limits } from '../sandbox/worker/protocol.js'
+import { UsageError, parse, positiveInt } from './args.js'
+
+export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
+
+Runs the hookd sidecar: serves hookd.v1.HookExecutor and grpc.health.v1.Health on ADDR, running the
+hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
+
+  --hooks DIR              hooks folder (default: ./hooks)
+  --listen ADDR            unix:PATH or HOST:PORT (default: ${DEFAULT_ADDRESS})
+  --workers N              sandbox worker processes (default: one per core)
+  --memory-mb N            heap limit per invocation (default: ${DEFAULT_LIMITS.memoryMb})
+  --cpu-ms N               CPU time per invocation (default: ${DEFAULT_LIMITS.cpuMs})
+  --wall-ms N              wall time per invocation, not counting host waits (default: ${DEFAULT_LIMITS.wallMs})
+  --result-bytes N         largest returned value, as JSON (default: ${DEFAULT_LIMITS.resultBytes})
+  --log-bytes N            ctx.log volume per invocation (default: ${DEFAULT_LIMITS.logBytes})
+  --capability-calls N     ctx capability calls per invocation (default: ${DEFAULT_LIMITS.capabilityCalls})
+  --confirm-wait-ms N      longest wait for a human to answer ctx.confirm (default: 600000)
+  --capability-wait-ms N   longest wait for the host to answer any other capability (default: 30000)
+  --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
+  -h, --help               show this help
+
+When ready it prints one line to stderr: "hookd: listening on ADDR". Hooks that fail to load are
+reported on stderr before it and skipped.`
+
+export async function serve(argv: string[]): Promise<number> {
+  const { values } = parse(SERVE_HELP, () =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        hooks: { type: 'string', default: 'hooks' },
+        listen: { type: 'string', default: DEFAULT_ADDRESS },
+        workers: { type: 'string' },
+        'memory-mb': { type: 'string' },
+        'cpu-ms': { type: 'string' },
+        'wall-ms': { type: 'string' },
+        'result-bytes': { type: 'string' },
+        'log-bytes': { type: 'string' },
+        'capability-calls': { type: 'string' },
+        'confirm-wait-ms': { type: 'string' },
+        'capability-wait-ms': { type: 'string' },
+        'grace-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  )
+  if (values.help) {
+    process.stdout.write(`${SERVE_HELP}\n`)
+    return 0
+  }
+  const limits: Partial<Limits> = {}
+  const set = (key: keyof Limits, flag: string, v: string | undefined): void => {
+    const n = positiveInt(flag, v)
+    if (n !== undefined) limits[key] = n
+  }
+  set('memoryMb', 'memory-mb', values['memory-mb'])
+  set('cpuMs', 'cpu-ms', values['cpu-ms'])
+  set('wallMs', 'wall-ms', values['wall-ms'])
+  set('resultBytes', 'result-bytes', values['result-bytes'])
+  set('logBytes', 'log-bytes', values['log-bytes'])
+  set('capabilityCalls', 'capability-calls', values['capability-calls'])
+  if (limits.memoryMb !== undefined && limits.memoryMb < 8) throw new UsageError('--memory-mb must be at least 8')
+  const workers = positiveInt('workers', values.workers)
+  const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
+  const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
+  const graceMs = positiveInt('grace-ms', values['grace-ms'])
+
+  const sidecar = await Sidecar.create({
+    hooks: values.hooks,
+    limits,
+    ...(workers !== undefined ? { workers } : {}),
+    waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
+    ...(graceMs !== undefined ? { graceMs } : {}),
+  })
+  for (const d of sidecar.loadDiagnostics) {
+    process.stderr.write(`hookd: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}\n`)
+  }
+  let address: string
+  try {
+    address = await sidecar.listen(values.listen)
+  } catch (err) {
+    await sidecar.stop()
+    throw err
+  }
+  process.stderr.write(`hookd: listening on ${address}\n`)
+  await new Promise<void>((resolve) => {
+    const onSignal = (): void => {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+      resolve()
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+  })
+  await sidecar.stop()
+  return 0
+}
