@@ -2,6 +2,7 @@
  * The TypeScript host library: connect to a hookd sidecar, open a session per agent run, call points
  * with typed payloads and results, and serve the capabilities hooks ask for.
  */
+import { existsSync } from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
 import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
@@ -91,7 +92,11 @@ export class HookdClient {
 
   /** Connects and waits until the sidecar accepts the connection. */
   static async connect(address: string, options: ConnectOptions = {}): Promise<HookdClient> {
-    const target = formatAddress(parseAddress(address))
+    const parsed = parseAddress(address)
+    if (parsed.kind === 'unix' && !existsSync(parsed.path)) {
+      throw new HookdError('unavailable', `cannot reach hookd at ${address}: no socket at ${parsed.path}; is 'hookd serve' running there?`)
+    }
+    const target = formatAddress(parsed)
     const raw = new Constructor(target, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': 8 * 1024 * 1024,
     })

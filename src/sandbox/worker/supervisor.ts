@@ -52,7 +52,9 @@ class Worker {
 const here = fileURLToPath(import.meta.url)
 const fromSource = here.endsWith('.ts')
 const ENTRY = fileURLToPath(new URL(fromSource ? './main.ts' : './main.js', import.meta.url))
-const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', 'tsx'] : [])]
+// Run from TypeScript sources (tests, tsx), workers load the same sources through tsx, resolved from
+// here so that the working directory does not matter.
+const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', import.meta.resolve('tsx')] : [])]
 
 export class WorkerPool {
   readonly size: number
