@@ -1,14 +1,18 @@
 /**
  * The host's side of `ctx`: handlers that serve capability calls forwarded by the sidecar, and sound
  * defaults for each. The sidecar has already checked the session's policy; these defaults check again
- * where only the host can (real paths through symlinks, for one).
+ * where only the host can (real paths through symlinks, for one), and bound what they send back.
+ *
+ * Errors are `CapabilityError`s: the hook sees an Error whose `code` is the error's code and whose
+ * message is the error's message, so the defaults word theirs like the sidecar's refusals:
+ * "ctx.file.read('notes.txt') failed: no such file or directory".
  */
-import { mkdir, readFile, readdir, realpath, stat, writeFile } from 'node:fs/promises'
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
-import { createInterface } from 'node:readline/promises'
+import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from 'node:fs/promises'
+import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:path'
+import { createInterface } from 'node:readline'
 import type { LogLineData } from '../protocol/wire.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { FetchResult } from '../protocol/capabilities.js'
+import { type FetchResult, originOf, quoted } from '../protocol/capabilities.js'
 
 /** Which hook, during which point call, made a capability call. */
 export interface CallOrigin {
@@ -54,112 +58,249 @@ export class CapabilityError extends Error {
     message: string,
   ) {
     super(message)
+    this.name = 'CapabilityError'
   }
 }
 
-/** Resolves `path` inside `workdir`, following symlinks; refuses anything that ends up outside. */
+/**
+ * The most a default handler sends back in one reply (a file's bytes, a response body). A reply
+ * crosses gRPC to the sidecar, which accepts messages of at most 8 MiB; a bigger one would end the
+ * session instead of failing the call.
+ */
+export const MAX_REPLY_BYTES = 4 * 1024 * 1024
+/** The most names `ctx.file.list` returns. */
+export const MAX_LIST_ENTRIES = 10_000
+/** How long the default fetch waits for a response; under the sidecar's 30 s capability ceiling. */
+export const FETCH_TIMEOUT_MS = 20_000
+/** Symbolic links followed while resolving one path, as Linux's own limit. */
+const MAX_LINK_HOPS = 40
+
+const denied = (why: string): CapabilityError => new CapabilityError('denied', why)
+
+/**
+ * Resolves `path` inside `workdir` the way the kernel will, one component at a time, following every
+ * symbolic link (including dangling ones, which a write would create through); refuses with a
+ * `denied` CapabilityError saying why when the path is absolute or ends up outside the workdir.
+ * Parts that do not exist yet are kept as written, so a write may create them.
+ *
+ * A link swapped between this check and the read or write that follows is not caught; hosts that
+ * share a workdir with an adversary need an OS sandbox as well.
+ */
 export async function confine(workdir: string, path: string): Promise<string> {
-  if (isAbsolute(path)) throw new CapabilityError('denied', `'${path}' is absolute; use a path relative to the workdir`)
-  const root = await realpath(workdir)
-  const target = resolve(root, path)
+  if (path.includes('\0')) throw denied('the path contains a NUL byte')
+  if (isAbsolute(path)) throw denied('absolute paths are refused; use a path relative to the workdir')
+  let root: string
+  try {
+    root = await realpath(workdir)
+  } catch (err) {
+    throw new CapabilityError('failed', `the workdir ${workdir} cannot be used (${(err as Error).message})`)
+  }
   const inside = (p: string): boolean => {
     const rel = relative(root, p)
-    return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
+    return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
   }
-  if (!inside(target)) throw new CapabilityError('denied', `'${path}' leads outside the workdir`)
-  // Follow the longest existing prefix through symlinks.
-  let existing = target
-  const rest: string[] = []
-  for (;;) {
-    try {
-      const real = await realpath(existing)
-      const full = resolve(real, ...rest.reverse())
-      if (!inside(full)) throw new CapabilityError('denied', `'${path}' leads outside the workdir through a symbolic link`)
-      return full
-    } catch (err) {
-      if (err instanceof CapabilityError) throw err
-      const parent = dirname(existing)
-      if (parent === existing) throw err
-      rest.push(existing.slice(parent.length + 1))
-      existing = parent
+  const lexical = resolve(root, path)
+  if (!inside(lexical)) throw denied('the path leads outside the workdir')
+
+  const queue = relative(root, lexical).split(sep).filter((part) => part !== '' && part !== '.')
+  let current = root
+  let hops = 0
+  while (queue.length) {
+    const part = queue.shift() as string
+    if (part === '..') {
+      current = dirname(current)
+      continue
     }
+    const next = join(current, part)
+    let link: boolean
+    try {
+      link = (await lstat(next)).isSymbolicLink()
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err
+      // Nothing exists here: the rest is a path still to be created (or not found).
+      current = join(next, ...queue)
+      break
+    }
+    if (!link) {
+      current = next
+      continue
+    }
+    hops += 1
+    if (hops > MAX_LINK_HOPS) throw denied('the path goes through too many symbolic links')
+    const to = await readlink(next)
+    if (isAbsolute(to)) current = parse(to).root
+    queue.unshift(...to.split(sep).filter((p) => p !== '' && p !== '.'))
+  }
+  if (!inside(current)) throw denied('the path leads outside the workdir through a symbolic link')
+  return current
+}
+
+/** The error a hook sees when a default file handler fails: says which capability, on what, and why. */
+function fileError(capability: string, path: string, err: unknown): CapabilityError {
+  const asked = `ctx.${capability}(${quoted(path)})`
+  if (err instanceof CapabilityError) {
+    return new CapabilityError(err.code, `${asked} ${err.code === 'denied' ? 'refused' : 'failed'}: ${err.message}`)
+  }
+  const code = (err as NodeJS.ErrnoException).code ?? 'failed'
+  // "ENOENT: no such file or directory, open '/abs/path'" -> "no such file or directory"
+  const why = (err instanceof Error ? err.message : String(err)).replace(/^[A-Z0-9_]+: /, '').replace(/, \w+ '.*'$/s, '')
+  return new CapabilityError(code, `${asked} failed: ${why}`)
+}
+
+async function described<T>(capability: string, path: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (err) {
+    throw fileError(capability, path, err)
   }
 }
 
-function notFound(path: string, err: unknown): CapabilityError {
-  const code = (err as NodeJS.ErrnoException).code ?? 'failed'
-  return new CapabilityError(code, `${path}: ${(err as Error).message.replace(/^[A-Z]+: /, '')}`)
-}
-
+/** File handlers confined to `workdir` (real paths), as the host library uses by default. */
 export function workdirFiles(workdir: string): FileHandlers {
   return {
-    async read(path) {
-      const full = await confine(workdir, path)
-      try {
-        return await readFile(full, 'utf8')
-      } catch (err) {
-        throw notFound(path, err)
-      }
-    },
-    async write(path, text) {
-      const full = await confine(workdir, path)
-      try {
+    read: (path) =>
+      described('file.read', path, async () => {
+        const full = await confine(workdir, path)
+        const info = await stat(full)
+        if (info.isFile() && info.size > MAX_REPLY_BYTES) {
+          throw new CapabilityError('limit', `the file is ${info.size} bytes, over the limit of ${MAX_REPLY_BYTES}`)
+        }
+        return readFile(full, 'utf8')
+      }),
+    write: (path, text) =>
+      described('file.write', path, async () => {
+        const full = await confine(workdir, path)
         await mkdir(dirname(full), { recursive: true })
         await writeFile(full, text)
-      } catch (err) {
-        throw notFound(path, err)
-      }
-    },
-    async exists(path) {
-      const full = await confine(workdir, path)
-      return stat(full).then(
-        () => true,
-        () => false,
-      )
-    },
-    async list(dir) {
-      const full = await confine(workdir, dir)
-      try {
-        return (await readdir(full)).sort()
-      } catch (err) {
-        throw notFound(dir, err)
-      }
-    },
+      }),
+    exists: (path) =>
+      described('file.exists', path, async () => {
+        const full = await confine(workdir, path)
+        return stat(full).then(
+          () => true,
+          () => false,
+        )
+      }),
+    list: (dir) =>
+      described('file.list', dir, async () => {
+        const full = await confine(workdir, dir)
+        const names = await readdir(full)
+        if (names.length > MAX_LIST_ENTRIES) {
+          throw new CapabilityError('limit', `the folder holds ${names.length} entries, over the limit of ${MAX_LIST_ENTRIES}`)
+        }
+        return names.sort()
+      }),
   }
 }
 
-/** Fetch through the platform's fetch, re-checking the origin against the allowlist. */
-export function allowlistedFetch(origins: readonly string[]): NonNullable<CapabilityHandlers['fetch']> {
+export interface FetchOptions {
+  /** Default FETCH_TIMEOUT_MS. */
+  timeoutMs?: number
+  /** The largest response body returned, in bytes. Default MAX_REPLY_BYTES. */
+  maxBodyBytes?: number
+}
+
+/**
+ * Fetch through the platform's fetch, re-checking the origin against the allowlist (origins are
+ * normalised, so "http://127.0.0.1:8080/" allows "http://127.0.0.1:8080"). Redirects are not followed
+ * (the hook sees the 3xx and its `location`), so an allowed origin cannot lead elsewhere. Bodies over
+ * `maxBodyBytes` fail with code 'limit'; a response that takes longer than `timeoutMs`, 'timeout'.
+ */
+export function allowlistedFetch(origins: readonly string[], options: FetchOptions = {}): NonNullable<CapabilityHandlers['fetch']> {
+  const allowed = new Set(origins.map((o) => originOf(o) ?? o))
+  const timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_REPLY_BYTES
   return async (url, init) => {
-    const origin = new URL(url).origin
-    if (!origins.includes(origin)) throw new CapabilityError('denied', `origin ${origin} is not allowed by the host`)
-    const response = await fetch(url, {
-      method: init.method ?? 'GET',
-      ...(init.headers ? { headers: init.headers } : {}),
-      ...(init.body !== undefined ? { body: init.body } : {}),
-      redirect: 'manual',
-    })
+    const asked = `ctx.http.fetch(${quoted(url)})`
+    const origin = originOf(url)
+    if (!origin) throw new CapabilityError('denied', `${asked} refused: only absolute http:// and https:// URLs can be fetched`)
+    if (!allowed.has(origin)) throw new CapabilityError('denied', `${asked} refused: origin ${origin} is not allowed by the host`)
+    const signal = AbortSignal.timeout(timeoutMs)
+    let response: Response
+    try {
+      response = await fetch(url, {
+        method: init.method ?? 'GET',
+        ...(init.headers ? { headers: init.headers } : {}),
+        ...(init.body !== undefined ? { body: init.body } : {}),
+        redirect: 'manual',
+        signal,
+      })
+    } catch (err) {
+      throw fetchError(asked, err, signal, timeoutMs)
+    }
     const headers: Record<string, string> = {}
     response.headers.forEach((value, name) => {
       headers[name] = value
     })
-    return { status: response.status, headers, body: await response.text() }
+    let body: string
+    try {
+      body = await readBody(response, maxBodyBytes)
+    } catch (err) {
+      if (err instanceof CapabilityError) throw new CapabilityError(err.code, `${asked} failed: ${err.message}`)
+      throw fetchError(asked, err, signal, timeoutMs)
+    }
+    return { status: response.status, headers, body }
   }
 }
 
-/** Asks on the terminal; one question at a time. */
+function fetchError(asked: string, err: unknown, signal: AbortSignal, timeoutMs: number): CapabilityError {
+  if (signal.aborted) return new CapabilityError('timeout', `${asked} failed: no response within ${timeoutMs} ms`)
+  // undici reports "fetch failed" and puts the reason (ECONNREFUSED ...) in `cause`.
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined
+  const why = err instanceof Error ? err.message : String(err)
+  return new CapabilityError('failed', `${asked} failed: ${cause ? `${why} (${cause})` : why}`)
+}
+
+async function readBody(response: Response, max: number): Promise<string> {
+  if (!response.body) return ''
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => {})
+      throw new CapabilityError('limit', `the response body is over the limit of ${max} bytes`)
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/**
+ * Asks on the terminal (question on stderr, answer on stdin), one question at a time. Only "y" or
+ * "yes" allows; anything else, end of input or Ctrl-C answers no, so a closed stdin never leaves a
+ * hook waiting.
+ */
 let terminalQueue: Promise<unknown> = Promise.resolve()
 export function terminalConfirm(message: Message, origin: CallOrigin): Promise<boolean> {
-  const ask = async (): Promise<boolean> => {
-    const rl = createInterface({ input: process.stdin, output: process.stderr })
-    try {
+  const ask = (): Promise<boolean> =>
+    new Promise<boolean>((resolveAnswer) => {
+      const input = process.stdin
+      if (input.readableEnded || input.destroyed) {
+        process.stderr.write(`[${origin.hook}] ${message.title}: no answer possible (stdin is closed); answering no\n`)
+        resolveAnswer(false)
+        return
+      }
+      const rl = createInterface({ input, output: process.stderr })
+      let answered = false
+      const answer = (yes: boolean): void => {
+        if (answered) return
+        answered = true
+        rl.close()
+        resolveAnswer(yes)
+      }
+      rl.once('close', () => answer(false))
+      rl.once('SIGINT', () => {
+        process.stderr.write('\n')
+        answer(false)
+      })
       const body = message.body ? `\n  ${message.body}` : ''
-      const answer = await rl.question(`[${origin.hook}] ${message.title}${body}\n  Allow? [y/N] `)
-      return /^y(es)?$/i.test(answer.trim())
-    } finally {
-      rl.close()
-    }
-  }
+      rl.question(`[${origin.hook}] ${message.title}${body}\n  Allow? [y/N] `, (text) => answer(/^y(es)?$/i.test(text.trim())))
+    })
   const next = terminalQueue.then(ask, ask)
   terminalQueue = next.catch(() => {})
   return next

@@ -1,10 +1,16 @@
 /**
  * Capability policy, enforced in the sidecar before a call leaves the sandbox. A refusal becomes a
- * catchable error inside the hook whose message names the capability, what was asked and why.
+ * catchable error inside the hook (err.code 'denied') whose message names the capability, what was
+ * asked and why: "ctx.file.read('../secrets') refused: the path leads outside the workdir".
+ *
+ * File confinement here is lexical; only the host can follow symbolic links, and its default handlers
+ * (src/host/capabilities.ts) check real paths again.
  */
 import { isAbsolute, normalize, sep } from 'node:path'
 import type { FileAccess } from '../protocol/wire.js'
-import type { CapabilityArgs, CapabilityName } from '../protocol/capabilities.js'
+import { type CapabilityArgs, type CapabilityName, originOf, quoted } from '../protocol/capabilities.js'
+
+export { originOf }
 
 export interface SessionPolicy {
   file: FileAccess
@@ -15,17 +21,6 @@ export interface SessionPolicy {
 }
 
 export const DEFAULT_POLICY: SessionPolicy = { file: 'read-write', httpOrigins: [], env: [], confirm: true }
-
-/** "HTTP://Example.com:80/x" -> "http://example.com"; undefined when not an http(s) URL. */
-export function originOf(url: string): string | undefined {
-  try {
-    const u = new URL(url)
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined
-    return u.origin
-  } catch {
-    return undefined
-  }
-}
 
 /** Lexical confinement: the host's handler also checks real paths (symlinks). */
 export function confinedPath(path: string): { ok: true; path: string } | { ok: false; why: string } {
@@ -53,24 +48,27 @@ export function refusal<N extends CapabilityName>(
   const need = fileNeed(name)
   if (need) {
     const path = (args as [string, ...unknown[]])[0]
-    if (policy.file === 'none') return `ctx.${name}('${path}') refused: this session allows no file access`
-    if (need === 'write' && policy.file === 'read') {
-      return `ctx.${name}('${path}') refused: this session allows reading files only`
-    }
+    const asked = `ctx.${name}(${quoted(path)}) refused`
+    if (policy.file === 'none') return `${asked}: this session allows no file access`
+    if (need === 'write' && policy.file === 'read') return `${asked}: this session allows reading files only`
     const confined = confinedPath(path)
-    if (!confined.ok) return `ctx.${name}('${path}') refused: ${confined.why}`
+    if (!confined.ok) return `${asked}: ${confined.why}`
     return undefined
   }
   if (name === 'http.fetch') {
     const url = (args as [string])[0]
+    const asked = `ctx.http.fetch(${quoted(url)}) refused`
     const origin = originOf(url)
-    if (!origin) return `ctx.http.fetch('${url}') refused: only absolute http:// and https:// URLs can be fetched`
+    if (!origin) return `${asked}: only absolute http:// and https:// URLs can be fetched`
     if (!policy.httpOrigins.includes(origin)) {
       const allowed = policy.httpOrigins.length ? policy.httpOrigins.join(', ') : 'none'
-      return `ctx.http.fetch('${url}') refused: origin ${origin} is not allowed (allowed origins: ${allowed})`
+      return `${asked}: origin ${origin} is not allowed (allowed origins: ${allowed})`
     }
     return undefined
   }
-  if (name === 'confirm' && !policy.confirm) return 'ctx.confirm refused: this session does not allow confirm'
+  if (name === 'confirm' && !policy.confirm) {
+    const [message] = args as [{ title: string }]
+    return `ctx.confirm({ title: ${quoted(message.title)} }) refused: this session does not allow ctx.confirm`
+  }
   return undefined
 }

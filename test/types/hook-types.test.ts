@@ -1,0 +1,167 @@
+/**
+ * types/hook.d.ts (the `hookd/hook` types hook authors use) against the catalogs it mirrors: the
+ * point catalog (src/protocol/points.ts) and the capability table (src/protocol/capabilities.ts).
+ * The checks are types: `tsc -p tsconfig.json` (run by `make test`) fails when the two drift apart.
+ */
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import type { z } from 'zod'
+import type {
+  Answer,
+  CapabilityErrorCode,
+  Ctx,
+  FetchResponse,
+  Hook,
+  ModelRequest,
+  ModelResponse,
+  PointName as HookPointName,
+  Points as HookPoints,
+  RunEnd,
+  RunStart,
+  ToolCall,
+  ToolResult,
+} from 'hookd/hook'
+import type { CAPABILITY_ERROR_CODES, CapabilityArgs, CapabilityName, FetchResult } from '../../src/protocol/capabilities.js'
+import { type PointSpec, type RiendaPointName as PointName, riendaPoints } from '../../src/protocol/points.js'
+
+type Points = typeof riendaPoints
+
+/** The fields a point lets a hook return, from the catalog. */
+type CatalogFields<N extends PointName> = Points[N] extends PointSpec<infer _P, infer _S, infer F, infer _O> ? F : never
+/** What the sidecar parses from the host's payload, without zod's loose index signature. */
+type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] }
+type Payload<N extends PointName> = Known<z.output<Points[N]['payload']>>
+/** A declared return type with `null` (keep the current value) taken out of each field. */
+type Declared<N extends HookPointName> = { [K in keyof HookPoints[N]['returns']]-?: NonNullable<HookPoints[N]['returns'][K]> }
+
+describe('hookd/hook mirrors the point catalog', () => {
+  it('declares exactly the catalog points', () => {
+    expectTypeOf<HookPointName>().toEqualTypeOf<PointName>()
+    expectTypeOf<keyof Hook>().toEqualTypeOf<PointName>()
+  })
+
+  it('declares what each handler receives', () => {
+    expectTypeOf<Payload<'beforeRun'>>().toExtend<RunStart>()
+    expectTypeOf<keyof Payload<'beforeRun'>>().toEqualTypeOf<keyof RunStart>()
+    expectTypeOf<Payload<'afterRun'>>().toExtend<RunEnd>()
+    expectTypeOf<RunEnd['reason']>().toEqualTypeOf<Payload<'afterRun'>['reason']>()
+    expectTypeOf<Payload<'beforeModelRequest'>>().toExtend<ModelRequest>()
+    expectTypeOf<keyof Payload<'beforeModelRequest'>>().toEqualTypeOf<keyof ModelRequest>()
+    expectTypeOf<Payload<'afterModelResponse'>>().toExtend<ModelResponse>()
+    expectTypeOf<keyof Payload<'afterModelResponse'>>().toEqualTypeOf<keyof ModelResponse>()
+    // beforeToolExecute's handler gets the call as the host sent it (the catalog's payload input).
+    expectTypeOf<Known<z.input<Points['beforeToolExecute']['payload']>>>().toExtend<ToolCall>()
+    expectTypeOf<keyof Known<z.input<Points['beforeToolExecute']['payload']>>>().toEqualTypeOf<keyof ToolCall>()
+    expectTypeOf<Payload<'afterToolExecute'>['call']>().toExtend<ToolCall>()
+    expectTypeOf<Payload<'afterToolExecute'>['result']>().toExtend<ToolResult>()
+    expectTypeOf<keyof Payload<'afterToolExecute'>['result']>().toEqualTypeOf<keyof ToolResult>()
+    expectTypeOf<HookPoints['afterToolExecute']['args']>().toEqualTypeOf<[call: ToolCall, result: ToolResult]>()
+  })
+
+  it('declares exactly the fields each point accepts, with their types', () => {
+    expectTypeOf<Declared<'beforeModelRequest'>>().toEqualTypeOf<CatalogFields<'beforeModelRequest'>>()
+    expectTypeOf<Declared<'afterModelResponse'>>().toEqualTypeOf<CatalogFields<'afterModelResponse'>>()
+    expectTypeOf<Declared<'beforeToolExecute'>>().toEqualTypeOf<CatalogFields<'beforeToolExecute'>>()
+    expectTypeOf<Declared<'afterToolExecute'>>().toEqualTypeOf<CatalogFields<'afterToolExecute'>>()
+    expectTypeOf<HookPoints['beforeRun']['returns']>().toEqualTypeOf<void>()
+    expectTypeOf<HookPoints['afterRun']['returns']>().toEqualTypeOf<void>()
+  })
+
+  it('names the same fields as the catalog at run time (points that take no fields included)', () => {
+    // The compiler holds this table to the declarations (no key missing, none extra); the assertion
+    // holds it to the catalog's own field lists.
+    const declared: { [P in PointName]: { [K in keyof HookPoints[P]['returns']]-?: true } } = {
+      beforeRun: {},
+      afterRun: {},
+      beforeModelRequest: { system: true },
+      afterModelResponse: { text: true, thinking: true },
+      beforeToolExecute: { allow: true, reason: true, arguments: true },
+      afterToolExecute: { text: true, isError: true },
+    }
+    for (const name of Object.keys(riendaPoints) as PointName[]) {
+      expect(Object.keys(declared[name]).sort(), name).toEqual(Object.keys(riendaPoints[name].fields).sort())
+    }
+    expect(Object.keys(declared).sort()).toEqual(Object.keys(riendaPoints).sort())
+  })
+})
+
+describe('hookd/hook mirrors the capability table', () => {
+  type Capability = CapabilityName
+  /** ctx's function for each capability the sidecar forwards. */
+  type CtxFunctions = {
+    confirm: Ctx['confirm']
+    notify: Ctx['notify']
+    'file.read': Ctx['file']['read']
+    'file.write': Ctx['file']['write']
+    'file.exists': Ctx['file']['exists']
+    'file.list': Ctx['file']['list']
+    'http.fetch': Ctx['http']['fetch']
+  }
+
+  it('has a ctx function for every capability and no other', () => {
+    expectTypeOf<keyof CtxFunctions>().toEqualTypeOf<Capability>()
+  })
+
+  it('takes the arguments the sidecar accepts', () => {
+    expectTypeOf<Parameters<CtxFunctions['file.read']>>().toExtend<CapabilityArgs<'file.read'>>()
+    expectTypeOf<Parameters<CtxFunctions['file.write']>>().toExtend<CapabilityArgs<'file.write'>>()
+    expectTypeOf<Parameters<CtxFunctions['file.exists']>>().toExtend<CapabilityArgs<'file.exists'>>()
+    expectTypeOf<Parameters<CtxFunctions['confirm']>>().toExtend<CapabilityArgs<'confirm'>>()
+    expectTypeOf<Parameters<CtxFunctions['notify']>>().toExtend<CapabilityArgs<'notify'>>()
+    expectTypeOf<Required<Parameters<CtxFunctions['http.fetch']>>[1]>().toExtend<NonNullable<CapabilityArgs<'http.fetch'>[1]>>()
+    expectTypeOf<Parameters<CtxFunctions['http.fetch']>[0]>().toEqualTypeOf<string>()
+  })
+
+  it('returns what the host answers', () => {
+    expectTypeOf<ReturnType<Ctx['confirm']>>().toEqualTypeOf<boolean>()
+    expectTypeOf<ReturnType<Ctx['notify']>>().toEqualTypeOf<void>()
+    expectTypeOf<ReturnType<Ctx['file']['read']>>().toEqualTypeOf<string>()
+    expectTypeOf<ReturnType<Ctx['file']['write']>>().toEqualTypeOf<void>()
+    expectTypeOf<ReturnType<Ctx['file']['exists']>>().toEqualTypeOf<boolean>()
+    expectTypeOf<ReturnType<Ctx['file']['list']>>().toEqualTypeOf<string[]>()
+    expectTypeOf<FetchResponse>().toEqualTypeOf<FetchResult>()
+  })
+
+  it('declares every error code the sidecar uses', () => {
+    type Codes = (typeof CAPABILITY_ERROR_CODES)[keyof typeof CAPABILITY_ERROR_CODES]
+    expectTypeOf<CapabilityErrorCode>().toEqualTypeOf<Codes>()
+  })
+})
+
+describe('a hook author writes', () => {
+  it('the seed guard, sync and async handlers, with a typed config', () => {
+    const guard: Hook = {
+      beforeToolExecute(ctx, call) {
+        if (call.name === 'shell' && /\brm\s+-rf\b/.test(String(call.arguments.command ?? ''))) {
+          if (!ctx.confirm({ title: 'Dangerous command', body: String(call.arguments.command) })) {
+            return { allow: false, reason: 'refused by the user' }
+          }
+        }
+      },
+      afterRun(ctx, event) {
+        ctx.notify({ title: 'rienda', body: 'run finished: ' + event.reason })
+      },
+      async afterToolExecute(ctx, call, result) {
+        const seen = ctx.file.exists('seen.txt') ? ctx.file.read('seen.txt') : ''
+        ctx.file.write('seen.txt', seen + call.id + '\n')
+        return { text: result.text, isError: null }
+      },
+    }
+    const configured: Hook<{ suffix: string }> = {
+      beforeModelRequest: (ctx, request) => ({ system: request.system + ctx.config.suffix }),
+    }
+    expectTypeOf(guard.beforeToolExecute).toEqualTypeOf<Hook['beforeToolExecute']>()
+    expectTypeOf(configured.beforeModelRequest).parameter(0).toEqualTypeOf<Ctx<{ suffix: string }>>()
+    expectTypeOf<Answer<{ system?: string | null }>>().toExtend<unknown>()
+
+    // Wrong names and wrong fields do not compile.
+    // @ts-expect-error: not a point
+    const typo: Hook = { beforeToolExecution: () => undefined }
+    // @ts-expect-error: beforeToolExecute cannot return `system`
+    const wrong: Hook = { beforeToolExecute: () => ({ system: 'x' }) }
+    // @ts-expect-error: allow is a boolean
+    const mistyped: Hook = { beforeToolExecute: () => ({ allow: 'no' }) }
+    // @ts-expect-error: ctx.file has no delete
+    const missing: Hook = { beforeRun: (ctx) => void ctx.file.delete('x') }
+    void [typo, wrong, mistyped, missing]
+  })
+})
