@@ -7,7 +7,7 @@ ADDR ?= unix:.hookd/hookd.sock
 HOOKS ?= hooks
 TRY_PAYLOAD := '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
 
-.PHONY: all install build run test typecheck unit clean help
+.PHONY: all install build run test typecheck bench clean help
 
 all: build
 
@@ -16,6 +16,7 @@ help:
 	@echo "make test       typecheck and run the whole test suite"
 	@echo "make build      compile TypeScript to dist/"
 	@echo "make typecheck  type-check sources, tests and benchmarks"
+	@echo "make bench      run the benchmarks (BENCH_SMOKE=1 for a tiny run); writes bench/out/results.json"
 	@echo "make clean      remove dist/ and node_modules/"
 
 # npm ci builds isolated-vm from source on first install (about 90 s).
@@ -43,6 +44,10 @@ typecheck: node_modules/.installed
 
 test: node_modules/.installed typecheck
 	npx vitest run
+	BENCH_SMOKE=1 npx tsx bench/run.ts
+
+bench: build
+	BENCH_DIST=1 BENCH_SMOKE=$(BENCH_SMOKE) npx tsx bench/run.ts
 
 clean:
 	rm -rf dist node_modules

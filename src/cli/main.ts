@@ -2,6 +2,7 @@
 import { HookdError } from '../protocol/status.js'
 import { HOOKD_VERSION } from '../protocol/version.js'
 import { CommandError, UsageError } from './args.js'
+import { check } from './check.js'
 import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
 import { serve } from './serve.js'
@@ -14,10 +15,11 @@ Commands:
   serve     run the sidecar (hookd serve --hooks ./hooks)
   invoke    run one hook point through a chain of hooks and print the result as JSON
   list      list the hooks a running sidecar serves
+  check     load every hook in a folder as the sidecar would and report problems (run before committing)
 
 Run 'hookd <command> --help' for a command's options.`
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { serve, invoke, list: listHooks }
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { serve, invoke, list: listHooks, check }
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

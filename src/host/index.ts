@@ -8,6 +8,9 @@ export {
   type FetchInit,
   type FileHandlers,
   type Message,
+  type FetchOptions,
+  MAX_REPLY_BYTES,
+  FETCH_TIMEOUT_MS,
   confine,
   workdirFiles,
   allowlistedFetch,
@@ -18,3 +21,6 @@ export type { Diagnostic, DiagnosticKind } from '../protocol/diagnostic.js'
 export type { HookTrace, HookOutcome, HookInfoData, LogLineData } from '../protocol/wire.js'
 export { HookdError, type ErrorCode } from '../protocol/status.js'
 export { DEFAULT_ADDRESS } from '../protocol/address.js'
+export { GuardedSession, type GuardOptions } from './guarded-session.js'
+export { type FailurePolicy, type FailureMode, type PointFailurePolicy, DEFAULT_DEADLINE_MS } from './failure-policy.js'
+export { bridgeHookable, applyChanges, serializableContext, type HookableLike, type BridgeTarget, type BridgeOptions } from './bridge.js'

@@ -4,13 +4,14 @@
  */
 import type * as grpc from '@grpc/grpc-js'
 import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
-import type { PointName, PointPayload } from '../protocol/points.js'
+import { type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import { type HookInfoData, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
 import {
   type CallOrigin,
   CapabilityError,
   type CapabilityHandlers,
+  MAX_REPLY_BYTES,
   type FileHandlers,
   allowlistedFetch,
   terminalConfirm,
@@ -33,6 +34,8 @@ export class HostSession {
   private readonly pending = new Map<number, Pending>()
   private closing: Pending | undefined
   private nextSeq = 1
+  /** Confirm questions the host is answering now: deadlines pause while a human decides. */
+  private humanWaits = 0
   private ended: HookdError | undefined
   private readonly files: FileHandlers
   private readonly handlers: CapabilityHandlers
@@ -116,15 +119,42 @@ export class HostSession {
     })
   }
 
+  /** The points some declared hook handles, directly or through a rienda alias. */
+  subscribedPoints(): ReadonlySet<string> {
+    this.served ??= new Set(servedPoints(new Set(this.hooks.flatMap((h) => h.points))))
+    return this.served
+  }
+
+  private served: ReadonlySet<string> | undefined
+
+  /** True while a hook waits on a human answering ctx.confirm through this host. */
+  get waitingOnHuman(): boolean {
+    return this.humanWaits > 0
+  }
+
+  /** True once the stream has ended, for whatever reason. */
+  get isEnded(): boolean {
+    return this.ended !== undefined
+  }
+
   /** Drops the stream without running afterRun. */
   abandon(): void {
     this.fail(new HookdError('cancelled', 'the session was abandoned by the host'))
     this.stream.cancel()
   }
 
+  /** Calls `listener` once when the stream ends for any reason (at once if it already has). */
+  onEnd(listener: (err: HookdError) => void): void {
+    if (this.ended) listener(this.ended)
+    else this.endListeners.push(listener)
+  }
+
+  private readonly endListeners: Array<(err: HookdError) => void> = []
+
   private fail(err: HookdError): void {
     if (this.ended) return
     this.ended = err
+    for (const listener of this.endListeners.splice(0)) listener(err)
     for (const p of this.pending.values()) p.reject(err)
     this.pending.clear()
     this.closing?.reject(err)
@@ -144,8 +174,8 @@ export class HostSession {
       case 'closed': {
         const closing = this.closing
         this.closing = undefined
-        this.ended = new HookdError('failed-precondition', 'the session is closed')
         if (closing && message.closed.result) closing.resolve(decodeResult(message.closed.result))
+        this.fail(new HookdError('failed-precondition', 'the session is closed'))
         this.stream.end()
         return
       }
@@ -164,8 +194,12 @@ export class HostSession {
   private async serve(call: CallMessage): Promise<void> {
     let reply: Record<string, unknown>
     try {
-      const value = await this.dispatch(call)
-      reply = { id: call.id, value: Buffer.from(JSON.stringify(value ?? null)) }
+      const value = Buffer.from(JSON.stringify((await this.dispatch(call)) ?? null))
+      // A reply past the sidecar's message limit would end the whole stream: fail this call instead.
+      if (value.length > MAX_REPLY_BYTES) {
+        throw new CapabilityError('limit', `ctx.${call.capability}: the host's answer is ${value.length} bytes, over the limit of ${MAX_REPLY_BYTES}`)
+      }
+      reply = { id: call.id, value }
     } catch (err) {
       const code = err instanceof CapabilityError ? err.code : 'failed'
       reply = { id: call.id, error: { code, message: err instanceof Error ? err.message : String(err) } }
@@ -191,7 +225,12 @@ export class HostSession {
     switch (name) {
       case 'confirm': {
         const [message] = args as [{ title: string; body?: string }]
-        return (await (this.handlers.confirm ?? terminalConfirm)(message, origin)) === true
+        this.humanWaits += 1
+        try {
+          return (await (this.handlers.confirm ?? terminalConfirm)(message, origin)) === true
+        } finally {
+          this.humanWaits -= 1
+        }
       }
       case 'notify': {
         const [message] = args as [{ title: string; body?: string }]

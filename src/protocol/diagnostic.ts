@@ -20,6 +20,7 @@ export const DIAGNOSTIC_KINDS = [
   'cancelled',
   'reload',
   'internal',
+  'unavailable',
 ] as const
 
 export type DiagnosticKind = (typeof DIAGNOSTIC_KINDS)[number]

@@ -8,6 +8,7 @@
  * means no opinion; `beforeToolExecute` stops at the first `allow: false`.
  */
 import { z } from 'zod'
+import { zidanePoints } from './zidane-points.js'
 
 const jsonObject = z.record(z.string(), z.unknown())
 
@@ -19,9 +20,16 @@ const toolCall = z.looseObject({
 
 const message = z.looseObject({ role: z.string(), text: z.string() })
 
-/** A hook point. `S` is the value carried along the chain, `F` the fields a hook may return. */
+/**
+ * A hook point. `S` is the value carried along the chain, `F` the fields a hook may change.
+ *
+ * `mode` says how a hook answers: `return` (rienda: the handler returns the fields it changes) or
+ * `mutate` (zidane: the handler mutates the event it is given; the changed fields are its answer).
+ */
 export interface PointSpec<P, S, F extends Record<string, unknown>, O> {
   readonly name: string
+  readonly family: 'rienda' | 'zidane'
+  readonly mode: 'return' | 'mutate'
   /** One line for `--help` and docs. */
   readonly summary: string
   /** What the host sends. */
@@ -37,10 +45,27 @@ export interface PointSpec<P, S, F extends Record<string, unknown>, O> {
   /** What the host receives at the end of the chain. */
   result(state: S): O
   readonly output: z.ZodType<O>
+  /** A rienda point whose handlers also serve this one (zidane points only). */
+  readonly alias?: Alias<S>
 }
 
-function point<P, S, F extends Record<string, unknown>, O>(spec: PointSpec<P, S, F, O>): PointSpec<P, S, F, O> {
-  return spec
+/**
+ * How a rienda handler serves a zidane point: its payload is built from the zidane event, and its
+ * validated return becomes changes to the event's mutable fields.
+ */
+export interface Alias<S> {
+  readonly point: RiendaPointName
+  /** True when the rienda handler must not run (e.g. the call is already refused). */
+  skip(state: S): boolean
+  payload(state: S): unknown
+  /** Zidane changes from the rienda changes; fields that cannot be expressed are listed in `dropped`. */
+  changes(riendaChanges: Record<string, unknown>, state: S): { changes: Record<string, unknown>; dropped: string[] }
+}
+
+function point<P, S, F extends Record<string, unknown>, O>(
+  spec: Omit<PointSpec<P, S, F, O>, 'family' | 'mode'>,
+): PointSpec<P, S, F, O> {
+  return { ...spec, family: 'rienda', mode: 'return' }
 }
 
 const nothing = z.object({})
@@ -56,7 +81,7 @@ type ToolCallState = z.infer<typeof toolCall> & { decision: ToolDecision }
 
 const toolResult = z.object({ text: z.string(), isError: z.boolean() })
 
-export const points = {
+export const riendaPoints = {
   beforeRun: point({
     name: 'beforeRun',
     summary: 'Once, at the start of a run. Receives {sessionId, agentId, modelId}; returns nothing.',
@@ -145,6 +170,10 @@ export const points = {
   }),
 } as const
 
+export type RiendaPointName = keyof typeof riendaPoints
+
+export const points = { ...riendaPoints, ...zidanePoints() } as const
+
 export type Points = typeof points
 export type PointName = keyof Points
 /** What a host sends for a point. */
@@ -163,4 +192,16 @@ export function isPointName(name: string): name is PointName {
 
 export function getPoint(name: string): AnyPoint | undefined {
   return isPointName(name) ? (points[name] as unknown as AnyPoint) : undefined
+}
+
+/** The export a hook uses to serve `point`, given its exports: the point itself, or its rienda alias. */
+export function handlerFor(point: AnyPoint, exported: ReadonlySet<string>): string | undefined {
+  if (exported.has(point.name)) return point.name
+  if (point.alias && exported.has(point.alias.point)) return point.alias.point
+  return undefined
+}
+
+/** Every point a hook with these exports serves, directly or through an alias, in catalog order. */
+export function servedPoints(exported: ReadonlySet<string>): PointName[] {
+  return POINT_NAMES.filter((name) => handlerFor(points[name] as unknown as AnyPoint, exported) !== undefined)
 }

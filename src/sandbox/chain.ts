@@ -3,15 +3,18 @@
  * the next hook's input; a failing hook becomes a diagnostic and is skipped; a refusal stops the chain.
  */
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { AnyPoint } from '../protocol/points.js'
+import { type AnyPoint, getPoint, handlerFor } from '../protocol/points.js'
 import type { HookTrace, PointResultData } from '../protocol/wire.js'
 import type { LoadedHook } from './registry.js'
 import type { InvocationReport } from './worker/supervisor.js'
 
 export interface ChainStep {
   hook: LoadedHook
-  /** Runs the hook for this point with the given arguments (after ctx). */
-  invoke(args: readonly unknown[]): Promise<InvocationReport>
+  /**
+   * Runs the hook's export `handler` with the given arguments (after ctx). With `resultArg`, the answer
+   * is that argument as the handler left it (mutating points) instead of the return value.
+   */
+  invoke(handler: string, args: readonly unknown[], resultArg?: number): Promise<InvocationReport>
 }
 
 export interface ReturnCheck {
@@ -26,8 +29,11 @@ function describeType(value: unknown): string {
   return `a ${typeof value}`
 }
 
-/** Validates a hook's returned value against the point's fields. */
-export function checkReturn(point: AnyPoint, value: unknown): ReturnCheck {
+/**
+ * Validates a hook's answer against the point's fields. With `nullKeeps` (returning points), null and
+ * undefined fields keep the current value; for mutating points a null that was written is a value.
+ */
+export function checkReturn(point: AnyPoint, value: unknown, nullKeeps = true): ReturnCheck {
   const allowed = Object.keys(point.fields)
   const shape = allowed.length ? `{${allowed.map((f) => `${f}?`).join(', ')}}` : 'nothing'
   if (value === null || value === undefined) return { changes: {}, ignored: [] }
@@ -46,7 +52,7 @@ export function checkReturn(point: AnyPoint, value: unknown): ReturnCheck {
       ignored.push(field)
       continue
     }
-    if (fieldValue === null || fieldValue === undefined) continue
+    if (fieldValue === undefined || (nullKeeps && fieldValue === null)) continue
     const parsed = schema.safeParse(fieldValue)
     if (!parsed.success) {
       const expected = parsed.error.issues[0]?.message ?? 'invalid'
@@ -59,6 +65,20 @@ export function checkReturn(point: AnyPoint, value: unknown): ReturnCheck {
     changes[field] = parsed.data
   }
   return { changes, ignored }
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b)
+}
+
+/** The top-level fields a mutating handler changed on its event. */
+function mutations(before: unknown, after: unknown): Record<string, unknown> | string {
+  if (after === null || typeof after !== 'object' || Array.isArray(after)) return 'the event is no longer an object'
+  const prev = (before ?? {}) as Record<string, unknown>
+  const next = after as Record<string, unknown>
+  const changed: Record<string, unknown> = {}
+  for (const key of Object.keys(next)) if (!same(prev[key], next[key])) changed[key] = next[key]
+  return changed
 }
 
 export async function runChain(
@@ -75,7 +95,12 @@ export async function runChain(
 
   for (const { hook, invoke } of steps) {
     const base = { hook: hook.name, version: hook.version }
-    if (point.stopped(state)) {
+    const handler = handlerFor(point, hook.points)
+    if (!handler) continue
+    const alias = handler === point.name ? undefined : point.alias
+    // The rienda point whose rules judge the answer: the point itself, or the alias's.
+    const judge = alias ? (getPoint(alias.point) as AnyPoint) : point
+    if (point.stopped(state) || alias?.skip(state)) {
       trace.push({ ...base, outcome: 'not-run', durationUs: 0, cpuUs: 0 })
       continue
     }
@@ -83,16 +108,31 @@ export async function runChain(
       trace.push({ ...base, outcome: 'cancelled', durationUs: 0, cpuUs: 0 })
       continue
     }
-    const report = await invoke(point.args(state))
-    const timing = { durationUs: report.wallUs, cpuUs: report.cpuUs }
+    const label = alias ? `hook '${hook.name}' (${handler} serving ${point.name})` : `hook '${hook.name}'`
     const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number): void => {
       const d: Diagnostic = { hook: hook.name, point: point.name, kind, message, file: hook.filename, version: hook.version }
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
+
+    let report: InvocationReport
+    if (alias) {
+      const riendaState = judge.payload.safeParse(alias.payload(state))
+      if (!riendaState.success) {
+        diagnostic('internal', `${label}: the ${point.name} event could not be turned into a ${judge.name} payload; the hook was skipped`)
+        trace.push({ ...base, outcome: 'failed', durationUs: 0, cpuUs: 0 })
+        continue
+      }
+      report = await invoke(handler, judge.args(riendaState.data))
+    } else if (point.mode === 'mutate') {
+      report = await invoke(handler, point.args(state), 0)
+    } else {
+      report = await invoke(handler, point.args(state))
+    }
+    const timing = { durationUs: report.wallUs, cpuUs: report.cpuUs }
     const { outcome } = report
     if (!outcome.ok) {
-      diagnostic(outcome.kind, `hook '${hook.name}' ${point.name}: ${outcome.message}`, outcome.line)
+      diagnostic(outcome.kind, `${label} ${handler}: ${outcome.message}`, outcome.line)
       trace.push({ ...base, outcome: outcome.kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
       continue
     }
@@ -100,24 +140,50 @@ export async function runChain(
       trace.push({ ...base, outcome: 'no-opinion', ...timing })
       continue
     }
-    const check = checkReturn(point, JSON.parse(outcome.value) as unknown)
-    if (check.error) {
-      diagnostic('invalid-result', `hook '${hook.name}': ${check.error}; the hook was skipped`)
+    let answer: unknown
+    try {
+      answer = JSON.parse(outcome.value) as unknown
+    } catch {
+      diagnostic('internal', `${label}: the sandbox returned an unreadable answer; the hook was skipped`)
       trace.push({ ...base, outcome: 'failed', ...timing })
       continue
     }
-    if (check.ignored.length) {
+    const mutate = !alias && point.mode === 'mutate'
+    if (mutate) {
+      const changed = mutations(point.args(state)[0], answer)
+      if (typeof changed === 'string') {
+        diagnostic('invalid-result', `${label}: ${changed}; the hook was skipped`)
+        trace.push({ ...base, outcome: 'failed', ...timing })
+        continue
+      }
+      answer = changed
+    }
+    const check = checkReturn(judge, answer, !mutate)
+    if (check.error) {
+      diagnostic('invalid-result', `${label}: ${check.error}; the hook was skipped`)
+      trace.push({ ...base, outcome: 'failed', ...timing })
+      continue
+    }
+    let changes = check.changes
+    let ignored = check.ignored
+    if (alias) {
+      const mapped = alias.changes(changes, state)
+      changes = mapped.changes
+      ignored = [...ignored, ...mapped.dropped]
+    }
+    if (ignored.length) {
       const allowed = Object.keys(point.fields)
+      const verb = mutate ? 'changed' : 'returned'
       diagnostic(
         'ignored-field',
-        `hook '${hook.name}' returned ${check.ignored.map((f) => `'${f}'`).join(', ')}, which ${point.name} does not accept; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})`,
+        `${label} ${verb} ${ignored.map((f) => `'${f}'`).join(', ')}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})`,
       )
     }
-    if (Object.keys(check.changes).length === 0) {
+    if (Object.keys(changes).length === 0) {
       trace.push({ ...base, outcome: 'no-opinion', ...timing })
       continue
     }
-    state = point.apply(state, check.changes, hook.name)
+    state = point.apply(state, changes, hook.name)
     trace.push({ ...base, outcome: point.stopped(state) ? 'refused' : 'changed', ...timing })
   }
 

@@ -1,8 +1,14 @@
 /**
  * The hook registry: the hook folders under one root, each `<root>/<name>/index.js` with an optional
- * `hook.json`. Every hook is compiled and evaluated in a throwaway isolate before it is served; one that
- * fails to load is reported as a `load` diagnostic and skipped, never a crash. Versions are content
- * hashes of the hook's files.
+ * `hook.json`. Every version of a hook is compiled and evaluated in a throwaway isolate before it is
+ * served; one that fails to load is reported as a `load` diagnostic and never served. Versions are
+ * content hashes of the hook's files.
+ *
+ * Hot reload (see watch.ts and docs/hot-reload.md) feeds the registry settled snapshots of a folder
+ * (`read` then `apply`). A new version replaces the served one in a single assignment, so a point call
+ * that already resolved its hooks keeps the version it started with. A version that fails to load leaves
+ * the last good one serving (status `stale`). Whatever changes is announced to subscribers, which the
+ * sessions turn into diagnostics pushed to their hosts.
  */
 import { createHash } from 'node:crypto'
 import { readdir, readFile, stat } from 'node:fs/promises'
@@ -10,10 +16,11 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
-import { type PointName, isPointName } from '../protocol/points.js'
+import { POINT_NAMES, type PointName, isPointName } from '../protocol/points.js'
 import type { HookInfoData, HookStatus } from '../protocol/wire.js'
 import type { Limits } from './worker/protocol.js'
 import type { WorkerPool } from './worker/supervisor.js'
+import { HookWatcher, type WatchOptions } from './watch.js'
 
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({
@@ -37,18 +44,47 @@ export interface LoadedHook {
   loadedAtMs: number
 }
 
+/** A hook folder's files as read at one moment. Equal digests mean the same files, byte for byte. */
+export interface HookFiles {
+  name: string
+  /** False when `<root>/<name>` is not a folder (any more). */
+  present: boolean
+  source?: string
+  /** Why index.js could not be read, when it exists but is unreadable. */
+  sourceError?: string
+  configText?: string
+  digest: string
+}
+
+/** What changed, for the sessions that use the hook. Each carries the diagnostic to push. */
+export type RegistryEvent =
+  | { type: 'loaded'; name: string; hook: LoadedHook; previous?: LoadedHook; diagnostic: Diagnostic }
+  | { type: 'failed'; name: string; served?: LoadedHook; diagnostic: Diagnostic }
+  | { type: 'removed'; name: string; last?: LoadedHook; diagnostic: Diagnostic }
+
+export type RegistryListener = (event: RegistryEvent) => void
+
 interface Entry {
   name: string
   served?: LoadedHook
   lastError?: Diagnostic
   status: HookStatus
+  /** Digest of the files last applied, good or bad: the same files are not loaded twice. */
+  digest: string
 }
 
-const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+const ABSENT = 'absent'
 
 export class Registry {
   readonly root: string
-  private entries = new Map<string, Entry>()
+  private readonly entries = new Map<string, Entry>()
+  /** The last version served by hooks whose folder was removed, for sessions that still declare them. */
+  private readonly tombstones = new Map<string, LoadedHook>()
+  /** Bumped by every apply: a load that finishes after a newer apply started is dropped. */
+  private readonly generations = new Map<string, number>()
+  private readonly listeners = new Set<RegistryListener>()
+  private watcher: HookWatcher | undefined
 
   constructor(
     root: string,
@@ -60,16 +96,7 @@ export class Registry {
 
   /** Loads every hook folder under the root. Returns the load diagnostics. */
   async loadAll(): Promise<Diagnostic[]> {
-    let names: string[]
-    try {
-      const dirents = await readdir(this.root, { withFileTypes: true })
-      names = dirents
-        .filter((d) => (d.isDirectory() || d.isSymbolicLink()) && HOOK_NAME.test(d.name))
-        .map((d) => d.name)
-        .sort()
-    } catch (err) {
-      throw new HookdError('not-found', `cannot read the hooks folder ${this.root}: ${(err as Error).message}; pass --hooks DIR with a folder of hooks`)
-    }
+    const names = await this.names()
     const diagnostics: Diagnostic[] = []
     await Promise.all(
       names.map(async (name) => {
@@ -80,66 +107,110 @@ export class Registry {
     return diagnostics.sort((a, b) => a.hook.localeCompare(b.hook))
   }
 
-  /** Loads (or reloads) one hook folder. Returns a diagnostic when it failed to load. */
+  /** The hook folder names under the root, sorted. */
+  async names(): Promise<string[]> {
+    try {
+      const dirents = await readdir(this.root, { withFileTypes: true })
+      return dirents
+        .filter((d) => (d.isDirectory() || d.isSymbolicLink()) && HOOK_NAME.test(d.name))
+        .map((d) => d.name)
+        .sort()
+    } catch (err) {
+      throw new HookdError('not-found', `cannot read the hooks folder ${this.root}: ${(err as Error).message}; pass --hooks DIR with a folder of hooks`)
+    }
+  }
+
+  /** Loads (or reloads) one hook folder now. Returns a diagnostic when it failed to load. */
   async loadOne(name: string): Promise<Diagnostic | undefined> {
+    return this.apply(await this.read(name))
+  }
+
+  /** Reads a hook folder's files, without loading them. */
+  async read(name: string): Promise<HookFiles> {
     const dir = join(this.root, name)
-    const filename = `${name}/index.js`
-    const fail = (message: string, file = filename, line?: number): Diagnostic => {
-      const entry = this.entries.get(name) ?? { name, status: 'broken' as HookStatus }
-      const d: Diagnostic = { hook: name, point: '', kind: 'load', message, file }
-      if (line !== undefined) d.line = line
-      if (entry.served) d.version = entry.served.version
-      entry.lastError = d
-      entry.status = entry.served ? 'stale' : 'broken'
-      this.entries.set(name, entry)
-      return d
+    if (!HOOK_NAME.test(name)) return { name, present: false, digest: ABSENT }
+    try {
+      if (!(await stat(dir)).isDirectory()) return { name, present: false, digest: ABSENT }
+    } catch {
+      return { name, present: false, digest: ABSENT }
+    }
+    const files: HookFiles = { name, present: true, digest: '' }
+    try {
+      files.source = await readFile(join(dir, 'index.js'), 'utf8')
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') files.sourceError = (err as Error).message
     }
     try {
-      if (!(await stat(dir)).isDirectory()) return undefined
+      files.configText = await readFile(join(dir, 'hook.json'), 'utf8')
     } catch {
+      // No hook.json: the hook has no configuration.
+    }
+    files.digest = createHash('sha256')
+      .update(files.source === undefined ? `-${files.sourceError ?? ''}` : `+${files.source}`)
+      .update('\0')
+      .update(files.configText === undefined ? '-' : `+${files.configText}`)
+      .digest('hex')
+    return files
+  }
+
+  /** The digest of the files last applied for a hook; that of an absent folder when there is none. */
+  digestOf(name: string): string {
+    return this.entries.get(name)?.digest ?? ABSENT
+  }
+
+  /**
+   * Applies a snapshot: loads it in a throwaway isolate and, if it loads, serves it (one assignment).
+   * A snapshot of a missing folder removes the hook. Returns the diagnostic when it failed to load.
+   */
+  async apply(files: HookFiles): Promise<Diagnostic | undefined> {
+    const { name } = files
+    const generation = (this.generations.get(name) ?? 0) + 1
+    this.generations.set(name, generation)
+    const current = this.entries.get(name)
+    if (!files.present) {
+      if (current) this.remove(current)
       return undefined
     }
-    let source: string
-    try {
-      source = await readFile(join(dir, 'index.js'), 'utf8')
-    } catch {
-      return fail(`hook '${name}' has no index.js; create ${filename} exporting its points`)
+    if (current?.digest === files.digest) return current.lastError
+    const filename = `${name}/index.js`
+    const fail = (error: string, file = filename, line?: number): Diagnostic => this.fail(files, error, file, line)
+
+    if (files.sourceError !== undefined) return fail(`cannot read ${filename}: ${files.sourceError}`)
+    if (files.source === undefined) return fail(`hook '${name}' has no index.js; create ${filename} exporting its points`)
+    if (files.source.trim() === '') {
+      return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
     }
-    let configText: string | undefined
-    try {
-      configText = await readFile(join(dir, 'hook.json'), 'utf8')
-    } catch {
-      configText = undefined
-    }
+    const source = files.source
     let config: unknown
-    if (configText !== undefined) {
-      let json: unknown
-      try {
-        json = JSON.parse(configText)
-      } catch (err) {
-        return fail(`hook.json is not valid JSON: ${(err as Error).message}`, `${name}/hook.json`)
-      }
-      const parsed = hookJsonSchema.safeParse(json)
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]
-        const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
-        return fail(`hook.json is invalid${where}: ${issue?.message ?? 'unknown problem'}`, `${name}/hook.json`)
-      }
-      config = parsed.data.config
+    if (files.configText !== undefined) {
+      const checked = checkHookJson(files.configText)
+      if (!checked.ok) return fail(checked.message, `${name}/hook.json`, checked.line)
+      config = checked.config
     }
-    const version = createHash('sha256')
-      .update(source)
-      .update('\0')
-      .update(configText ?? '')
-      .digest('hex')
-      .slice(0, 12)
+    const version = versionOf(source, files.configText)
     const outcome = await this.pool.load({ name, version, filename, source }, this.limits)
+    // A newer snapshot (or a removal) was applied while this one loaded: it wins.
+    if (this.generations.get(name) !== generation) return undefined
     if (!outcome.ok) return fail(outcome.message, filename, outcome.line)
     const points = new Set<PointName>()
     const unknownExports: string[] = []
     for (const exported of outcome.exports) {
       if (isPointName(exported)) points.add(exported)
       else unknownExports.push(exported)
+    }
+    if (points.size === 0) {
+      // Serving it would silently switch the hook off (a typo in the only export name, say).
+      const hints = unknownExports.map((e) => {
+        const near = closestPoint(e)
+        return near ? `'${e}' (did you mean '${near}'?)` : `'${e}'`
+      })
+      const exported = hints.length ? `; it exports ${hints.join(', ')}` : ''
+      return fail(
+        `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`,
+        filename,
+        exportLine(source, unknownExports[0]),
+      )
     }
     const loaded: LoadedHook = {
       name,
@@ -151,7 +222,16 @@ export class Registry {
       unknownExports,
       loadedAtMs: Date.now(),
     }
-    this.entries.set(name, { name, served: loaded, status: 'ready' })
+    const previous = this.entries.get(name)?.served
+    this.entries.set(name, { name, served: loaded, status: 'ready', digest: files.digest })
+    this.tombstones.delete(name)
+    const message = !previous
+      ? `hook '${name}' loaded version ${version}`
+      : previous.version === version
+        ? `hook '${name}' loads again: serving version ${version}`
+        : `hook '${name}' reloaded: now serving version ${version} (was ${previous.version})`
+    const diagnostic: Diagnostic = { hook: name, point: '', kind: 'reload', message, file: filename, version }
+    this.emit(previous ? { type: 'loaded', name, hook: loaded, previous, diagnostic } : { type: 'loaded', name, hook: loaded, diagnostic })
     return undefined
   }
 
@@ -163,6 +243,11 @@ export class Registry {
   /** True when a folder by that name exists, loaded or not. */
   has(name: string): boolean {
     return this.entries.has(name)
+  }
+
+  /** The last version a hook served before its folder was removed (undefined once it is back). */
+  removed(name: string): LoadedHook | undefined {
+    return this.entries.has(name) ? undefined : this.tombstones.get(name)
   }
 
   lastError(name: string): Diagnostic | undefined {
@@ -184,4 +269,145 @@ export class Registry {
         return info
       })
   }
+
+  /** Calls `listener` for every change from now on. Returns the unsubscribe function. */
+  subscribe(listener: RegistryListener): () => void {
+    this.listeners.add(listener)
+    return () => {
+      this.listeners.delete(listener)
+    }
+  }
+
+  /** Starts watching the root for edits (hot reload). Resolves once the watcher is ready. */
+  async watch(options: WatchOptions = {}): Promise<void> {
+    if (this.watcher) return
+    this.watcher = await HookWatcher.start(this, options)
+  }
+
+  /** Stops watching; waits (bounded) for a reload in progress. */
+  async unwatch(): Promise<void> {
+    const watcher = this.watcher
+    this.watcher = undefined
+    await watcher?.close()
+  }
+
+  private fail(files: HookFiles, error: string, file: string, line: number | undefined): Diagnostic {
+    const { name } = files
+    const served = this.entries.get(name)?.served
+    const where = `${file}${line !== undefined ? `:${line}` : ''}`
+    const message = served
+      ? `hook '${name}' failed to reload: ${where}: ${error}. Still serving version ${served.version} (loaded ${new Date(served.loadedAtMs).toISOString()}); fix ${file} and save it again`
+      : `${error}. The hook is skipped until it loads; fix ${file} and save it`
+    const d: Diagnostic = { hook: name, point: '', kind: 'load', message, file }
+    if (line !== undefined) d.line = line
+    if (served) d.version = served.version
+    const entry: Entry = { name, lastError: d, status: served ? 'stale' : 'broken', digest: files.digest }
+    if (served) entry.served = served
+    this.entries.set(name, entry)
+    this.tombstones.delete(name)
+    this.emit(served ? { type: 'failed', name, served, diagnostic: d } : { type: 'failed', name, diagnostic: d })
+    return d
+  }
+
+  private remove(entry: Entry): void {
+    const { name, served } = entry
+    this.entries.delete(name)
+    if (served) this.tombstones.set(name, served)
+    const diagnostic: Diagnostic = {
+      hook: name,
+      point: '',
+      kind: 'hook-removed',
+      message: `hook '${name}' was removed (its folder ${join(this.root, name)} is gone); sessions that declared it skip it from now on, and new sessions cannot declare it. Restore the folder to serve it again`,
+    }
+    if (served) diagnostic.version = served.version
+    this.emit(served ? { type: 'removed', name, last: served, diagnostic } : { type: 'removed', name, diagnostic })
+  }
+
+  private emit(event: RegistryEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event)
+      } catch {
+        // A listener (a session's stream) that fails must not stop the others from hearing.
+      }
+    }
+  }
+}
+
+/** The served version's name: a content hash of index.js and hook.json. */
+function versionOf(source: string, configText: string | undefined): string {
+  return createHash('sha256')
+    .update(source)
+    .update('\0')
+    .update(configText ?? '')
+    .digest('hex')
+    .slice(0, 12)
+}
+
+type HookJsonCheck = { ok: true; config: unknown } | { ok: false; message: string; line?: number }
+
+/** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
+function checkHookJson(text: string): HookJsonCheck {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    const message = (err as Error).message
+    const line = /line (\d+)/.exec(message)?.[1] ?? lineAtOffset(text, /position (\d+)/.exec(message)?.[1])
+    return { ok: false, message: `hook.json is not valid JSON: ${message}`, ...(line !== undefined ? { line: Number(line) } : {}) }
+  }
+  const parsed = hookJsonSchema.safeParse(json)
+  if (parsed.success) return { ok: true, config: parsed.data.config }
+  const issue = parsed.error.issues[0]
+  const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
+  const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
+  const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
+  return {
+    ok: false,
+    message: `hook.json is invalid${where}: ${issue?.message ?? 'unknown problem'} (it may hold "config" and "description")`,
+    ...(line !== undefined ? { line } : {}),
+  }
+}
+
+function lineAtOffset(text: string, offset: string | undefined): number | undefined {
+  if (offset === undefined) return undefined
+  return text.slice(0, Number(offset)).split('\n').length
+}
+
+/**
+ * The 1-based line where `needle` first appears in `text` as a whole word (an export name, or a quoted
+ * JSON key), if it does.
+ */
+export function exportLine(text: string, needle: string | undefined): number | undefined {
+  if (!needle) return undefined
+  const escaped = needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const match = new RegExp(`(^|[^\\w$])${escaped}(?![\\w$])`).exec(text)
+  return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
+}
+
+/** The point name closest to `name` (case-insensitive edit distance), when it is a plausible typo. */
+export function closestPoint(name: string): PointName | undefined {
+  let best: PointName | undefined
+  let bestDistance = Infinity
+  for (const point of POINT_NAMES) {
+    const d = editDistance(name.toLowerCase(), point.toLowerCase())
+    if (d < bestDistance) {
+      best = point
+      bestDistance = d
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + cost)
+    }
+    row = next
+  }
+  return row[b.length] ?? 0
 }

@@ -23,6 +23,7 @@ import {
   pointResultToWire,
 } from '../protocol/wire.js'
 import { Registry } from './registry.js'
+import type { WatchOptions } from './watch.js'
 import { DEFAULT_WAITS, Session, type SessionDeps } from './session.js'
 import { DEFAULT_LIMITS, type Limits } from './worker/protocol.js'
 import { WorkerPool } from './worker/supervisor.js'
@@ -36,6 +37,8 @@ export interface SidecarOptions {
   workers?: number
   /** How long a shutdown waits for in-flight calls before closing them. */
   graceMs?: number
+  /** Hot reload of edited hook folders (docs/hot-reload.md): on by default; false turns it off. */
+  watch?: boolean | WatchOptions
 }
 
 type Stream = grpc.ServerDuplexStream<unknown, unknown>
@@ -75,6 +78,7 @@ export class Sidecar {
     let diagnostics: Diagnostic[]
     try {
       diagnostics = await registry.loadAll()
+      if (options.watch !== false) await registry.watch(options.watch === true ? {} : options.watch)
     } catch (err) {
       await pool.close()
       throw err
@@ -127,6 +131,7 @@ export class Sidecar {
           resolve()
         })
       })
+      await this.deps.registry.unwatch()
       await this.deps.pool.close()
       if (this.socketPath) await unlink(this.socketPath).catch(() => {})
     })()
@@ -194,6 +199,7 @@ export class Sidecar {
               diagnostic: (d) => write({ diagnostic: diagnosticToWire(d) }),
             })
             session = opened.session
+            session.followRegistry()
             this.sessions.add(session)
             write({
               opened: {

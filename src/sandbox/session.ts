@@ -5,7 +5,7 @@
  */
 import { arch, platform } from 'node:os'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import { POINT_NAMES, getPoint } from '../protocol/points.js'
+import { type AnyPoint, POINT_NAMES, getPoint, handlerFor } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import { PROTOCOL_VERSION, HOOKD_VERSION } from '../protocol/version.js'
 import {
@@ -21,7 +21,7 @@ import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.
 import type { Registry } from './registry.js'
 import type { CapabilityReply, CtxData, Limits } from './worker/protocol.js'
 import { CAPABILITIES, isCapabilityName } from '../protocol/capabilities.js'
-import type { WorkerPool } from './worker/supervisor.js'
+import type { InvocationReport, WorkerPool } from './worker/supervisor.js'
 
 /** How a session reaches its host. */
 export interface SessionLink {
@@ -61,6 +61,7 @@ export class Session {
   private readonly pending = new Map<number, PendingCapability>()
   private nextCapabilityId = 1
   private closed = false
+  private unfollow: (() => void) | undefined
 
   private constructor(
     private readonly deps: SessionDeps,
@@ -111,6 +112,18 @@ export class Session {
     return { session, hooks }
   }
 
+  /**
+   * Pushes the registry's news about this session's hooks to the host as diagnostics: `reload` (a new
+   * version serves), `load` (an edit failed to load; the older version still serves), `hook-removed`.
+   * For stream sessions; stops when the session closes or aborts.
+   */
+  followRegistry(): void {
+    if (this.unfollow || this.closed) return
+    this.unfollow = this.deps.registry.subscribe((event) => {
+      if (this.hooks.includes(event.name)) this.link.diagnostic(event.diagnostic)
+    })
+  }
+
   /** Runs a point call. Protocol errors throw HookdError; hook failures are diagnostics. */
   async call(seq: number, pointName: string, payloadBytes: Buffer): Promise<PointResultData> {
     if (this.closed) throw new HookdError('failed-precondition', `point call ${seq} arrived after the session was closed`)
@@ -137,7 +150,7 @@ export class Session {
     const abort = new AbortController()
     this.running.set(seq, abort)
     try {
-      return await runChain(point, seq, payload.data, this.steps(seq, pointName, abort.signal), abort.signal)
+      return await runChain(point, seq, payload.data, this.steps(seq, point, abort.signal), abort.signal)
     } finally {
       this.running.delete(seq)
     }
@@ -172,12 +185,14 @@ export class Session {
       return await this.run(0, 'afterRun', payload, () => {})
     } finally {
       this.closed = true
+      this.unfollow?.()
     }
   }
 
   /** The host went away: stop everything still running. */
   abort(): void {
     this.closed = true
+    this.unfollow?.()
     for (const controller of this.running.values()) controller.abort()
     for (const [id, pending] of this.pending) {
       clearTimeout(pending.timer)
@@ -186,12 +201,19 @@ export class Session {
     }
   }
 
-  private steps(seq: number, pointName: string, signal: AbortSignal): ChainStep[] {
+  private steps(seq: number, point: AnyPoint, signal: AbortSignal): ChainStep[] {
+    const pointName = point.name
     const steps: ChainStep[] = []
     for (const name of this.hooks) {
       // The version current when the call started is the one that runs.
       const hook = this.deps.registry.get(name)
-      if (!hook || !hook.points.has(pointName as never)) continue
+      if (!hook) {
+        // Removed while this session used it: a `hook-removed` diagnostic on each point it handled.
+        const gone = this.deps.registry.removed(name)
+        if (gone && handlerFor(point, gone.points)) steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(this.deps.registry.root, name)) })
+        continue
+      }
+      if (!handlerFor(point, hook.points)) continue
       const ctx: CtxData = {
         workdir: this.open.workdir,
         session: { id: this.id, interactive: this.open.interactive, autoApprove: this.open.autoApprove },
@@ -203,11 +225,12 @@ export class Session {
       }
       steps.push({
         hook,
-        invoke: (args) =>
+        invoke: (handler, args, resultArg) =>
           this.deps.pool.invoke({
             hook: { name, version: hook.version, filename: hook.filename, source: hook.source },
-            point: pointName,
+            point: handler,
             args,
+            ...(resultArg !== undefined ? { resultArg } : {}),
             ctx,
             limits: this.deps.limits,
             signal,
@@ -259,4 +282,9 @@ export class Session {
     )
     return answer
   }
+}
+
+function removedReport(root: string, name: string): InvocationReport {
+  const message = `the hook's folder ${root}/${name} was removed while this session used it; skipped. Restore the folder, or drop '${name}' from the agent's hooks`
+  return { outcome: { ok: false, kind: 'hook-removed', message }, wallUs: 0, cpuUs: 0 }
 }

@@ -205,7 +205,7 @@ describe('failures are diagnostics, and the chain goes on', () => {
     const out = await session.call('beforeModelRequest', { system: 'x', model: 'm', messages: [] })
     expect(out.result).toEqual({ system: 'S' })
     expect(out.diagnostics).toEqual([
-      expect.objectContaining({ kind: 'ignored-field', message: expect.stringContaining("returned 'model', which beforeModelRequest does not accept") }),
+      expect.objectContaining({ kind: 'ignored-field', message: expect.stringContaining("returned 'model', which beforeModelRequest does not let a hook change") }),
     ])
     session.abandon()
   })

@@ -1,19 +1,30 @@
 /**
  * A sandbox worker process: the entry point the supervisor forks. It runs invocations in fresh isolates
  * (see runner.ts) and relays capability calls and log lines to the sidecar. If a hook brings this
- * process down (a V8 fatal out-of-memory), the supervisor replaces it.
+ * process down (a V8 fatal out-of-memory), the supervisor replaces it. If isolated-vm reports that it
+ * lost control of an isolate, this worker retires: it asks for no more work, lets what runs finish and
+ * aborts, as isolated-vm's README asks.
  */
 import type { CapabilityReply, FromWorker, ToWorker } from './protocol.js'
-import { rememberHook, runInIsolate } from './runner.js'
+import { forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './runner.js'
 
 type Pending = (reply: CapabilityReply) => void
 
 const pendingCapabilities = new Map<string, Pending>()
 const running = new Map<number, AbortController>()
 let nextCallId = 1
+let retiring = false
+
+/** How long a retiring worker waits for its running invocations before it aborts anyway. */
+const RETIRE_MS = 30_000
 
 function send(message: FromWorker): void {
   process.send?.(message)
+}
+
+function settled(id: number): void {
+  running.delete(id)
+  if (retiring && running.size === 0) process.abort()
 }
 
 async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void> {
@@ -22,7 +33,7 @@ async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void
     send({
       $: 'done',
       id: message.id,
-      outcome: { ok: false, kind: 'internal', message: `worker has no code for version ${message.hook.version}` },
+      outcome: { ok: false, kind: 'internal', message: `worker has no code for ${message.hook.name} version ${message.hook.version}` },
       wallUs: 0,
       cpuUs: 0,
     })
@@ -30,28 +41,39 @@ async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void
   }
   const abort = new AbortController()
   running.set(message.id, abort)
-  const result = await runInIsolate(hook, message.point, message.args, message.ctx, message.limits, {
-    capability(capability, args) {
-      const callId = nextCallId++
-      return new Promise<CapabilityReply>((resolve) => {
-        pendingCapabilities.set(`${message.id}:${callId}`, resolve)
-        send({ $: 'capability', id: message.id, callId, capability, args })
-      })
+  const call = { point: message.point, resultArg: message.resultArg ?? -1 }
+  const result = await runInIsolate(
+    hook,
+    call,
+    message.args,
+    message.ctx,
+    message.limits,
+    {
+      capability(capability, args) {
+        const callId = nextCallId++
+        return new Promise<CapabilityReply>((resolve) => {
+          pendingCapabilities.set(`${message.id}:${callId}`, resolve)
+          send({ $: 'capability', id: message.id, callId, capability, args })
+        })
+      },
+      log(text) {
+        send({ $: 'log', id: message.id, message: text })
+      },
     },
-    log(text) {
-      send({ $: 'log', id: message.id, message: text })
-    },
-  }, abort.signal)
-  running.delete(message.id)
+    abort.signal,
+  )
   send({ $: 'done', id: message.id, outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs })
+  settled(message.id)
 }
 
 async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
   const hook = rememberHook(message.hook)
   if (!hook) return
+  const abort = new AbortController()
+  running.set(message.id, abort)
   const refuse = (): Promise<CapabilityReply> =>
     Promise.resolve({ ok: false, code: 'denied', message: 'capabilities are not available while a hook loads' })
-  const result = await runInIsolate(hook, null, '[]', null, message.limits, { capability: refuse, log: () => {} })
+  const result = await runInIsolate(hook, null, '[]', null, message.limits, { capability: refuse, log: () => {} }, abort.signal)
   const outcome = result.outcome
   if (outcome.ok) {
     const exports = JSON.parse(outcome.value ?? '[]') as string[]
@@ -63,7 +85,17 @@ async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
       outcome: { ok: false, message: outcome.message, ...(outcome.line !== undefined ? { line: outcome.line } : {}) },
     })
   }
+  settled(message.id)
 }
+
+onCatastrophicError((reason) => {
+  process.stderr.write(`hookd worker: isolated-vm reported a catastrophic error: ${reason}\n`)
+  if (retiring) return
+  retiring = true
+  send({ $: 'retire', reason: reason.slice(0, 2000) })
+  if (running.size === 0) process.abort()
+  setTimeout(() => process.abort(), RETIRE_MS).unref()
+})
 
 process.on('message', (raw: ToWorker) => {
   switch (raw.$) {
@@ -88,6 +120,9 @@ process.on('message', (raw: ToWorker) => {
           resolve({ ok: false, code: 'cancelled', message: 'the host cancelled this point call' })
         }
       }
+      return
+    case 'forget':
+      forgetHook(raw.key)
       return
   }
 })

@@ -46,13 +46,24 @@ export interface CtxData {
   hook: { name: string; version: string; point: string }
 }
 
-/** A hook's code. `source` is sent the first time a worker sees a version, then omitted. */
+/**
+ * A hook's code. `source` is sent the first time a worker sees a version, then omitted; the supervisor
+ * tells a worker to `forget` versions it will not send again (see WorkerPool).
+ */
 export interface HookCode {
   name: string
   version: string
   /** Shown in stack traces and diagnostics, e.g. "guard/index.js". */
   filename: string
   source?: string
+}
+
+/**
+ * How both sides name one hook's code: by name and version, since two hooks with the same files have
+ * the same version (a content hash) but different names and file names.
+ */
+export function hookCodeKey(code: { name: string; version: string }): string {
+  return `${code.name}\0${code.version}`
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -68,6 +79,11 @@ export type ToWorker =
       point: string
       /** JSON text of the arguments after ctx. */
       args: string
+      /**
+       * What the hook answers with: absent, its return value (rienda points); a number, the argument
+       * at that index after the handler ran (zidane points, whose handlers mutate their event).
+       */
+      resultArg?: number
       ctx: CtxData
       limits: Limits
     }
@@ -80,6 +96,8 @@ export type ToWorker =
     }
   | { $: 'capabilityResult'; id: number; callId: number; reply: CapabilityReply }
   | { $: 'cancel'; id: number }
+  /** Drop the compiled code kept for this hookCodeKey; the next use sends the source again. */
+  | { $: 'forget'; key: string }
 
 export type CapabilityReply = { ok: true; value: unknown } | { ok: false; code: string; message: string }
 
@@ -103,6 +121,11 @@ export type InvokeOutcome = z.infer<typeof invokeOutcome>
 
 export const fromWorker = z.discriminatedUnion('$', [
   z.object({ $: z.literal('ready'), pid: u32 }),
+  /**
+   * isolated-vm lost control of an isolate (a "catastrophic error"): the worker takes no new work, ends
+   * once what it runs has finished (bounded by their limits) and is replaced.
+   */
+  z.object({ $: z.literal('retire'), reason: z.string().max(2000) }),
   z.object({
     $: z.literal('capability'),
     id: u32,

@@ -3,11 +3,24 @@
  * (the isolate's heap limit), CPU time (the isolate's own clock), wall time excluding host waits, result
  * size, log volume and capability calls. isolated-vm's own `timeout` does not cover promises, so a
  * watchdog disposes the isolate when a limit passes, whatever the hook is doing.
+ *
+ * The answer comes back through the bridge (`$done`, see surface.ts), never as a promise of the
+ * isolate's: the worker awaits only its own promises. The first outcome wins: the answer, a limit, a
+ * cancel or a failure of the isolate. After it, the bridge ignores the hook and the isolate is disposed,
+ * so nothing a hook left behind (timers of its own, finalizers, pending promises) runs on.
  */
 import ivm from 'isolated-vm'
 import type { DiagnosticKind } from '../../protocol/diagnostic.js'
-import type { CapabilityReply, CtxData, HookCode, InvokeOutcome, Limits } from './protocol.js'
-import { PRELUDE, hookScriptName, lineFromMessage, wrapHookSource } from './surface.js'
+import {
+  type CapabilityReply,
+  type CtxData,
+  type HookCode,
+  type InvokeOutcome,
+  type Limits,
+  hookCodeKey,
+  invokeOutcome,
+} from './protocol.js'
+import { MESSAGE_CHARS, PRELUDE, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from './surface.js'
 
 /** What the runner needs from the worker around it. */
 export interface InvocationHost {
@@ -21,6 +34,12 @@ export interface RunResult {
   cpuUs: number
 }
 
+/** Which export to call and what to answer with (its return value, or the argument at `resultArg`). */
+export interface HookCall {
+  point: string
+  resultArg: number
+}
+
 interface CompiledHook {
   code: string
   columnOffset: number
@@ -28,33 +47,77 @@ interface CompiledHook {
   cachedData?: ivm.ExternalCopy<ArrayBuffer>
 }
 
-/** Hook code by version; the code cache is produced here, by hookd, never taken from a hook. */
+/**
+ * The worker's own failure texts, in one table, so that wording stays consistent (the prelude's are in
+ * surface.ts, inside the isolate).
+ */
+export const RUNNER_MESSAGES = {
+  cpu: (l: Limits) => `used more than its CPU time limit of ${l.cpuMs} ms and was stopped`,
+  wall: (l: Limits) =>
+    `ran longer than its wall-time limit of ${l.wallMs} ms (time waiting on the host is not counted) and was stopped`,
+  memory: (l: Limits) => `ran out of its memory limit of ${l.memoryMb} MB and was stopped`,
+  cancelled: () => 'the host cancelled the point call; the hook was stopped',
+  capabilityCalls: (l: Limits, capability: string) =>
+    `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
+  capabilityArgs: (l: Limits, capability: string, bytes: number) =>
+    `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
+  answered: (capability: string) => `ctx.${capability}: the hook has already answered; nothing more reaches the host`,
+  logTruncated: (l: Limits) =>
+    `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
+  tooLarge: (l: Limits, bytes: number) => `the returned value is ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
+  unhandled: (text: string) => `an unhandled promise rejection: ${text}`,
+  topLevel: (text: string) => `the hook's top-level code failed: ${text}`,
+  badReply: () => 'hookd could not read the sandbox prelude\'s answer',
+} as const
+
+/** Hook code by name and version; the code cache is produced here, by hookd, never taken from a hook. */
 const hooks = new Map<string, CompiledHook>()
 
 export function rememberHook(code: HookCode): CompiledHook | undefined {
-  const known = hooks.get(code.version)
+  const key = hookCodeKey(code)
+  const known = hooks.get(key)
   if (known) return known
   if (code.source === undefined) return undefined
   const { code: wrapped, columnOffset } = wrapHookSource(code.source)
   const compiled: CompiledHook = { code: wrapped, columnOffset, filename: code.filename }
-  hooks.set(code.version, compiled)
+  hooks.set(key, compiled)
   return compiled
 }
 
-/** Drops code the sidecar no longer serves (bounded memory across hot reloads). */
-export function forgetHook(version: string): void {
-  hooks.delete(version)
+/** Drops code the sidecar no longer sends here (the supervisor bounds what each worker keeps). */
+export function forgetHook(key: string): void {
+  hooks.delete(key)
 }
 
-type Stop = { kind: DiagnosticKind; message: string }
+/** How many hook versions this worker keeps (for tests). */
+export function rememberedHooks(): number {
+  return hooks.size
+}
+
+let catastrophe: (message: string) => void = (message) => {
+  process.stderr.write(`hookd worker: isolated-vm reported a catastrophic error: ${message}\n`)
+  process.abort()
+}
 
 /**
- * Invocation run: one fresh isolate. `point === null` loads the hook and reports its exported
- * function names (used by the registry and `hookd check`).
+ * isolated-vm calls this when V8 lost control of an isolate (e.g. "Script failed to terminate"): the
+ * process must stop serving and end (main.ts retires the worker).
+ */
+export function onCatastrophicError(handler: (message: string) => void): void {
+  catastrophe = handler
+}
+
+/** Where a failure happened: it decides what a thrown value from isolated-vm means. */
+type Stage = 'setup' | 'compile' | 'evaluate' | 'invoke'
+
+/**
+ * Invocation run: one fresh isolate. `call` names the export to call and what to answer with (its
+ * return value, or the argument at `resultArg` after it ran); `call === null` loads the hook and reports
+ * its exported function names (used by the registry and `hookd check`).
  */
 export async function runInIsolate(
   hook: CompiledHook,
-  point: string | null,
+  call: HookCall | null,
   argsJson: string,
   ctx: CtxData | null,
   limits: Limits,
@@ -62,87 +125,113 @@ export async function runInIsolate(
   signal?: AbortSignal,
 ): Promise<RunResult> {
   const started = process.hrtime.bigint()
-  const isolate = new ivm.Isolate({ memoryLimit: Math.max(8, limits.memoryMb) })
-  let stop: Stop | undefined
+  const isolate = new ivm.Isolate({
+    memoryLimit: Math.max(8, limits.memoryMb),
+    onCatastrophicError: (message: string) => catastrophe(message),
+  })
+  let outcome: InvokeOutcome | undefined
+  let deliver: (o: InvokeOutcome) => void = () => {}
+  const answered = new Promise<InvokeOutcome>((resolve) => {
+    deliver = resolve
+  })
   let waitingSince: bigint | undefined
   let waitedNs = 0n
   let capabilityCalls = 0
   let logBytes = 0
-  let logTruncated = false
+  let logClosed = false
   let timer: NodeJS.Timeout | undefined
+  let stage: Stage = 'setup'
 
-  const end = (s: Stop): void => {
-    if (stop) return
-    stop = s
-    if (!isolate.isDisposed) isolate.dispose()
+  /** The first outcome wins; everything after it is ignored. */
+  const settle = (o: InvokeOutcome): void => {
+    if (outcome) return
+    outcome = o
+    deliver(o)
+  }
+  /** A limit or a cancel: settle, and stop the hook wherever it is. */
+  const end = (kind: DiagnosticKind, message: string): void => {
+    if (outcome) return
+    settle({ ok: false, kind, message })
+    dispose(isolate)
   }
 
   const watch = (): void => {
-    if (stop || isolate.isDisposed) return
+    timer = undefined
+    if (outcome) return
+    // isolated-vm disposes an isolate by itself only at its memory limit (ours go through end()).
+    if (isolate.isDisposed) return settle({ ok: false, kind: 'memory', message: RUNNER_MESSAGES.memory(limits) })
     const cpuMs = Number(isolate.cpuTime) / 1e6
     const now = process.hrtime.bigint()
     const waitingNow = waitingSince === undefined ? 0n : now - waitingSince
     const wallMs = Number(now - started - waitedNs - waitingNow) / 1e6
-    if (cpuMs > limits.cpuMs) {
-      end({ kind: 'cpu', message: `used more than its CPU time limit of ${limits.cpuMs} ms and was stopped` })
-      return
-    }
-    if (wallMs > limits.wallMs) {
-      end({
-        kind: 'timeout',
-        message: `ran longer than its wall-time limit of ${limits.wallMs} ms (time waiting on the host is not counted) and was stopped`,
-      })
-      return
-    }
+    if (cpuMs > limits.cpuMs) return end('cpu', RUNNER_MESSAGES.cpu(limits))
+    if (wallMs > limits.wallMs) return end('timeout', RUNNER_MESSAGES.wall(limits))
     const next = Math.min(limits.cpuMs - cpuMs, waitingSince === undefined ? limits.wallMs - wallMs : limits.cpuMs)
     timer = setTimeout(watch, Math.max(2, Math.ceil(next)))
   }
 
-  const bridge = new ivm.Reference(async (capability: string, argsText: string): Promise<string | undefined> => {
-    if (capability === 'log') {
-      if (logTruncated) return undefined
-      logBytes += argsText.length
-      if (logBytes > limits.logBytes) {
-        logTruncated = true
-        host.log(`[hookd: log truncated after ${limits.logBytes} bytes]`)
-        return undefined
-      }
-      host.log(argsText)
-      return undefined
+  const log = (text: string): void => {
+    if (outcome || logClosed) return
+    const cost = Buffer.byteLength(text) + 1
+    if (logBytes + cost > limits.logBytes) {
+      logClosed = true
+      host.log(RUNNER_MESSAGES.logTruncated(limits))
+      return
     }
+    logBytes += cost
+    host.log(text)
+  }
+
+  const capability = async (name: string, argsText: string): Promise<string> => {
+    if (outcome) return replyText({ ok: false, code: 'cancelled', message: RUNNER_MESSAGES.answered(name) })
     capabilityCalls += 1
     if (capabilityCalls > limits.capabilityCalls) {
-      return JSON.stringify({
-        ok: false,
-        code: 'limit',
-        message: `${capability}: over the limit of ${limits.capabilityCalls} capability calls per invocation`,
-      })
+      return replyText({ ok: false, code: 'limit', message: RUNNER_MESSAGES.capabilityCalls(limits, name) })
+    }
+    const bytes = Buffer.byteLength(argsText)
+    if (bytes > limits.resultBytes) {
+      return replyText({ ok: false, code: 'limit', message: RUNNER_MESSAGES.capabilityArgs(limits, name, bytes) })
     }
     let args: unknown
     try {
       args = JSON.parse(argsText)
     } catch {
-      return JSON.stringify({ ok: false, code: 'invalid', message: `${capability}: arguments are not JSON` })
+      return replyText({ ok: false, code: 'invalid', message: `ctx.${name}: its arguments are not JSON` })
     }
-    waitingSince = process.hrtime.bigint()
+    const since = process.hrtime.bigint()
+    waitingSince = since
     try {
-      return JSON.stringify(await host.capability(capability, args))
+      return replyText(await host.capability(name, args))
     } finally {
-      waitedNs += process.hrtime.bigint() - waitingSince
+      waitedNs += process.hrtime.bigint() - since
       waitingSince = undefined
     }
+  }
+
+  // The one host function in the isolate: only the prelude's closures hold it (surface.ts).
+  const bridge = new ivm.Reference(async (op: unknown, text: unknown): Promise<string | undefined> => {
+    if (typeof op !== 'string' || typeof text !== 'string') return undefined
+    if (op === '$done') {
+      settle(parseReply(text, limits))
+      return undefined
+    }
+    if (op === 'log') {
+      log(text)
+      return undefined
+    }
+    return capability(op, text)
   })
 
-  const onAbort = (): void => end({ kind: 'cancelled', message: 'the host cancelled the point call; the hook was stopped' })
-  signal?.addEventListener('abort', onAbort, { once: true })
-
-  let outcome: InvokeOutcome
-  try {
-    if (signal?.aborted) onAbort()
-    timer = setTimeout(watch, Math.max(2, Math.min(limits.cpuMs, limits.wallMs)))
+  const drive = async (): Promise<void> => {
     const context = await isolate.createContext()
     const prelude = await isolate.compileScript(PRELUDE, { filename: 'hookd-prelude' })
-    const invoke = (await prelude.run(context, { reference: true })) as ivm.Reference<unknown>
+    const setup = (await prelude.run(context, { reference: true })) as ivm.Reference<unknown>
+    const preludeLimits: PreludeLimits = { resultBytes: limits.resultBytes, logBytes: limits.logBytes, memoryMb: limits.memoryMb }
+    const invoke = (await setup.apply(undefined, [bridge, JSON.stringify(ctx ?? {}), JSON.stringify(preludeLimits)], {
+      result: { reference: true },
+      timeout: limits.wallMs,
+    })) as ivm.Reference<unknown>
+    stage = 'compile'
     let script: ivm.Script & ivm.CachedDataResult
     try {
       script = (await isolate.compileScript(hook.code, {
@@ -151,42 +240,69 @@ export async function runInIsolate(
         ...(hook.cachedData ? { cachedData: hook.cachedData } : { produceCachedData: true }),
       })) as ivm.Script & ivm.CachedDataResult
     } catch (err) {
-      if (stop) throw err
-      const message = errorText(err)
+      if (isolate.isDisposed) throw err
+      const message = clip(errorText(err))
       const line = lineFromMessage(message)
-      outcome = { ok: false, kind: 'load', message, ...(line !== undefined ? { line } : {}) }
-      return finish(outcome)
+      return settle({ ok: false, kind: 'load', message, ...(line !== undefined ? { line } : {}) })
     }
     if (!hook.cachedData && script.cachedData) hook.cachedData = script.cachedData
+    stage = 'evaluate'
     const factory = (await script.run(context, { reference: true, timeout: limits.wallMs })) as ivm.Reference<unknown>
-    const reply = await invoke.apply(
-      undefined,
-      [bridge, JSON.stringify(ctx ?? {}), factory.derefInto(), point, argsJson, limits.resultBytes],
-      { result: { promise: true, copy: true }, timeout: limits.wallMs },
-    )
-    outcome = parseReply(reply)
-  } catch (err) {
-    outcome = failureFrom(err, stop, limits)
+    stage = 'invoke'
+    await invoke.apply(undefined, [factory.derefInto(), call ? call.point : null, argsJson, call ? call.resultArg : -1], {
+      timeout: limits.wallMs,
+    })
   }
-  return finish(outcome)
 
-  function finish(result: InvokeOutcome): RunResult {
-    if (timer) clearTimeout(timer)
-    signal?.removeEventListener('abort', onAbort)
-    const cpuUs = isolate.isDisposed ? 0 : Math.round(Number(isolate.cpuTime) / 1000)
-    const wallUs = Math.round(Number(process.hrtime.bigint() - started) / 1000)
-    // A limit that fired as the hook finished still wins: the answer came after the deadline.
-    const final: InvokeOutcome = stop ? { ok: false, kind: stop.kind, message: stop.message } : result
-    bridge.release()
-    if (!isolate.isDisposed) setImmediate(() => isolate.dispose())
-    return { outcome: final, wallUs, cpuUs }
+  const onAbort = (): void => end('cancelled', RUNNER_MESSAGES.cancelled())
+  signal?.addEventListener('abort', onAbort, { once: true })
+  if (signal?.aborted) onAbort()
+  timer = setTimeout(watch, Math.max(2, Math.min(limits.cpuMs, limits.wallMs)))
+  drive().catch((err: unknown) => settle(failureFrom(err, stage, limits)))
+
+  const final = await answered
+  if (timer) clearTimeout(timer)
+  signal?.removeEventListener('abort', onAbort)
+  const cpuUs = isolate.isDisposed ? 0 : Math.round(Number(isolate.cpuTime) / 1000)
+  const wallUs = Math.round(Number(process.hrtime.bigint() - started) / 1000)
+  dispose(isolate)
+  bridge.release()
+  return { outcome: final, wallUs, cpuUs }
+}
+
+function dispose(isolate: ivm.Isolate): void {
+  try {
+    if (!isolate.isDisposed) isolate.dispose()
+  } catch {
+    // Already disposed by isolated-vm (memory limit) between the check and the call.
   }
 }
 
-function parseReply(reply: unknown): InvokeOutcome {
-  if (typeof reply !== 'string') return { ok: false, kind: 'internal', message: 'the prelude returned no reply' }
-  const parsed = JSON.parse(reply) as InvokeOutcome
-  return parsed
+function replyText(reply: CapabilityReply): string {
+  // `value` is always present, so the prelude never reads it from a prototype the hook changed.
+  return JSON.stringify(reply.ok ? { ok: true, value: reply.value ?? null } : { ok: false, code: reply.code, message: reply.message })
+}
+
+/** The prelude's `$done` text, checked: a reply that does not fit the protocol is hookd's own fault. */
+function parseReply(text: string, limits: Limits): InvokeOutcome {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return { ok: false, kind: 'internal', message: RUNNER_MESSAGES.badReply() }
+  }
+  const parsed = invokeOutcome.safeParse(json)
+  if (!parsed.success) return { ok: false, kind: 'internal', message: RUNNER_MESSAGES.badReply() }
+  const reply = parsed.data
+  if (reply.ok && reply.value !== undefined) {
+    const bytes = Buffer.byteLength(reply.value)
+    if (bytes > limits.resultBytes) return { ok: false, kind: 'result-too-large', message: RUNNER_MESSAGES.tooLarge(limits, bytes) }
+  }
+  return reply
+}
+
+function clip(text: string): string {
+  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}... (${text.length - MESSAGE_CHARS} more characters)`
 }
 
 function errorText(err: unknown): string {
@@ -194,21 +310,17 @@ function errorText(err: unknown): string {
   return String(err)
 }
 
-function failureFrom(err: unknown, stop: Stop | undefined, limits: Limits): InvokeOutcome {
-  if (stop) return { ok: false, kind: stop.kind, message: stop.message }
+function failureFrom(err: unknown, stage: Stage, limits: Limits): InvokeOutcome {
   const text = errorText(err)
-  if (/memory limit/i.test(text) || /Array buffer allocation failed/i.test(text)) {
-    return { ok: false, kind: 'memory', message: `ran out of its memory limit of ${limits.memoryMb} MB and was stopped` }
+  if (/memory limit/i.test(text) || /Array buffer allocation failed/i.test(text) || /Isolate was disposed/i.test(text)) {
+    return { ok: false, kind: 'memory', message: RUNNER_MESSAGES.memory(limits) }
   }
-  if (/Script execution timed out/i.test(text)) {
-    return {
-      ok: false,
-      kind: 'timeout',
-      message: `ran longer than its wall-time limit of ${limits.wallMs} ms and was stopped`,
-    }
-  }
-  if (/Isolate was disposed/i.test(text)) {
-    return { ok: false, kind: 'memory', message: `ran out of its memory limit of ${limits.memoryMb} MB and was stopped` }
-  }
-  return { ok: false, kind: 'internal', message: `hookd could not run the hook: ${text}` }
+  if (/Script execution timed out/i.test(text)) return { ok: false, kind: 'timeout', message: RUNNER_MESSAGES.wall(limits) }
+  const stack = err instanceof Error && typeof err.stack === 'string' ? err.stack : text
+  const line = lineFromMessage(stack)
+  const at = line !== undefined ? { line } : {}
+  // The prelude catches everything the hook throws; what escapes `invoke` is a rejection nobody handled.
+  if (stage === 'invoke') return { ok: false, kind: 'throw', message: clip(RUNNER_MESSAGES.unhandled(text)), ...at }
+  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clip(RUNNER_MESSAGES.topLevel(text)), ...at }
+  return { ok: false, kind: 'internal', message: clip(`hookd could not run the hook: ${text}`) }
 }

@@ -1,19 +1,24 @@
 /**
  * The worker pool: supervised child processes that run isolates, so that a V8 fatal error costs one
  * worker, never the sidecar. A dead worker is replaced; what it was running ends with a `worker-crash`
- * outcome. Workers that keep dying before they are ready stop being restarted, and every invocation then
- * fails fast with a diagnostic that says so, instead of looping forever.
+ * outcome. A worker that stops answering (its deadline passes with no capability call outstanding) is
+ * killed and replaced the same way. Workers that keep dying before they serve anything stop being
+ * restarted after `maxStartFailures` in a row, and every invocation then fails fast with a diagnostic
+ * that says so, instead of looping forever.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { HookdError } from '../../protocol/status.js'
 import type { CtxData, CapabilityReply, HookCode, InvokeOutcome, Limits, LoadOutcome, ToWorker } from './protocol.js'
-import { fromWorker } from './protocol.js'
+import { fromWorker, hookCodeKey } from './protocol.js'
 
 export interface InvocationRequest {
   hook: HookCode & { source: string }
   point: string
   args: readonly unknown[]
+  /** See ToWorker 'invoke': answer with this argument after the call instead of the return value. */
+  resultArg?: number
   ctx: CtxData
   limits: Limits
   signal?: AbortSignal
@@ -30,51 +35,127 @@ export interface InvocationReport {
 export interface PoolOptions {
   /** Worker processes; default: the number of cores, at least 1. */
   size?: number
-  /** Consecutive start-up failures after which the pool stops restarting workers. */
+  /** Workers in a row that die before serving anything, after which the pool stops restarting them. */
   maxStartFailures?: number
+  /** A worker not ready this long after it was started is killed (a start failure). Default 30 s. */
+  startTimeoutMs?: number
+  /**
+   * How long past an invocation's wall-time limit (host waits excluded) the pool waits for the worker's
+   * answer before it kills the worker as hung. The worker's own watchdog ends every invocation at its
+   * limit, so this only fires when the worker process itself is stuck. Default 5 s.
+   */
+  hangGraceMs?: number
+  /** Hook versions whose compiled code each worker keeps. Default 256. */
+  keepVersions?: number
+  /** Extra Node.js options for the worker processes, e.g. ['--max-semi-space-size=16']. */
+  execArgv?: readonly string[]
 }
 
-type Inflight =
-  | { type: 'invoke'; request: InvocationRequest; resolve(report: InvocationReport): void; cleanup(): void }
-  | { type: 'load'; resolve(outcome: LoadOutcome): void }
+/** What the pool is doing, for tests and status output. */
+export interface PoolStats {
+  /** Workers started so far, replacements included. */
+  spawned: number
+  /** Live workers that are ready for work. */
+  ready: number
+  /** Workers in a row that died before serving anything. */
+  startFailures: number
+  /** Set once the pool gave up restarting workers. */
+  broken?: string
+}
+
+interface InvokeFlight {
+  type: 'invoke'
+  request: InvocationRequest
+  resolve(report: InvocationReport): void
+  cleanup(): void
+  /** When the worker must have answered, unless a capability call is outstanding (ms, monotonic). */
+  deadline: number
+  outstanding: number
+  pausedAt: number
+}
+
+interface LoadFlight {
+  type: 'load'
+  resolve(outcome: LoadOutcome): void
+  deadline: number
+  outstanding: 0
+}
+
+type Inflight = InvokeFlight | LoadFlight
 
 class Worker {
   readonly inflight = new Map<number, Inflight>()
-  readonly versions = new Set<string>()
+  /** hookCodeKeys whose code this worker holds, least recently used first. */
+  readonly code = new Map<string, true>()
   ready = false
+  retiring = false
+  /** Invocations and loads it answered. */
+  served = 0
+  /** Why the pool killed it, when it did. */
+  killedFor: string | undefined
   stderrTail = ''
+  startTimer: NodeJS.Timeout | undefined
   constructor(readonly child: ChildProcess) {}
   post(message: ToWorker): void {
-    if (this.child.connected) this.child.send(message)
+    if (!this.child.connected) return
+    try {
+      this.child.send(message)
+    } catch {
+      // The channel closed under us: 'exit' follows and ends what was in flight.
+    }
+  }
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null
   }
 }
 
 const here = fileURLToPath(import.meta.url)
 const fromSource = here.endsWith('.ts')
 const ENTRY = fileURLToPath(new URL(fromSource ? './main.ts' : './main.js', import.meta.url))
-// Run from TypeScript sources (tests, tsx), workers load the same sources through tsx, resolved from
-// here so that the working directory does not matter.
-const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', import.meta.resolve('tsx')] : [])]
+// isolated-vm needs --no-node-snapshot on Node 20.
+const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', 'tsx'] : [])]
+const CHECK_MS = 250
+
+const now = (): number => performance.now()
 
 export class WorkerPool {
   readonly size: number
   private readonly maxStartFailures: number
+  private readonly startTimeoutMs: number
+  private readonly hangGraceMs: number
+  private readonly keepVersions: number
+  private readonly execArgv: readonly string[]
   private readonly workers: Worker[] = []
   private readonly waiters: Array<() => void> = []
   private nextId = 1
+  private spawned = 0
   private startFailures = 0
   private brokenReason: string | undefined
   private closed = false
+  private checker: NodeJS.Timeout | undefined
 
   constructor(options: PoolOptions = {}) {
     this.size = Math.max(1, options.size ?? availableParallelism())
-    this.maxStartFailures = options.maxStartFailures ?? 5
+    this.maxStartFailures = Math.max(1, options.maxStartFailures ?? 5)
+    this.startTimeoutMs = options.startTimeoutMs ?? 30_000
+    this.hangGraceMs = options.hangGraceMs ?? 5000
+    this.keepVersions = Math.max(1, options.keepVersions ?? 256)
+    this.execArgv = options.execArgv ?? []
   }
 
-  /** Starts the workers and waits until at least one is ready. */
+  /**
+   * Starts the workers and waits until at least one is ready. Fails with UNAVAILABLE when workers keep
+   * dying at start-up (`maxStartFailures` in a row), naming the last failure.
+   */
   async start(): Promise<void> {
+    this.checker ??= setInterval(() => this.checkDeadlines(), CHECK_MS)
+    this.checker.unref()
     for (let i = 0; i < this.size; i++) this.spawn()
     await this.anyReady()
+    if (this.brokenReason) {
+      await this.close()
+      throw new HookdError('unavailable', `no sandbox worker could start: ${this.brokenReason}`)
+    }
   }
 
   /** Runs one invocation in a fresh isolate on the least busy worker. Never rejects. */
@@ -82,10 +163,7 @@ export class WorkerPool {
     const worker = await this.pick()
     if (!worker) return { outcome: this.unavailable(), wallUs: 0, cpuUs: 0 }
     const id = this.nextId++
-    const hook: HookCode = worker.versions.has(request.hook.version)
-      ? { name: request.hook.name, version: request.hook.version, filename: request.hook.filename }
-      : request.hook
-    worker.versions.add(request.hook.version)
+    const hook: HookCode = this.withCode(worker, request.hook)
     return new Promise<InvocationReport>((resolve) => {
       const onAbort = (): void => worker.post({ $: 'cancel', id })
       request.signal?.addEventListener('abort', onAbort, { once: true })
@@ -94,6 +172,9 @@ export class WorkerPool {
         request,
         resolve,
         cleanup: () => request.signal?.removeEventListener('abort', onAbort),
+        deadline: now() + request.limits.wallMs + this.hangGraceMs,
+        outstanding: 0,
+        pausedAt: 0,
       })
       worker.post({
         $: 'invoke',
@@ -101,6 +182,7 @@ export class WorkerPool {
         hook,
         point: request.point,
         args: JSON.stringify(request.args),
+        ...(request.resultArg !== undefined ? { resultArg: request.resultArg } : {}),
         ctx: request.ctx,
         limits: request.limits,
       })
@@ -112,9 +194,9 @@ export class WorkerPool {
     const worker = await this.pick()
     if (!worker) return { ok: false, message: this.unavailable().message }
     const id = this.nextId++
-    worker.versions.add(hook.version)
+    this.withCode(worker, hook)
     return new Promise<LoadOutcome>((resolve) => {
-      worker.inflight.set(id, { type: 'load', resolve })
+      worker.inflight.set(id, { type: 'load', resolve, deadline: now() + limits.wallMs + this.hangGraceMs, outstanding: 0 })
       worker.post({ $: 'load', id, hook, limits })
     })
   }
@@ -122,10 +204,11 @@ export class WorkerPool {
   /** Stops every worker; in-flight invocations end as `worker-crash`. */
   async close(): Promise<void> {
     this.closed = true
+    if (this.checker) clearInterval(this.checker)
     const exits = this.workers.map(
       (w) =>
         new Promise<void>((resolve) => {
-          if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve()
+          if (w.exited) return resolve()
           w.child.once('exit', () => resolve())
           w.child.kill('SIGKILL')
         }),
@@ -135,9 +218,34 @@ export class WorkerPool {
     for (const wake of this.waiters.splice(0)) wake()
   }
 
-  /** Process ids of the live workers (for tests and `hookd` status output). */
+  /** Process ids of the live, ready workers (for tests and `hookd` status output). */
   pids(): number[] {
-    return this.workers.filter((w) => w.ready).map((w) => w.child.pid ?? 0)
+    return this.workers.filter((w) => w.ready && !w.retiring).map((w) => w.child.pid ?? 0)
+  }
+
+  stats(): PoolStats {
+    return {
+      spawned: this.spawned,
+      ready: this.pids().length,
+      startFailures: this.startFailures,
+      ...(this.brokenReason ? { broken: this.brokenReason } : {}),
+    }
+  }
+
+  /** The code to send: the source the first time this worker sees the version, then only its name. */
+  private withCode(worker: Worker, hook: HookCode & { source: string }): HookCode {
+    const key = hookCodeKey(hook)
+    if (worker.code.delete(key)) {
+      worker.code.set(key, true)
+      return { name: hook.name, version: hook.version, filename: hook.filename }
+    }
+    worker.code.set(key, true)
+    for (const old of worker.code.keys()) {
+      if (worker.code.size <= this.keepVersions) break
+      worker.code.delete(old)
+      worker.post({ $: 'forget', key: old })
+    }
+    return hook
   }
 
   private unavailable(): Extract<InvokeOutcome, { ok: false }> {
@@ -151,17 +259,22 @@ export class WorkerPool {
   }
 
   private spawn(): void {
-    if (this.closed) return
+    if (this.closed || this.brokenReason) return
     const child = fork(ENTRY, [], {
-      execArgv: EXEC_ARGV,
+      execArgv: [...EXEC_ARGV, ...this.execArgv],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'json',
     })
+    this.spawned += 1
     const worker = new Worker(child)
     this.workers.push(worker)
+    worker.startTimer = setTimeout(() => {
+      if (!worker.ready) this.kill(worker, `it was not ready ${this.startTimeoutMs} ms after it started`)
+    }, this.startTimeoutMs)
+    worker.startTimer.unref()
     child.stderr?.setEncoding('utf8')
     child.stderr?.on('data', (chunk: string) => {
-      worker.stderrTail = (worker.stderrTail + chunk).slice(-2000)
+      worker.stderrTail = (worker.stderrTail + chunk).slice(-4000)
     })
     child.on('message', (raw) => this.onMessage(worker, raw))
     child.on('error', () => {
@@ -170,32 +283,61 @@ export class WorkerPool {
     child.on('exit', (code, signal) => this.onExit(worker, code, signal))
   }
 
+  private kill(worker: Worker, why: string): void {
+    if (worker.exited) return
+    worker.killedFor ??= why
+    worker.child.kill('SIGKILL')
+  }
+
+  /** Kills workers that hold an invocation past its deadline with no capability call outstanding. */
+  private checkDeadlines(): void {
+    const t = now()
+    for (const worker of this.workers) {
+      for (const flight of worker.inflight.values()) {
+        if (flight.outstanding === 0 && t > flight.deadline) {
+          this.kill(worker, `it stopped answering: an invocation ran ${this.hangGraceMs} ms past its wall-time limit`)
+          break
+        }
+      }
+    }
+  }
+
+  private served(worker: Worker): void {
+    worker.served += 1
+    this.startFailures = 0
+  }
+
   private onMessage(worker: Worker, raw: unknown): void {
     const parsed = fromWorker.safeParse(raw)
     if (!parsed.success) {
       // A worker that speaks out of protocol is not trusted with more work.
-      worker.child.kill('SIGKILL')
+      this.kill(worker, 'it sent a message outside the sidecar<->worker protocol')
       return
     }
     const message = parsed.data
     switch (message.$) {
       case 'ready':
         worker.ready = true
-        this.startFailures = 0
+        if (worker.startTimer) clearTimeout(worker.startTimer)
         for (const wake of this.waiters.splice(0)) wake()
+        return
+      case 'retire':
+        // isolated-vm lost an isolate: no new work here; a replacement starts now.
+        if (!worker.retiring) {
+          worker.retiring = true
+          this.spawn()
+        }
         return
       case 'capability': {
         const inflight = worker.inflight.get(message.id)
         if (inflight?.type !== 'invoke') return
-        void inflight.request.onCapability(message.capability, message.args).then(
-          (reply) => worker.post({ $: 'capabilityResult', id: message.id, callId: message.callId, reply }),
-          (err: unknown) =>
-            worker.post({
-              $: 'capabilityResult',
-              id: message.id,
-              callId: message.callId,
-              reply: { ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) },
-            }),
+        if (inflight.outstanding++ === 0) inflight.pausedAt = now()
+        const answer = (reply: CapabilityReply): void => {
+          if (--inflight.outstanding === 0) inflight.deadline += now() - inflight.pausedAt
+          worker.post({ $: 'capabilityResult', id: message.id, callId: message.callId, reply })
+        }
+        void inflight.request.onCapability(message.capability, message.args).then(answer, (err: unknown) =>
+          answer({ ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }),
         )
         return
       }
@@ -208,6 +350,7 @@ export class WorkerPool {
         const inflight = worker.inflight.get(message.id)
         if (inflight?.type !== 'invoke') return
         worker.inflight.delete(message.id)
+        this.served(worker)
         inflight.cleanup()
         inflight.resolve({ outcome: message.outcome, wallUs: message.wallUs, cpuUs: message.cpuUs })
         return
@@ -216,6 +359,7 @@ export class WorkerPool {
         const inflight = worker.inflight.get(message.id)
         if (inflight?.type !== 'load') return
         worker.inflight.delete(message.id)
+        this.served(worker)
         inflight.resolve(message.outcome)
         return
       }
@@ -223,11 +367,19 @@ export class WorkerPool {
   }
 
   private onExit(worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
+    if (worker.startTimer) clearTimeout(worker.startTimer)
     const index = this.workers.indexOf(worker)
     if (index >= 0) this.workers.splice(index, 1)
     const how = signal ? `signal ${signal}` : `exit code ${code}`
-    const fatal = /Fatal|out of memory|heap/i.test(worker.stderrTail) ? ' (V8 reported a fatal error)' : ''
-    const message = `the sandbox worker (pid ${worker.child.pid}) died while running the hook, by ${how}${fatal}; the worker was replaced`
+    const fatal = /FATAL ERROR|Fatal JavaScript|out of memory|is_heap_oom|Fatal process/i.test(worker.stderrTail)
+      ? ', V8 reported a fatal error'
+      : ''
+    const pid = worker.child.pid
+    const others = worker.inflight.size - 1
+    const also = others > 0 ? ` (${others} other invocation${others > 1 ? 's' : ''} running on it ended too)` : ''
+    const message = worker.killedFor
+      ? `the sandbox worker (pid ${pid}) was killed because ${worker.killedFor}${also}; a new worker replaces it`
+      : `the sandbox worker (pid ${pid}) died while the hook ran (${how}${fatal})${also}; a new worker replaces it`
     for (const [, inflight] of worker.inflight) {
       if (inflight.type === 'invoke') {
         inflight.cleanup()
@@ -237,22 +389,24 @@ export class WorkerPool {
       }
     }
     worker.inflight.clear()
-    if (this.closed) return
-    if (!worker.ready) {
+    if (this.closed || worker.retiring) return
+    // Dying before serving anything, ready or not, is a start failure: that is what could loop.
+    const startFailure = worker.served === 0
+    if (startFailure) {
       this.startFailures += 1
       if (this.startFailures >= this.maxStartFailures) {
-        const tail = worker.stderrTail.trim().split('\n').slice(-3).join(' | ')
-        this.brokenReason = `workers failed to start ${this.startFailures} times in a row (last: ${how}${tail ? `: ${tail}` : ''})`
+        const tail = worker.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 500)
+        this.brokenReason = `workers failed to start ${this.startFailures} times in a row (last: ${worker.killedFor ?? how}${tail ? `: ${tail}` : ''})`
         for (const wake of this.waiters.splice(0)) wake()
         return
       }
     }
-    const delay = worker.ready ? 0 : Math.min(2000, 50 * 2 ** this.startFailures)
+    const delay = startFailure ? Math.min(2000, 50 * 2 ** this.startFailures) : 0
     setTimeout(() => this.spawn(), delay).unref()
   }
 
   private anyReady(): Promise<void> {
-    if (this.workers.some((w) => w.ready) || this.brokenReason || this.closed) return Promise.resolve()
+    if (this.workers.some(usable) || this.brokenReason || this.closed) return Promise.resolve()
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
@@ -261,10 +415,14 @@ export class WorkerPool {
       if (this.closed || this.brokenReason) return undefined
       let best: Worker | undefined
       for (const w of this.workers) {
-        if (w.ready && w.child.connected && (!best || w.inflight.size < best.inflight.size)) best = w
+        if (usable(w) && (!best || w.inflight.size < best.inflight.size)) best = w
       }
       if (best) return best
       await this.anyReady()
     }
   }
+}
+
+function usable(w: Worker): boolean {
+  return w.ready && !w.retiring && w.child.connected
 }

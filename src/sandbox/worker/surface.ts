@@ -3,13 +3,14 @@
  *
  * - The host capabilities that `ctx` calls, with their argument schemas, are declared in
  *   src/protocol/capabilities.ts (they cross to the host on the wire as CapabilityCall).
- * - `PRELUDE` is the JavaScript that runs inside each fresh isolate, before the hook's own code, and
- *   builds `ctx` from plain data plus one host function reachable only from the prelude's closure.
+ * - `PRELUDE` is the JavaScript that runs inside each fresh isolate, before any of the hook's code, and
+ *   builds `ctx` from plain data plus one host function reachable only from the prelude's closures.
  *   It also calls the hook and copies its answer out as JSON text, with size checks, inside the
  *   isolate: no hook getter, proxy trap or toJSON ever runs outside it.
  * - `wrapHookSource` turns a CommonJS hook file into a function expression without moving its lines.
  *
- * types/hook.d.ts declares the same surface for hook authors; keep the three in step.
+ * types/hook.d.ts declares the same surface for hook authors; keep the three in step. The threat model
+ * and what each failure looks like are in docs/containment.md.
  */
 /** The wrapper keeps the hook's own line numbers: it adds nothing before the first line's text. */
 const WRAP_HEAD = '(function (module, exports) {'
@@ -19,32 +20,71 @@ export function wrapHookSource(source: string): { code: string; columnOffset: nu
   return { code: WRAP_HEAD + source + WRAP_TAIL, columnOffset: -WRAP_HEAD.length }
 }
 
+/** What the prelude needs to know of the limits (the rest are enforced by the worker). */
+export interface PreludeLimits {
+  resultBytes: number
+  logBytes: number
+  memoryMb: number
+}
+
 /**
- * Runs inside the isolate. It evaluates to an async function that the worker calls once per invocation
- * with (bridge, ctxJson, factory, point, argsJson, resultLimit) and that resolves to JSON text:
- * {"ok":true,"value":"<json>"} | {"ok":true} | {"ok":false,"kind":...,"message":...,"line":...}.
+ * The longest diagnostic message the prelude reports, in characters; longer ones (a hook's error
+ * message, say) are clipped, so that a hook cannot push a huge diagnostic to the host.
+ */
+export const MESSAGE_CHARS = 2000
+
+/**
+ * Runs inside the isolate, in two steps, so that no hook code at all (not even top-level code that
+ * escapes the CommonJS wrapper) runs before `ctx` is built and the bridge's methods are captured:
  *
- * `bridge` is the only host object in the isolate; it never leaves this closure. Built-ins are captured
- * before the hook's code runs, so a hook that replaces JSON, Reflect, Error or prototypes changes only
- * its own view.
+ * 1. The prelude script evaluates to `hookdSetup(bridge, ctxJson, limitsJson)`, which the worker calls
+ *    before it compiles the hook. It builds `ctx` and returns `hookdInvoke`.
+ * 2. The worker compiles and runs the hook's wrapped source, then calls
+ *    `hookdInvoke(factory, point, argsJson, resultArg)` (`point === null`: report the exports).
+ *
+ * `hookdInvoke` returns nothing: the answer goes back through the bridge as `$done` with JSON text
+ * {"ok":true,"value":"<json>"} | {"ok":true} | {"ok":false,"kind":...,"message":...,"line":...}.
+ * The worker never awaits a promise of the isolate's, so a hook that replaces Promise.prototype.then,
+ * the promise `constructor` or `Symbol.species` cannot touch the worker's side of the answer.
+ *
+ * `bridge` is the only host object in the isolate; it never leaves the setup closure and is never passed
+ * to, or made the receiver of, anything a hook can replace. Every prelude function is strict, so stack
+ * frames (structured call sites) and `Function.prototype.caller` do not reveal them. Built-ins are
+ * captured before the hook's code runs, so a hook that replaces JSON, Reflect, Error or prototypes
+ * changes only its own view.
+ *
+ * Before any hook code runs the prelude also removes three globals (docs/containment.md):
+ * `WebAssembly` (a WebAssembly.Memory is not counted against the isolate's memory limit: measured, a
+ * hook grew one to 2 GB under a 16 MB limit), `Atomics.waitAsync` (with a timeout it aborts the whole
+ * worker process in isolated-vm 5.0.4) and `console` (a silent no-op here; hooks log with ctx.log).
  */
 export const PRELUDE = String.raw`(function () {
 'use strict';
+const global = globalThis;
+delete global.WebAssembly;
+delete global.console;
+delete global.Atomics.waitAsync;
+
 const ReflectApply = Reflect.apply;
 const stringify = JSON.stringify;
 const parse = JSON.parse;
 const freeze = Object.freeze;
 const keys = Object.keys;
-const isArray = Array.isArray;
+const getPrototypeOf = Object.getPrototypeOf;
+const defineProperty = Object.defineProperty;
 const ErrorCtor = Error;
+const RangeErrorPrototype = RangeError.prototype;
 const StringCtor = String;
 const WeakSetCtor = WeakSet;
 const wsAdd = WeakSet.prototype.add;
 const wsHas = WeakSet.prototype.has;
 const regexpExec = RegExp.prototype.exec;
-const arrayJoin = Array.prototype.join;
-const arrayPush = Array.prototype.push;
+const stringSlice = String.prototype.slice;
+const charCodeAt = String.prototype.charCodeAt;
 const objectToString = Object.prototype.toString;
+const MESSAGE_CHARS = ${MESSAGE_CHARS};
+const LINE = /hookd-hook:[^:\n]*:(\d{1,7})(?!\d)/;
+const ASCII = /^[\x00-\x7f]*$/;
 
 function deepFreeze(value) {
   if (value !== null && typeof value === 'object') {
@@ -55,30 +95,116 @@ function deepFreeze(value) {
   return value;
 }
 
-return async function hookdInvoke(bridge, ctxJson, factory, point, argsJson, resultLimit) {
+function clip(text) {
+  if (text.length <= MESSAGE_CHARS) return text;
+  return ReflectApply(stringSlice, text, [0, MESSAGE_CHARS]) + '... (' + (text.length - MESSAGE_CHARS) + ' more characters)';
+}
+
+// UTF-8 length of well-formed text (JSON.stringify escapes lone surrogates).
+function utf8Length(text) {
+  if (ReflectApply(regexpExec, ASCII, [text]) !== null) return text.length;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = ReflectApply(charCodeAt, text, [i]);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00) { n += 4; i++; }
+    else n += 3;
+  }
+  return n;
+}
+
+function show(value) {
+  if (typeof value === 'string') return value;
+  try {
+    const text = stringify(value);
+    if (typeof text === 'string') return text;
+  } catch (_) {}
+  try { return StringCtor(value); } catch (_) {}
+  try { return ReflectApply(objectToString, value, []); } catch (_) { return '[value]'; }
+}
+
+function describe(err) {
+  try {
+    if (err !== null && typeof err === 'object') {
+      const name = err.name, msg = err.message;
+      if (typeof msg === 'string') return clip((typeof name === 'string' && name ? name : 'Error') + ': ' + msg);
+    }
+    return clip('threw ' + show(err));
+  } catch (_) {
+    return 'threw a value that could not be described';
+  }
+}
+
+function isRangeError(err, message) {
+  try {
+    return err !== null && typeof err === 'object' && getPrototypeOf(err) === RangeErrorPrototype && err.message === message;
+  } catch (_) { return false; }
+}
+
+function lineOf(err) {
+  try {
+    const stack = err !== null && typeof err === 'object' ? err.stack : undefined;
+    if (typeof stack !== 'string') return undefined;
+    const m = ReflectApply(regexpExec, LINE, [stack]);
+    return m !== null ? +m[1] : undefined;
+  } catch (_) { return undefined; }
+}
+
+// Replies are assembled from primitives only, so a hook that adds toJSON or getters to
+// Object.prototype cannot change what the worker reads.
+function fail(kind, message, line) {
+  let out = '{"ok":false,"kind":' + stringify(kind) + ',"message":' + stringify(clip(StringCtor(message)));
+  if (typeof line === 'number' && line >= 1) out += ',"line":' + line;
+  return out + '}';
+}
+
+return function hookdSetup(bridge, ctxJson, limitsJson) {
   const applySync = bridge.applySyncPromise;
   const applyIgnored = bridge.applyIgnored;
+  const limits = parse(limitsJson);
+  const resultLimit = limits.resultBytes;
+  const logLimit = limits.logBytes;
+  const memoryMb = limits.memoryMb;
+  const data = parse(ctxJson);
   const denied = new WeakSetCtor();
   const limited = new WeakSetCtor();
-  const data = parse(ctxJson);
+  const hostTimeout = new WeakSetCtor();
+  let answered = false;
+  let logChars = 0;
+  let logClosed = false;
+
+  function answer(text) {
+    if (answered) return;
+    answered = true;
+    ReflectApply(applySync, bridge, [undefined, ['$done', text]]);
+  }
 
   function call(capability, args) {
+    if (answered) throw new ErrorCtor('ctx.' + capability + ': the hook has already answered; nothing more reaches the host');
     const reply = parse(ReflectApply(applySync, bridge, [undefined, [capability, stringify(args)]]));
-    if (reply.ok) return reply.value;
+    if (reply.ok === true) return reply.value;
     const err = new ErrorCtor(reply.message);
-    err.code = reply.code;
+    // Defined, not assigned: a setter the hook put on a prototype must not swallow it.
+    defineProperty(err, 'code', { __proto__: null, value: reply.code, writable: true, enumerable: true, configurable: true });
     if (reply.code === 'denied') ReflectApply(wsAdd, denied, [err]);
-    if (reply.code === 'limit') ReflectApply(wsAdd, limited, [err]);
+    else if (reply.code === 'limit') ReflectApply(wsAdd, limited, [err]);
+    else if (reply.code === 'timeout') ReflectApply(wsAdd, hostTimeout, [err]);
     throw err;
   }
 
-  function show(value) {
-    if (typeof value === 'string') return value;
-    try {
-      const text = stringify(value);
-      if (typeof text === 'string') return text;
-    } catch (_) {}
-    try { return StringCtor(value); } catch (_) { return ReflectApply(objectToString, value, []); }
+  // The worker counts exact UTF-8 bytes and sends the truncation marker; counting characters here
+  // (never more than bytes) only keeps a flood from crossing the boundary at all once it is over.
+  function log(...values) {
+    if (logClosed || answered) return;
+    let line = '';
+    for (let i = 0; i < values.length; i++) line = (i ? line + ' ' : line) + show(values[i]);
+    logChars += line.length + 1;
+    if (logChars > logLimit) {
+      logClosed = true;
+      if (line.length > logLimit) line = ReflectApply(stringSlice, line, [0, logLimit + 1]);
+    }
+    ReflectApply(applyIgnored, bridge, [undefined, ['log', line]]);
   }
 
   const ctx = freeze({
@@ -88,11 +214,7 @@ return async function hookdInvoke(bridge, ctxJson, factory, point, argsJson, res
     config: deepFreeze(data.config),
     system: deepFreeze(data.system),
     env: deepFreeze(data.env),
-    log: freeze(function log(...values) {
-      const parts = [];
-      for (let i = 0; i < values.length; i++) ReflectApply(arrayPush, parts, [show(values[i])]);
-      ReflectApply(applyIgnored, bridge, [undefined, ['log', ReflectApply(arrayJoin, parts, [' '])]]);
-    }),
+    log: freeze(log),
     notify: freeze(function notify(message) { call('notify', [message]); }),
     confirm: freeze(function confirm(message) { return call('confirm', [message]) === true; }),
     file: freeze({
@@ -106,90 +228,107 @@ return async function hookdInvoke(bridge, ctxJson, factory, point, argsJson, res
     }),
   });
 
-  function lineOf(err) {
-    try {
-      const stack = err && err.stack;
-      if (typeof stack !== 'string') return undefined;
-      const m = ReflectApply(regexpExec, /hookd-hook:[^:\n]*:(\d+)/, [stack]);
-      return m ? +m[1] : undefined;
-    } catch (_) { return undefined; }
-  }
-
-  function describe(err) {
-    try {
-      if (err !== null && typeof err === 'object') {
-        const name = err.name, msg = err.message;
-        if (typeof msg === 'string') return (typeof name === 'string' && name ? name : 'Error') + ': ' + msg;
-      }
-      return 'threw ' + show(err);
-    } catch (_) {
-      return 'threw a value that could not be described';
-    }
-  }
-
-  // Replies are assembled from primitives only, so a hook that adds toJSON or getters to
-  // Object.prototype cannot change what the worker reads.
-  function fail(kind, message, line) {
-    let out = '{"ok":false,"kind":' + stringify(kind) + ',"message":' + stringify(StringCtor(message));
-    if (typeof line === 'number') out += ',"line":' + line;
-    return out + '}';
-  }
-
   function failure(kind, err) {
     return fail(kind, describe(err), lineOf(err));
   }
 
-  let exportsValue;
-  try {
-    const module = { exports: {} };
-    ReflectApply(factory, undefined, [module, module.exports]);
-    exportsValue = module.exports;
-  } catch (err) {
-    return failure('load', err);
-  }
-  if (point === null) {
-    const names = [];
-    if (exportsValue !== null && (typeof exportsValue === 'object' || typeof exportsValue === 'function')) {
-      const own = keys(exportsValue);
-      for (let i = 0; i < own.length; i++) {
-        if (typeof exportsValue[own[i]] === 'function') ReflectApply(arrayPush, names, [own[i]]);
-      }
-    }
-    return '{"ok":true,"value":' + stringify(stringify(names)) + '}';
-  }
-  const handler = exportsValue == null ? undefined : exportsValue[point];
-  if (typeof handler !== 'function') {
-    return fail('load', 'the hook exports no function named "' + point + '"');
-  }
-
-  let value;
-  try {
-    const args = parse(argsJson);
-    value = ReflectApply(handler, exportsValue, [ctx, ...args]);
-    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
-      const then = value.then;
-      if (typeof then === 'function') value = await value;
-    }
-  } catch (err) {
+  // What a value thrown out of the hook (or a rejection) becomes.
+  function thrown(err) {
     if (ReflectApply(wsHas, denied, [err])) return failure('capability-denied', err);
     if (ReflectApply(wsHas, limited, [err])) return failure('limit', err);
+    if (ReflectApply(wsHas, hostTimeout, [err])) return failure('timeout', err);
+    if (isRangeError(err, 'Array buffer allocation failed')) {
+      return fail('memory', 'ran out of its memory limit of ' + memoryMb + ' MB (' + describe(err) + ')', lineOf(err));
+    }
     return failure('throw', err);
   }
 
-  if (value === undefined) return '{"ok":true}';
-  let json;
-  try {
-    json = stringify(value);
-  } catch (err) {
-    return fail('invalid-result', 'the returned value is not JSON-serializable (' + describe(err) + ')');
+  function serialize(value) {
+    if (value === undefined) return '{"ok":true}';
+    let json;
+    try {
+      json = stringify(value);
+    } catch (err) {
+      if (isRangeError(err, 'Invalid string length')) {
+        return fail('result-too-large', 'the returned value is longer as JSON than the engine can hold; the limit is ' + resultLimit + ' bytes');
+      }
+      return fail('invalid-result', 'the returned value is not JSON-serializable (' + describe(err) + ')');
+    }
+    if (typeof json !== 'string') {
+      return fail('invalid-result', 'the returned value (a ' + typeof value + ') is not JSON-serializable');
+    }
+    if (json.length > resultLimit) {
+      return fail('result-too-large', 'the returned value is ' + json.length + ' characters of JSON, over the limit of ' + resultLimit + ' bytes');
+    }
+    // At most resultLimit characters here, so counting bytes costs little.
+    const bytes = utf8Length(json);
+    if (bytes > resultLimit) {
+      return fail('result-too-large', 'the returned value is ' + bytes + ' bytes of JSON, over the limit of ' + resultLimit + ' bytes');
+    }
+    return '{"ok":true,"value":' + stringify(json) + '}';
   }
-  if (typeof json !== 'string') {
-    return fail('invalid-result', 'the returned value (a ' + typeof value + ') is not JSON-serializable');
+
+  function exportNames(exportsValue) {
+    let json = '[';
+    let count = 0;
+    if (exportsValue !== null && (typeof exportsValue === 'object' || typeof exportsValue === 'function')) {
+      const own = keys(exportsValue);
+      for (let i = 0; i < own.length; i++) {
+        if (typeof exportsValue[own[i]] !== 'function') continue;
+        json += (count++ ? ',' : '') + stringify(own[i]);
+        if (json.length > resultLimit) {
+          return fail('load', 'the hook exports more function names than fit in ' + resultLimit + ' bytes');
+        }
+      }
+    }
+    return '{"ok":true,"value":' + stringify(json + ']') + '}';
   }
-  if (json.length > resultLimit) {
-    return fail('result-too-large', 'the returned value is ' + json.length + ' characters of JSON, over the limit of ' + resultLimit);
+
+  async function settle(value, resultOf) {
+    let settled;
+    try {
+      settled = await value;
+    } catch (err) {
+      return answer(thrown(err));
+    }
+    answer(serialize(resultOf(settled)));
   }
-  return '{"ok":true,"value":' + stringify(json) + '}';
+
+  return function hookdInvoke(factory, point, argsJson, resultArg) {
+    try {
+      const args = parse(argsJson);
+      let exportsValue;
+      try {
+        const module = { exports: {} };
+        ReflectApply(factory, undefined, [module, module.exports]);
+        exportsValue = module.exports;
+      } catch (err) {
+        return answer(failure('load', err));
+      }
+      if (point === null) return answer(exportNames(exportsValue));
+
+      let value;
+      let thenable = false;
+      try {
+        const handler = exportsValue === null || exportsValue === undefined ? undefined : exportsValue[point];
+        if (typeof handler !== 'function') return answer(fail('load', 'the hook exports no function named "' + point + '"'));
+        // Array literals only: assigning indexes would run setters the hook's top-level code put on
+        // Array.prototype. No point takes more than three arguments.
+        const n = args.length;
+        const callArgs = n === 0 ? [ctx] : n === 1 ? [ctx, args[0]] : n === 2 ? [ctx, args[0], args[1]] : [ctx, args[0], args[1], args[2]];
+        value = ReflectApply(handler, exportsValue, callArgs);
+        if (value !== null && (typeof value === 'object' || typeof value === 'function')) thenable = typeof value.then === 'function';
+      } catch (err) {
+        return answer(thrown(err));
+      }
+      // Mutating points (zidane) answer with the event the handler was given, as it left it.
+      const resultOf = (settled) => (resultArg >= 0 ? args[resultArg] : settled);
+      if (!thenable) return answer(serialize(resultOf(value)));
+      settle(value, resultOf);
+    } catch (err) {
+      answer(fail('throw', 'the hook broke the call itself (' + describe(err) + ')'));
+    }
+  };
 };
 })()`
 
@@ -203,6 +342,6 @@ export function hookScriptName(filename: string): string {
 
 /** The 1-based line in a compile error's text such as "... [hookd-hook:guard/index.js:3:5]". */
 export function lineFromMessage(message: string): number | undefined {
-  const m = /hookd-hook:[^:\n]*:(\d+)/.exec(message)
+  const m = /hookd-hook:[^:\n]*:(\d{1,7})(?!\d)/.exec(message)
   return m ? Number(m[1]) : undefined
 }

@@ -1,0 +1,247 @@
+/**
+ * hookd's benchmarks, with every baseline measured in the same run so that ratios hold on a noisy
+ * machine. Prints a table and writes bench/out/results.json. `BENCH_SMOKE=1` runs a tiny version that
+ * only proves the benchmark still works (it is part of `make test`; nothing asserts a speed).
+ *
+ *   make bench                # full run
+ *   make bench BENCH_SMOKE=1  # smoke run
+ */
+import { type ChildProcess, fork, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHooks } from 'hookable'
+import { HookdClient, bridgeHookable } from '../src/host/index.js'
+
+const SMOKE = process.env.BENCH_SMOKE === '1'
+const ROOT = join(import.meta.dirname, '..')
+const OUT = join(ROOT, 'bench', 'out')
+const WORKERS = availableParallelism()
+
+const counts = SMOKE
+  ? { latency: 40, warmup: 5, process: 3, sessions: 4, perSession: 10, floorMs: 300, rssFirst: 60, rssSecond: 240, unsubscribed: 20_000 }
+  : { latency: 2000, warmup: 200, process: 60, sessions: 16, perSession: 250, floorMs: 3000, rssFirst: 1000, rssSecond: 20_000, unsubscribed: 1_000_000 }
+
+const HOOK = `module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (call.name === 'shell' && /\\brm\\s+-rf\\b/.test(call.arguments.command || '')) return { allow: false, reason: 'no' }
+    return { arguments: { ...call.arguments, checked: (call.arguments.checked || 0) + 1 } }
+  },
+}
+`
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[i] as number
+}
+
+function summary(samplesUs: number[]): { p50: number; p99: number } {
+  const sorted = [...samplesUs].sort((a, b) => a - b)
+  return { p50: Math.round(percentile(sorted, 50) * 10) / 10, p99: Math.round(percentile(sorted, 99) * 10) / 10 }
+}
+
+async function time<T>(fn: () => Promise<T>): Promise<number> {
+  const start = process.hrtime.bigint()
+  await fn()
+  return Number(process.hrtime.bigint() - start) / 1000
+}
+
+/** Starts `hookd serve` as its own process, as a host would run it. */
+async function serve(hooks: string, address: string): Promise<ChildProcess> {
+  // Built output when `make bench` built it (BENCH_DIST=1), else the sources through tsx.
+  const built = join(ROOT, 'dist', 'cli', 'main.js')
+  const args = process.env.BENCH_DIST === '1' && existsSync(built)
+    ? [built]
+    : ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
+  const child = spawn(process.execPath, [...args, 'serve', '--hooks', hooks, '--listen', address], { stdio: ['ignore', 'ignore', 'pipe'] })
+  await new Promise<void>((resolve, reject) => {
+    let err = ''
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString()
+      if (err.includes('hookd: listening on')) resolve()
+    })
+    child.on('exit', (code) => reject(new Error(`hookd serve exited (${code}): ${err}`)))
+  })
+  return child
+}
+
+/** Resident memory of a process and all its descendants, in MB (Linux /proc). */
+async function treeRssMb(pid: number): Promise<number> {
+  let kb = 0
+  const visit = async (p: number): Promise<void> => {
+    try {
+      const status = await readFile(`/proc/${p}/status`, 'utf8')
+      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      for (const task of await readdir(`/proc/${p}/task`)) {
+        const children = (await readFile(`/proc/${p}/task/${task}/children`, 'utf8')).trim()
+        for (const c of children ? children.split(/\s+/) : []) await visit(Number(c))
+      }
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  await visit(pid)
+  return Math.round((kb / 1024) * 10) / 10
+}
+
+const call = { id: 'c1', name: 'shell', arguments: { command: 'ls -la' } }
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'hookd-bench-'))
+  const hooks = join(dir, 'hooks')
+  for (const name of ['one', 'two', 'three']) {
+    await mkdir(join(hooks, name), { recursive: true })
+    await writeFile(join(hooks, name, 'index.js'), HOOK)
+  }
+  const address = `unix:${join(dir, 'hookd.sock')}`
+  const sidecar = await serve(hooks, address)
+  const results: Record<string, unknown> = { smoke: SMOKE, cores: WORKERS, node: process.version, when: new Date().toISOString() }
+  try {
+    const client = await HookdClient.connect(address)
+
+    // Latency, one session, sequential calls, end to end from the host library.
+    const latency = async (names: string[]): Promise<{ p50: number; p99: number }> => {
+      const session = await client.openSession({ sessionId: `lat-${names.length}`, hooks: names })
+      for (let i = 0; i < counts.warmup; i++) await session.call('beforeToolExecute', call)
+      const samples: number[] = []
+      for (let i = 0; i < counts.latency; i++) samples.push(await time(() => session.call('beforeToolExecute', call)))
+      session.abandon()
+      return summary(samples)
+    }
+    const oneHook = await latency(['one'])
+    const threeHooks = await latency(['one', 'two', 'three'])
+
+    // The same hook function, in-process through hookable: no isolation at all.
+    const require = createRequire(import.meta.url)
+    const hookFile = join(hooks, 'one', 'index.js')
+    const mod = require(hookFile) as { beforeToolExecute(ctx: unknown, c: typeof call): unknown }
+    const inproc = createHooks<Record<string, (c: Record<string, unknown>) => void | Promise<void>>>()
+    inproc.hook('tool:gate', (c) => void mod.beforeToolExecute({}, c as typeof call))
+    for (let i = 0; i < counts.warmup; i++) await inproc.callHook('tool:gate', { ...call })
+    const inprocSamples: number[] = []
+    for (let i = 0; i < counts.latency; i++) inprocSamples.push(await time(async () => inproc.callHook('tool:gate', { ...call })))
+
+    // A new node process per call, JSON on stdin/stdout.
+    const runner = join(ROOT, 'bench', 'process-hook-runner.cjs')
+    const processSamples: number[] = []
+    for (let i = 0; i < counts.process; i++) {
+      processSamples.push(
+        await time(
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const child = spawn(process.execPath, [runner, hookFile], { stdio: ['pipe', 'pipe', 'inherit'] })
+              child.stdout.resume()
+              child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`hook process exited ${code}`))))
+              child.stdin.end(JSON.stringify(call))
+            }),
+        ),
+      )
+    }
+
+    // Throughput: many concurrent sessions, every invocation in a fresh isolate.
+    const sessions = await Promise.all(
+      Array.from({ length: counts.sessions }, (_, i) => client.openSession({ sessionId: `tp-${i}`, hooks: ['one'] })),
+    )
+    const tpStart = process.hrtime.bigint()
+    await Promise.all(sessions.map(async (s) => {
+      for (let i = 0; i < counts.perSession; i++) await s.call('beforeToolExecute', call)
+    }))
+    const tpSeconds = Number(process.hrtime.bigint() - tpStart) / 1e9
+    const throughput = Math.round((counts.sessions * counts.perSession) / tpSeconds)
+    for (const s of sessions) s.abandon()
+
+    // The floor: isolate + context + compile + run + dispose in a tight loop, no gRPC, same parallelism.
+    const floor = await rawIsolateFloor(hookFile)
+
+    // Memory after many invocations.
+    const rssSession = await client.openSession({ sessionId: 'rss', hooks: ['one'] })
+    const burst = async (n: number): Promise<void> => {
+      let left = n
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (left-- > 0) await rssSession.call('beforeToolExecute', call)
+      }))
+    }
+    await burst(counts.rssFirst)
+    const rssFirst = await treeRssMb(sidecar.pid as number)
+    await burst(counts.rssSecond - counts.rssFirst)
+    const rssSecond = await treeRssMb(sidecar.pid as number)
+    rssSession.abandon()
+
+    // Host-side cost of a point nobody subscribed to: the bridge registers nothing for it.
+    const bridged = createHooks<Record<string, (c: Record<string, unknown>) => void | Promise<void>>>()
+    bridgeHookable(bridged, { call: () => Promise.reject(new Error('not subscribed')), subscribedPoints: () => new Set(['tool:gate']) })
+    const ctx = { delta: 'a', text: 'a' }
+    const unStart = process.hrtime.bigint()
+    for (let i = 0; i < counts.unsubscribed; i++) {
+      // hookable answers synchronously when a point has no handler; await only what it returns.
+      const pending = bridged.callHook('stream:text', ctx)
+      if (pending) await pending
+    }
+    const unsubscribedNs = Math.round(Number(process.hrtime.bigint() - unStart) / counts.unsubscribed)
+
+    client.close()
+    Object.assign(results, {
+      latency_us: {
+        hookd_1hook: oneHook,
+        hookd_3hooks: threeHooks,
+        inprocess_hookable: summary(inprocSamples),
+        process_per_hook: summary(processSamples),
+      },
+      throughput_per_s: { hookd: throughput, raw_isolate_floor: floor },
+      unsubscribed_point_ns: unsubscribedNs,
+      rss_mb: { after_1k: rssFirst, after_20k: rssSecond },
+      counts,
+    })
+  } finally {
+    sidecar.kill('SIGTERM')
+    await new Promise((r) => sidecar.once('exit', r))
+    await rm(dir, { recursive: true, force: true })
+  }
+
+  await mkdir(OUT, { recursive: true })
+  await writeFile(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
+  print(results)
+}
+
+/** Runs the raw isolate loop in one process per core, with the same total concurrency as the throughput run. */
+async function rawIsolateFloor(hookFile: string): Promise<number> {
+  const script = join(ROOT, 'bench', 'raw-isolate-floor.ts')
+  const perProcess = Math.max(1, Math.ceil(counts.sessions / WORKERS))
+  const runs = await Promise.all(
+    Array.from({ length: WORKERS }, () => new Promise<number>((resolve, reject) => {
+      const child = fork(script, [hookFile, String(counts.floorMs), String(perProcess)], {
+        execArgv: ['--no-node-snapshot', '--import', import.meta.resolve('tsx')],
+      })
+      child.on('message', (m) => resolve(Number((m as { opsPerSecond: number }).opsPerSecond)))
+      child.on('exit', (code) => (code === 0 ? undefined : reject(new Error(`floor process exited ${code}`))))
+    })),
+  )
+  return Math.round(runs.reduce((a, b) => a + b, 0))
+}
+
+function print(r: Record<string, unknown>): void {
+  const lat = r.latency_us as Record<string, { p50: number; p99: number }>
+  const tp = r.throughput_per_s as Record<string, number>
+  const rss = r.rss_mb as Record<string, number>
+  const rows: Array<[string, string]> = [
+    ['hookd, 1 hook (p50 / p99 us)', `${lat.hookd_1hook?.p50} / ${lat.hookd_1hook?.p99}`],
+    ['hookd, 3 hooks (p50 / p99 us)', `${lat.hookd_3hooks?.p50} / ${lat.hookd_3hooks?.p99}`],
+    ['in-process hookable (p50 / p99 us)', `${lat.inprocess_hookable?.p50} / ${lat.inprocess_hookable?.p99}`],
+    ['process per hook (p50 / p99 us)', `${lat.process_per_hook?.p50} / ${lat.process_per_hook?.p99}`],
+    ['process per hook / hookd p50', `${((lat.process_per_hook?.p50 ?? 0) / (lat.hookd_1hook?.p50 || 1)).toFixed(1)}x`],
+    ['hookd throughput (invocations/s)', `${tp.hookd}`],
+    ['raw isolate floor (invocations/s)', `${tp.raw_isolate_floor}`],
+    ['hookd / floor', `${((tp.hookd ?? 0) / (tp.raw_isolate_floor || 1)).toFixed(2)}`],
+    ['unsubscribed point (ns)', `${r.unsubscribed_point_ns}`],
+    ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
+  ]
+  const width = Math.max(...rows.map(([k]) => k.length))
+  process.stdout.write(`hookd bench${r.smoke ? ' (smoke: counts too small to mean anything)' : ''}\n`)
+  for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`)
+  process.stdout.write(`  -> ${join('bench', 'out', 'results.json')}\n`)
+}
+
+await main()

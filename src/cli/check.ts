@@ -1,0 +1,183 @@
+/**
+ * `hookd check [DIR]`: loads every hook exactly as the sidecar would (one sandbox worker, the real
+ * registry, no gRPC) and prints each problem with its file and line. The command to run before
+ * committing a hook.
+ */
+import { readdir, stat } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { Registry, closestPoint, exportLine, HOOK_NAME } from '../sandbox/registry.js'
+import { DEFAULT_LIMITS } from '../sandbox/worker/protocol.js'
+import { WorkerPool } from '../sandbox/worker/supervisor.js'
+import { UsageError, parse } from './args.js'
+
+export const CHECK_HELP = `Usage: hookd check [DIR] [--json]
+
+Loads every hook in DIR (default: ./hooks) as 'hookd serve' would: each index.js is compiled and run
+in a fresh isolate, each hook.json is validated, and the exports are checked against the hook points.
+DIR may also be a single hook's folder (one holding an index.js). Prints each problem as
+
+  FILE:LINE: error: ...     the hook would not load (a running sidecar keeps serving its last good
+                            version, or skips the hook if it never loaded)
+  FILE:LINE: warning: ...   the hook loads, but something looks wrong: an exported function that is
+                            not a hook point (with the closest point name), an ignored folder
+
+Exit status: 0 when every hook would load (warnings alone included), 1 when any hook would not,
+2 for a usage error (an unknown option, DIR missing).
+
+  --json        print the report as JSON
+  -h, --help    show this help`
+
+export interface CheckProblem {
+  severity: 'error' | 'warning'
+  hook: string
+  /** As printed: relative to the current folder when it is inside it. */
+  file: string
+  line?: number
+  message: string
+}
+
+export interface CheckedHook {
+  name: string
+  ok: boolean
+  version: string
+  points: string[]
+}
+
+export interface CheckReport {
+  root: string
+  hooks: CheckedHook[]
+  problems: CheckProblem[]
+  errors: number
+  warnings: number
+}
+
+export async function check(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(CHECK_HELP, () =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }),
+  )
+  if (values.help) {
+    process.stdout.write(`${CHECK_HELP}\n`)
+    return 0
+  }
+  if (positionals.length > 1) {
+    throw new UsageError(`give one folder to check; got ${positionals.length}: ${positionals.join(' ')}\n\n${CHECK_HELP}`)
+  }
+  const report = await checkHooks(positionals[0] ?? 'hooks')
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+  } else {
+    process.stdout.write(formatReport(report))
+  }
+  return report.errors > 0 ? 1 : 0
+}
+
+/** Checks a hooks folder, or one hook's folder. Usage errors (DIR missing) throw UsageError. */
+export async function checkHooks(dir: string): Promise<CheckReport> {
+  const full = resolve(dir)
+  try {
+    if (!(await stat(full)).isDirectory()) throw new UsageError(`'${dir}' is a file; pass the folder that holds your hooks (default: ./hooks)`)
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    throw new UsageError(`no such folder '${dir}'; pass the folder that holds your hooks (default: ./hooks)`)
+  }
+  // One hook's folder: check it alone, under its parent as the root.
+  const single = await isFile(join(full, 'index.js'))
+  const root = single ? dirname(full) : full
+  const problems: CheckProblem[] = []
+  const show = (file: string): string => {
+    const rel = relative(process.cwd(), join(root, file))
+    return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : join(root, file)
+  }
+  let names: string[]
+  if (single) {
+    names = [basename(full)]
+  } else {
+    const dirents = await readdir(root, { withFileTypes: true })
+    names = []
+    for (const d of dirents.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!d.isDirectory() && !d.isSymbolicLink()) continue
+      if (HOOK_NAME.test(d.name)) names.push(d.name)
+      else if (!d.name.startsWith('.')) {
+        problems.push({
+          severity: 'warning',
+          hook: d.name,
+          file: show(d.name),
+          message: `folder '${d.name}' is ignored: a hook name starts with a letter or digit and holds only letters, digits, '.', '_' and '-'`,
+        })
+      }
+    }
+  }
+  if (single && !HOOK_NAME.test(names[0] ?? '')) {
+    throw new UsageError(`'${dir}' cannot be a hook: a hook name starts with a letter or digit and holds only letters, digits, '.', '_' and '-'`)
+  }
+
+  const hooks: CheckedHook[] = []
+  const pool = new WorkerPool({ size: 1 })
+  await pool.start()
+  try {
+    const registry = new Registry(root, pool, DEFAULT_LIMITS)
+    for (const name of names) {
+      const failed = await registry.loadOne(name)
+      const loaded = registry.get(name)
+      hooks.push({ name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [] })
+      if (failed) {
+        const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }
+        if (failed.line !== undefined) problem.line = failed.line
+        problems.push(problem)
+        continue
+      }
+      if (!loaded) continue
+      for (const exported of loaded.unknownExports) {
+        const near = closestPoint(exported)
+        const problem: CheckProblem = {
+          severity: 'warning',
+          hook: name,
+          file: show(loaded.filename),
+          message: near
+            ? `'${exported}' is exported but is not a hook point, so it never runs; did you mean '${near}'?`
+            : `'${exported}' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
+        }
+        const line = exportLine(loaded.source, exported)
+        if (line !== undefined) problem.line = line
+        problems.push(problem)
+      }
+    }
+  } finally {
+    await pool.close()
+  }
+  if (names.length === 0) {
+    problems.push({
+      severity: 'warning',
+      hook: '',
+      file: show('.'),
+      message: `no hook folders in ${root}; a hook is a folder holding an index.js (e.g. ${join(dir, 'guard', 'index.js')})`,
+    })
+  }
+  const errors = problems.filter((p) => p.severity === 'error').length
+  return { root, hooks, problems, errors, warnings: problems.length - errors }
+}
+
+function formatReport(report: CheckReport): string {
+  const lines = report.problems.map((p) => `${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`)
+  const ok = report.hooks.filter((h) => h.ok).length
+  const broken = report.hooks.length - ok
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+  lines.push(
+    `checked ${plural(report.hooks.length, 'hook')} in ${report.root}: ${ok} would load, ${broken} would not; ${plural(report.warnings, 'warning')}`,
+  )
+  return `${lines.join('\n')}\n`
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile()
+  } catch {
+    return false
+  }
+}

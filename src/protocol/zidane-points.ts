@@ -1,0 +1,196 @@
+/**
+ * The zidane half of the point catalog (see ../../../shared/seeds/zidane-hooks.md): every hook point of a
+ * hookable-based host, the fields a handler may change, and the rienda point that can serve it.
+ *
+ * A zidane point's payload is the serializable part of the host's hook context. Handlers mutate a copy;
+ * the chain returns only the changed fields the point allows, so the host can apply them to its live
+ * context and "awaited in order, last write wins" holds across the process boundary. This file is part
+ * of the one catalog: points.ts merges it into `points`.
+ */
+import { z } from 'zod'
+import type { Alias, PointSpec } from './points.js'
+
+export type ZidaneEvent = Record<string, unknown>
+
+/** The chain's value: the event as the host sent it and as the hooks have changed it so far. */
+export interface ZidaneState {
+  initial: ZidaneEvent
+  current: ZidaneEvent
+}
+
+type Fields = Record<string, z.ZodType>
+
+const anyJson = z.unknown()
+const gate: Fields = { block: z.boolean(), reason: z.string(), result: anyJson }
+const toolTransform: Fields = { result: anyJson, isError: z.boolean() }
+
+/** Points whose handlers may change fields, with those fields. */
+const MUTABLE = {
+  'turn:before': { options: z.record(z.string(), z.unknown()) },
+  'context:transform': { messages: z.array(z.unknown()) },
+  'system:transform': { system: z.string() },
+  'tool:gate': gate,
+  'tool:unknown': { result: anyJson, suppressError: z.boolean() },
+  'tool:transform': toolTransform,
+  'tool:error': { result: anyJson },
+  'mcp:tool:gate': gate,
+  'mcp:tool:transform': { result: anyJson },
+  'mcp:tools:filter': { tools: z.array(z.unknown()) },
+  'skills:catalog': { catalog: anyJson },
+  'content-ref:resolve': { data: anyJson },
+  'tracing:redact': { redacted: anyJson },
+  'child:tool:gate': gate,
+  'child:tool:transform': toolTransform,
+} as const satisfies Record<string, Fields>
+
+/** Points that only observe. */
+const OBSERVERS = [
+  // Turn and stream
+  'system:before', 'agent:start', 'stream:start', 'stream:thinking', 'stream:text', 'stream:end', 'stream:progress',
+  'stream:server_tool_use', 'stream:server_tool_result', 'stream:error', 'stream:retry', 'model:fallback',
+  'context:overflow', 'compact:start', 'compact:progress', 'compact:end', 'steer:inject', 'turn:after',
+  'tool-results:after', 'usage', 'output', 'agent:done', 'agent:abort',
+  // Tool and MCP
+  'tool:dispatched', 'tool:before', 'tool:after', 'tool:cancelled', 'mcp:tool:before', 'mcp:tool:after',
+  'mcp:tool:error', 'validation:reject', 'validation:coerce',
+  // MCP connection and skills
+  'mcp:bootstrap:start', 'mcp:bootstrap:end', 'mcp:bootstrap:settled', 'mcp:tools:list', 'mcp:connect', 'mcp:error',
+  'mcp:warn', 'mcp:close', 'mcp:auth:required', 'mcp:auth:url', 'mcp:auth:success', 'mcp:auth:error',
+  'skills:resolve', 'skills:activate', 'skills:deactivate',
+  // Session and background tasks
+  'session:start', 'session:end', 'session:turns', 'session:meta', 'session:save', 'background:start',
+  'background:exit', 'background:stall', 'background:reassign', 'background:adopt', 'background:reconcile',
+  'execution:ready', 'tool-state:commit-failed',
+  // Decisions, budgets and guards
+  'decision:start', 'decision:end', 'budget:exceeded', 'tool-budget:exceeded', 'repeat-guard:exceeded',
+  // Provider, cache and repair
+  'cache:break', 'cache:drift', 'history:repair', 'provider:input-transformations', 'provider:diagnostic',
+  'oauth:refresh', 'pairing:repair', 'replay:done', 'tool-batch:resumed', 'resume:mismatch',
+  // Sub-agents: the parent's own spawns, and child events re-fired on the parent
+  'spawn:queued', 'spawn:before', 'spawn:complete', 'spawn:error',
+  'child:spawn:queued', 'child:spawn:before', 'child:spawn:complete', 'child:spawn:error',
+  'child:stream:text', 'child:stream:thinking', 'child:stream:end', 'child:stream:error', 'child:stream:retry',
+  'child:stream:server_tool_use', 'child:stream:server_tool_result', 'child:tool:dispatched', 'child:tool:before',
+  'child:tool:after', 'child:tool:error', 'child:tool:cancelled', 'child:validation:reject',
+  'child:repeat-guard:exceeded', 'child:background:start', 'child:background:exit', 'child:background:stall',
+  'child:background:reassign', 'child:background:adopt', 'child:background:reconcile', 'child:turn:after',
+  'child:artifact:recorded',
+] as const
+
+type MutableName = keyof typeof MUTABLE
+type ObserverName = (typeof OBSERVERS)[number]
+export type ZidanePointName = MutableName | ObserverName
+
+const eventSchema = z
+  .record(z.string(), z.unknown())
+  .transform((event): ZidaneState => ({ initial: event, current: event }))
+
+function same(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b)
+}
+
+/** The changed allowed fields between the event as sent and as the chain left it. */
+function changedFields(state: ZidaneState, fields: readonly string[]): ZidaneEvent {
+  const out: ZidaneEvent = {}
+  for (const field of fields) {
+    if (Object.hasOwn(state.current, field) && !same(state.initial[field], state.current[field])) {
+      out[field] = state.current[field]
+    }
+  }
+  return out
+}
+
+const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v : v === undefined || v === null ? fallback : JSON.stringify(v))
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {}
+
+function split(changes: Record<string, unknown>, keep: readonly string[]): string[] {
+  return Object.keys(changes).filter((k) => !keep.includes(k))
+}
+
+/** tool:gate <- beforeToolExecute: allow false blocks; arguments cannot be rewritten at a zidane gate. */
+const gateAlias: Alias<ZidaneState> = {
+  point: 'beforeToolExecute',
+  skip: (s) => s.current.block === true,
+  payload: (s) => ({ id: str(s.current.callId ?? s.current.id), name: str(s.current.name), arguments: obj(s.current.input) }),
+  changes: (r) => ({
+    changes: r.allow === false ? { block: true, reason: typeof r.reason === 'string' ? r.reason : 'refused by a hook' } : {},
+    dropped: split(r, ['allow', 'reason']),
+  }),
+}
+
+const ALIASES: Partial<Record<ZidanePointName, Alias<ZidaneState>>> = {
+  'tool:gate': gateAlias,
+  'tool:transform': {
+    point: 'afterToolExecute',
+    skip: () => false,
+    payload: (s) => ({
+      call: { id: str(s.current.callId ?? s.current.id), name: str(s.current.name), arguments: obj(s.current.input) },
+      result: { text: str(s.current.result), isError: s.current.isError === true },
+    }),
+    changes: (r) => {
+      const changes: Record<string, unknown> = {}
+      if (r.text !== undefined) changes.result = r.text
+      if (r.isError !== undefined) changes.isError = r.isError
+      return { changes, dropped: [] }
+    },
+  },
+  'system:transform': {
+    point: 'beforeModelRequest',
+    skip: () => false,
+    payload: (s) => ({
+      system: str(s.current.system),
+      model: str(s.current.model ?? s.current.modelId),
+      messages: Array.isArray(s.current.messages) ? s.current.messages : [],
+    }),
+    changes: (r) => ({ changes: r.system !== undefined ? { system: r.system } : {}, dropped: [] }),
+  },
+  'agent:start': {
+    point: 'beforeRun',
+    skip: () => false,
+    payload: (s) => ({ sessionId: str(s.current.sessionId), agentId: str(s.current.agentId), modelId: str(s.current.modelId ?? s.current.model) }),
+    changes: () => ({ changes: {}, dropped: [] }),
+  },
+  'agent:done': {
+    point: 'afterRun',
+    skip: () => false,
+    payload: (s) => {
+      const reason = s.current.reason
+      return { reason: reason === 'interrupted' || reason === 'error' ? reason : s.current.aborted === true ? 'interrupted' : 'end_turn' }
+    },
+    changes: () => ({ changes: {}, dropped: [] }),
+  },
+}
+
+function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent> {
+  const names = Object.keys(fields)
+  const alias = ALIASES[name]
+  return {
+    name,
+    family: 'zidane',
+    mode: 'mutate',
+    summary: names.length
+      ? `zidane hook; the handler may change ${names.join(', ')} on the event it is given.`
+      : 'zidane hook; observes the event it is given.',
+    payload: eventSchema,
+    fields,
+    args: (state) => [state.current],
+    apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
+    stopped: () => false,
+    result: (state) => changedFields(state, names),
+    output: z.record(z.string(), z.unknown()),
+    ...(alias ? { alias } : {}),
+  }
+}
+
+type ZidaneTable = { readonly [N in ZidanePointName]: PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent> }
+
+export function zidanePoints(): ZidaneTable {
+  const table: Partial<Record<ZidanePointName, PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent>>> = {}
+  for (const [name, fields] of Object.entries(MUTABLE) as Array<[MutableName, Fields]>) table[name] = zidanePoint(name, fields)
+  for (const name of OBSERVERS) table[name] = zidanePoint(name, {})
+  return table as ZidaneTable
+}
+
+/** Gates: points where a hookd failure should refuse the call rather than let it through. */
+export const GATE_POINTS: readonly string[] = ['tool:gate', 'mcp:tool:gate', 'child:tool:gate', 'beforeToolExecute']

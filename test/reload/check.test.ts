@@ -1,0 +1,133 @@
+/**
+ * `hookd check [DIR]`, run as a user runs it: the real CLI in a child process. Asserts what the user
+ * sees: the lines printed and the exit code.
+ */
+import { execFile } from 'node:child_process'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeTree } from '../support/sidecar.js'
+import { guard } from './support.js'
+
+const REPO = join(import.meta.dirname, '..', '..')
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+function hookd(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(REPO, 'src', 'cli', 'main.ts'), ...args],
+      { cwd: REPO, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+let good: string
+let warned: string
+let broken: string
+
+beforeAll(async () => {
+  good = await writeTree({
+    'guard/index.js': guard('ok'),
+    'configured/index.js': guard('ok'),
+    'configured/hook.json': JSON.stringify({ config: { level: 1 }, description: 'fine' }),
+  })
+  warned = await writeTree({
+    'typo/index.js': `module.exports = {\n  afterRun(ctx, e) {},\n  beforeToolExecut(ctx, call) {},\n  helper() {},\n}\n`,
+  })
+  broken = await writeTree({
+    'fine/index.js': guard('ok'),
+    'syntax/index.js': `module.exports = {\n  beforeToolExecute(ctx, call) {\n    return { allow: false reason: 'x' }\n  },\n}\n`,
+    'throws/index.js': `module.exports = {}\n\nthrow new Error('no config here')\n`,
+    'badjson/index.js': guard('ok'),
+    'badjson/hook.json': '{\n  "config": 1,\n  "colour": "red"\n}\n',
+    'nopoint/index.js': `module.exports = {\n  beforetoolexecute(ctx, call) {},\n}\n`,
+    'empty/index.js': '',
+  })
+})
+
+afterAll(async () => {
+  for (const dir of [good, warned, broken]) if (dir) await rm(dir, { recursive: true, force: true })
+})
+
+describe('hookd check', () => {
+  it('exits 0 and says so when every hook loads', async () => {
+    const run = await hookd('check', good)
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe(`checked 2 hooks in ${good}: 2 would load, 0 would not; 0 warnings\n`)
+  })
+
+  it('warns about exports that are not points, with the closest point name, and still exits 0', async () => {
+    const run = await hookd('check', warned)
+    expect(run.code).toBe(0)
+    const lines = run.stdout.trim().split('\n')
+    expect(lines).toEqual([
+      `${join(warned, 'typo', 'index.js')}:3: warning: 'beforeToolExecut' is exported but is not a hook point, so it never runs; did you mean 'beforeToolExecute'?`,
+      `${join(warned, 'typo', 'index.js')}:4: warning: 'helper' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
+      `checked 1 hook in ${warned}: 1 would load, 0 would not; 2 warnings`,
+    ])
+  })
+
+  it('prints every hook that would not load with its file and line, and exits 1', async () => {
+    const run = await hookd('check', broken)
+    expect(run.code).toBe(1)
+    const at = (hook: string, file = 'index.js'): string => join(broken, hook, file)
+    expect(run.stdout).toContain(`${at('syntax')}:3: error: SyntaxError:`)
+    expect(run.stdout).toContain(`${at('throws')}:3: error: Error: no config here`)
+    expect(run.stdout).toContain(`${at('badjson', 'hook.json')}:3: error: hook.json is invalid: Unrecognized key: "colour"`)
+    expect(run.stdout).toContain(`${at('nopoint')}:2: error: the hook exports no hook point; it exports 'beforetoolexecute' (did you mean 'beforeToolExecute'?)`)
+    expect(run.stdout).toContain(`${at('empty')}: error: empty/index.js is empty`)
+    expect(run.stdout).not.toContain(at('fine'))
+    expect(run.stdout.trim().split('\n').at(-1)).toBe(`checked 6 hooks in ${broken}: 1 would load, 5 would not; 0 warnings`)
+  })
+
+  it('checks a single hook folder', async () => {
+    const one = await hookd('check', join(broken, 'fine'))
+    expect(one.code).toBe(0)
+    expect(one.stdout).toBe(`checked 1 hook in ${broken}: 1 would load, 0 would not; 0 warnings\n`)
+    const bad = await hookd('check', join(broken, 'syntax'))
+    expect(bad.code).toBe(1)
+    expect(bad.stdout).toContain('syntax/index.js:3: error:')
+  })
+
+  it('prints a JSON report with --json', async () => {
+    const run = await hookd('check', '--json', broken)
+    expect(run.code).toBe(1)
+    const report = JSON.parse(run.stdout) as { errors: number; warnings: number; hooks: Array<{ name: string; ok: boolean }>; problems: Array<{ hook: string; line?: number }> }
+    expect(report.errors).toBe(5)
+    expect(report.hooks.filter((h) => h.ok).map((h) => h.name)).toEqual(['fine'])
+    expect(report.problems.find((p) => p.hook === 'syntax')?.line).toBe(3)
+  })
+
+  it('exits 2 for usage errors, saying what to fix', async () => {
+    const missing = await hookd('check', join(good, 'no-such-folder'))
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain(`hookd check: no such folder '${join(good, 'no-such-folder')}'; pass the folder that holds your hooks`)
+    const flag = await hookd('check', '--frobnicate', good)
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain("Unknown option '--frobnicate'")
+    expect(flag.stderr).toContain('Usage: hookd check [DIR]')
+    const two = await hookd('check', good, warned)
+    expect(two.code).toBe(2)
+    expect(two.stderr).toContain('give one folder to check; got 2')
+  })
+
+  it('explains itself with --help, and is listed in hookd --help', async () => {
+    const help = await hookd('check', '--help')
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Usage: hookd check [DIR] [--json]')
+    expect(help.stdout).toContain('Exit status: 0 when every hook would load')
+    const top = await hookd('--help')
+    expect(top.stdout).toMatch(/^ {2}check {5}load every hook/m)
+  })
+})
