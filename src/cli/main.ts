@@ -16,10 +16,18 @@ Commands:
   invoke    run one hook point through a chain of hooks and print the result as JSON
   list      list the hooks a running sidecar serves
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
+  agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
 
 Run 'hookd <command> --help' for a command's options.`
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { serve, invoke, list: listHooks, check }
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  serve,
+  invoke,
+  list: listHooks,
+  check,
+  // Loaded on use, so the other commands do not load the Anthropic SDK.
+  agent: async (argv) => (await import('./agent.js')).agent(argv),
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

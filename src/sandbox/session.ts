@@ -61,6 +61,7 @@ export class Session {
   private readonly pending = new Map<number, PendingCapability>()
   private nextCapabilityId = 1
   private closed = false
+  private closing = false
   private unfollow: (() => void) | undefined
 
   private constructor(
@@ -108,7 +109,8 @@ export class Session {
     const infos = deps.registry.list()
     const hooks = open.hooks.map((name) => infos.find((h) => h.name === name) as HookInfoData)
     // A declared hook that exists but never loaded is reported now and skipped on every point.
-    for (const info of hooks) if (info.status === 'broken' && info.lastError) link.diagnostic(info.lastError)
+    // A stale hook (its newest edit failed to load) is served in its older version: say so too.
+    for (const info of hooks) if (info.status !== 'ready' && info.lastError) link.diagnostic(info.lastError)
     return { session, hooks }
   }
 
@@ -126,7 +128,7 @@ export class Session {
 
   /** Runs a point call. Protocol errors throw HookdError; hook failures are diagnostics. */
   async call(seq: number, pointName: string, payloadBytes: Buffer): Promise<PointResultData> {
-    if (this.closed) throw new HookdError('failed-precondition', `point call ${seq} arrived after the session was closed`)
+    if (this.closed || this.closing) throw new HookdError('failed-precondition', `point call ${seq} arrived after the session was closed`)
     if (this.seqs.has(seq)) {
       throw new HookdError('invalid-argument', `point call seq ${seq} was already used in this session; use a new seq for every call`)
     }
@@ -156,11 +158,19 @@ export class Session {
     }
   }
 
-  /** The host answered a capability call. */
+  /**
+   * The host answered a capability call. An answer to a call this session never made is a protocol
+   * error; a late answer (after the call's wait ceiling, a cancel, or a second answer) is dropped, since
+   * a human may well answer a confirm after hookd stopped waiting.
+   */
   answer(id: number, reply: CapabilityReply): void {
     const pending = this.pending.get(id)
     if (!pending) {
-      throw new HookdError('failed-precondition', `capability_result ${id} answers no capability call that is waiting`)
+      if (id >= 1 && id < this.nextCapabilityId) return
+      throw new HookdError(
+        'failed-precondition',
+        `capability_result ${id} answers no capability call of this session (the last call made has id ${this.nextCapabilityId - 1})`,
+      )
     }
     this.pending.delete(id)
     clearTimeout(pending.timer)
@@ -179,7 +189,8 @@ export class Session {
 
   /** Ends the run: runs afterRun with the reason and refuses further calls. */
   async close(reason: string): Promise<PointResultData> {
-    if (this.closed) throw new HookdError('failed-precondition', 'the session is already closed')
+    if (this.closed || this.closing) throw new HookdError('failed-precondition', 'the session is already closed or closing; send close once')
+    this.closing = true
     const payload = Buffer.from(JSON.stringify({ reason }))
     try {
       return await this.run(0, 'afterRun', payload, () => {})

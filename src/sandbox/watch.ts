@@ -31,6 +31,9 @@ export interface WatchOptions {
 
 export const DEFAULT_WATCH = { debounceMs: 100, settleMs: 100 }
 
+/** The files whose content makes a hook version (see Registry.read). */
+const HOOK_FILES = new Set(['index.js', 'hook.json'])
+
 /** How long start waits for chokidar's first scan, and close for a reload in progress. */
 const READY_TIMEOUT_MS = 10_000
 const CLOSE_TIMEOUT_MS = 5_000
@@ -44,7 +47,6 @@ export class HookWatcher {
   private readonly settleMs: number
   private readonly onError: (err: Error) => void
   private closed = false
-  private startError: Error | undefined
 
   private constructor(
     private readonly registry: Registry,
@@ -62,22 +64,22 @@ export class HookWatcher {
     // depth 1: <root>/<name>/<file>. atomic is off: the settle below does that job for every pattern.
     const fsw = watch(registry.root, { ignoreInitial: true, depth: 1, atomic: false, ignorePermissionErrors: true })
     const watcher = new HookWatcher(registry, fsw, options)
-    const ready = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS)
-      fsw.once('ready', () => {
+    const failure = await new Promise<string | undefined>((resolve) => {
+      const onError = (err: unknown): void => done(err instanceof Error ? err.message : String(err))
+      const onReady = (): void => done(undefined)
+      const timer = setTimeout(() => done(`no answer within ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS)
+      const done = (why: string | undefined): void => {
         clearTimeout(timer)
-        resolve(true)
-      })
-      fsw.once('error', (err) => {
-        clearTimeout(timer)
-        resolve(false)
-        watcher.startError = err instanceof Error ? err : new Error(String(err))
-      })
+        fsw.off('ready', onReady)
+        fsw.off('error', onError)
+        resolve(why)
+      }
+      fsw.once('ready', onReady)
+      fsw.once('error', onError)
     })
-    if (!ready) {
+    if (failure !== undefined) {
       await fsw.close()
-      const why = watcher.startError?.message ?? `no answer within ${READY_TIMEOUT_MS} ms`
-      throw new HookdError('unavailable', `cannot watch the hooks folder ${registry.root} for edits: ${why}`)
+      throw new HookdError('unavailable', `cannot watch the hooks folder ${registry.root} for edits: ${failure}; check that it exists and that the system allows more file watches`)
     }
     fsw.on('all', (_event, path) => watcher.onEvent(path))
     fsw.on('error', (err) => watcher.onError(err instanceof Error ? err : new Error(String(err))))
@@ -100,9 +102,12 @@ export class HookWatcher {
   private onEvent(path: string): void {
     const rel = relative(this.registry.root, path)
     if (!rel || rel.startsWith('..') || isAbsolute(rel)) return
-    // Names the registry does not accept as hooks read as absent, and so cost one stat.
-    const name = rel.split(sep)[0]
-    if (name) this.schedule(name, this.debounceMs)
+    // Only the folder itself and the files a hook is made of count: a file that keeps changing beside
+    // them (a log, an editor's swap file) must not keep the folder from ever going quiet. Names the
+    // registry does not accept as hooks read as absent, and so cost one stat.
+    const [name, file, ...deeper] = rel.split(sep)
+    if (!name || deeper.length || (file !== undefined && !HOOK_FILES.has(file))) return
+    this.schedule(name, this.debounceMs)
   }
 
   private schedule(name: string, ms: number): void {

@@ -126,6 +126,33 @@ describe('slow saves: the file is empty or missing for a while', () => {
   })
 })
 
+describe('other files in a hook folder', () => {
+  it('do not hold a reload back, even when one of them changes all the time', async () => {
+    const before = `v${generation}`
+    generation += 1
+    const after = `v${generation}`
+    let writing = true
+    const appender = (async () => {
+      for (let i = 0; writing; i++) {
+        await writeFile(join(root, 'guard', 'notes.log'), `line ${i}\n`, { flag: 'a' })
+        await sleep(20)
+      }
+    })()
+    try {
+      const session = await running.client.openSession(sessionOptions(['guard']))
+      const prober = new Prober(session)
+      await prober.until(before)
+      await writeFile(indexOf(root, 'guard'), guard(after))
+      await prober.until(after)
+      expectNoGap(await prober.stop(), before, after)
+      session.abandon()
+    } finally {
+      writing = false
+      await appender
+    }
+  })
+})
+
 describe('hook.json', () => {
   it('reloads when only hook.json changes, with a new version and the new config', async () => {
     await mkdir(join(root, 'config-reader'), { recursive: true })
