@@ -22,10 +22,12 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --confirm-wait-ms N      longest wait for a human to answer ctx.confirm (default: 600000)
   --capability-wait-ms N   longest wait for the host to answer any other capability (default: 30000)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
+  --no-watch               do not reload hooks when their files change (default: watch and reload)
   -h, --help               show this help
 
 When ready it prints one line to stderr: "hookd: listening on ADDR". Hooks that fail to load are
-reported on stderr before it and skipped.`
+reported on stderr before it and skipped. Edits to hook folders are picked up while it runs (see
+docs/hot-reload.md); each reload, failed reload and removal is reported on stderr.`
 
 export async function serve(argv: string[]): Promise<number> {
   const { values } = parse(SERVE_HELP, () =>
@@ -45,6 +47,7 @@ export async function serve(argv: string[]): Promise<number> {
         'confirm-wait-ms': { type: 'string' },
         'capability-wait-ms': { type: 'string' },
         'grace-ms': { type: 'string' },
+        'no-watch': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -76,6 +79,7 @@ export async function serve(argv: string[]): Promise<number> {
     ...(workers !== undefined ? { workers } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
+    watch: !values['no-watch'],
   })
   for (const d of sidecar.loadDiagnostics) {
     process.stderr.write(`hookd: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}\n`)
@@ -88,6 +92,8 @@ export async function serve(argv: string[]): Promise<number> {
     throw err
   }
   process.stderr.write(`hookd: listening on ${address}\n`)
+  // Hot reload news, for the person running the sidecar (sessions get it as pushed diagnostics).
+  const unsubscribe = sidecar.registry.subscribe((event) => process.stderr.write(`hookd: ${event.diagnostic.message}\n`))
   await new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGINT', onSignal)
@@ -97,6 +103,7 @@ export async function serve(argv: string[]): Promise<number> {
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
+  unsubscribe()
   await sidecar.stop()
   return 0
 }
