@@ -1,0 +1,157 @@
+/** `hookd agent`: the reference agent host, a Claude tool-use loop whose every step runs hooks in hookd. */
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { AgentError } from '../host/agent/errors.js'
+import { AnthropicModel } from '../host/agent/anthropic-model.js'
+import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, runAgent } from '../host/agent/loop.js'
+import type { Model } from '../host/agent/model.js'
+import { SCRIPTED_PREFIX, ScriptedModel } from '../host/agent/scripted-model.js'
+import { TerminalUI } from '../host/agent/terminal.js'
+import { HookdError } from '../protocol/status.js'
+import { Sidecar } from '../sandbox/server.js'
+import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
+
+export const DEFAULT_MODEL = 'claude-sonnet-4-6'
+
+export const AGENT_HELP = `Usage: hookd agent [options] "task"
+
+Runs a Claude tool-use loop on the task, with the tools shell, read_file, write_file and list_files
+working in the workdir, and runs the declared hooks at every step of it in hookd: tool calls they
+refuse go back to the model as errors, arguments and results they rewrite are what the tool and the
+model see, and each decision is shown as it happens. Model text streams to stdout; tool calls, hook
+decisions, hook logs and questions go to stderr.
+
+  --hooks DIR        hooks folder for an embedded sidecar (default: ./hooks)
+  --addr ADDR        use a running sidecar (unix:PATH or HOST:PORT) instead of an embedded one
+  --hook a,b         the hooks to run, in order (default: none)
+  --workdir DIR      the folder the tools work in (default: .)
+  --model NAME       the Claude model (default: ${DEFAULT_MODEL}), or scripted:FILE to replay a recorded
+                     run instead of calling the API (no key needed)
+  --record FILE      write the model's turns to FILE, to replay with --model scripted:FILE
+  --yes              answer every ctx.confirm question with yes (default: ask on this terminal, or
+                     answer no when stdin is not a terminal)
+  --max-turns N      stop after N model turns (default: ${DEFAULT_MAX_TURNS})
+  --max-tokens N     the most tokens one answer may have (default: ${DEFAULT_MAX_TOKENS})
+  -h, --help         show this help
+
+Environment:
+  ANTHROPIC_API_KEY  your Anthropic API key (required unless --model scripted:FILE)
+  ANTHROPIC_BASE_URL the API's address, when you reach it through a proxy (optional)
+
+Ctrl-C interrupts the run (hooks see afterRun with reason 'interrupted'); a second Ctrl-C quits at once.
+Exit status: 0 when the model finished, 1 when the run stopped on an error (API, hookd, script),
+2 when the command was called wrongly or ANTHROPIC_API_KEY is missing, 130 when interrupted.
+
+Example:
+  hookd agent --hook guard,audit,today "list the files here and summarize the README"`
+
+async function requireDir(flag: string, path: string): Promise<string> {
+  const full = resolve(path)
+  const info = await stat(full).catch(() => undefined)
+  if (!info?.isDirectory()) throw new UsageError(`${flag} '${path}' is not a folder; pass an existing folder`)
+  return full
+}
+
+async function chooseModel(name: string): Promise<Model> {
+  if (name.startsWith(SCRIPTED_PREFIX)) {
+    const file = name.slice(SCRIPTED_PREFIX.length)
+    if (!file) throw new UsageError(`--model ${SCRIPTED_PREFIX} needs a file: --model ${SCRIPTED_PREFIX}run.json`)
+    try {
+      return await ScriptedModel.load(file)
+    } catch (err) {
+      if (err instanceof AgentError) throw new UsageError(err.message)
+      throw err
+    }
+  }
+  try {
+    return new AnthropicModel({ model: name })
+  } catch (err) {
+    if (err instanceof AgentError && err.kind === 'no-key') throw new UsageError(err.message)
+    throw err
+  }
+}
+
+export async function agent(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(AGENT_HELP, () =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        hooks: { type: 'string' },
+        addr: { type: 'string' },
+        hook: { type: 'string' },
+        workdir: { type: 'string', default: '.' },
+        model: { type: 'string', default: DEFAULT_MODEL },
+        record: { type: 'string' },
+        yes: { type: 'boolean', default: false },
+        'max-turns': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  )
+  if (values.help) {
+    process.stdout.write(`${AGENT_HELP}\n`)
+    return 0
+  }
+  const task = positionals.join(' ').trim()
+  if (!task) throw new UsageError(`a task is required, e.g. hookd agent --hook guard "list the files here"\n\n${AGENT_HELP}`)
+  if (values.addr && values.hooks) throw new UsageError('--hooks and --addr exclude each other: a running sidecar serves its own hooks folder')
+  const hooks = list(values.hook)
+  const maxTurns = positiveInt('max-turns', values['max-turns'])
+  const maxTokens = positiveInt('max-tokens', values['max-tokens'])
+  const workdir = await requireDir('--workdir', values.workdir)
+  if (values.record) await requireDir('the folder of --record', dirname(resolve(values.record)))
+  const model = await chooseModel(values.model)
+
+  let sidecar: Sidecar | undefined
+  let socketDir: string | undefined
+  let address = values.addr
+  const ui = new TerminalUI()
+  const controller = new AbortController()
+  const onSigint = (): void => {
+    if (controller.signal.aborted) process.exit(130)
+    ui.notice('interrupting (Ctrl-C again to quit at once)')
+    controller.abort()
+  }
+  try {
+    if (hooks.length && !address) {
+      sidecar = await Sidecar.create({ hooks: values.hooks ?? 'hooks', workers: 1 }).catch((err: unknown) => {
+        // A hooks folder that cannot be read is a wrong --hooks (the message says so).
+        throw err instanceof HookdError && err.code === 'not-found' ? new UsageError(err.message) : err
+      })
+      for (const d of sidecar.loadDiagnostics) if (hooks.includes(d.hook)) ui.diagnostic(d)
+      socketDir = await mkdtemp(join(tmpdir(), 'hookd-agent-'))
+      address = await sidecar.listen(`unix:${join(socketDir, 'hookd.sock')}`)
+    }
+    process.on('SIGINT', onSigint)
+    const result = await runAgent({
+      task,
+      model,
+      workdir,
+      ui,
+      hooks,
+      ...(address ? { address } : {}),
+      sidecarLabel: sidecar ? `embedded sidecar on ${resolve(values.hooks ?? 'hooks')}` : `sidecar at ${address ?? ''}`,
+      interactive: process.stdin.isTTY === true && !values.yes,
+      yes: values.yes,
+      signal: controller.signal,
+      ...(values.record ? { record: values.record } : {}),
+      ...(maxTurns ? { maxTurns } : {}),
+      ...(maxTokens ? { maxTokens } : {}),
+    })
+    if (result.reason === 'interrupted') return 130
+    if (result.reason === 'error' || result.recording?.error) return 1
+    return 0
+  } catch (err) {
+    if (err instanceof HookdError) throw new CommandError(err.message)
+    throw err
+  } finally {
+    process.off('SIGINT', onSigint)
+    await sidecar?.stop()
+    if (socketDir) await rm(socketDir, { recursive: true, force: true })
+  }
+}
