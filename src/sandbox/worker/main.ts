@@ -18,8 +18,10 @@ let retiring = false
 /** How long a retiring worker waits for its running invocations before it aborts anyway. */
 const RETIRE_MS = 30_000
 
-function send(message: FromWorker): void {
-  process.send?.(message)
+function send(message: FromWorker, then?: () => void): void {
+  if (!process.send) return
+  // The callback runs once the message is written, so a retiring worker never aborts over an answer.
+  process.send(message, undefined, {}, () => then?.())
 }
 
 function settled(id: number): void {
@@ -62,8 +64,9 @@ async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void
     },
     abort.signal,
   )
-  send({ $: 'done', id: message.id, outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs })
-  settled(message.id)
+  send({ $: 'done', id: message.id, outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs }, () =>
+    settled(message.id),
+  )
 }
 
 async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
@@ -75,17 +78,20 @@ async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
     Promise.resolve({ ok: false, code: 'denied', message: 'capabilities are not available while a hook loads' })
   const result = await runInIsolate(hook, null, '[]', null, message.limits, { capability: refuse, log: () => {} }, abort.signal)
   const outcome = result.outcome
+  const then = (): void => settled(message.id)
   if (outcome.ok) {
     const exports = JSON.parse(outcome.value ?? '[]') as string[]
-    send({ $: 'loaded', id: message.id, outcome: { ok: true, exports } })
+    send({ $: 'loaded', id: message.id, outcome: { ok: true, exports } }, then)
   } else {
-    send({
-      $: 'loaded',
-      id: message.id,
-      outcome: { ok: false, message: outcome.message, ...(outcome.line !== undefined ? { line: outcome.line } : {}) },
-    })
+    send(
+      {
+        $: 'loaded',
+        id: message.id,
+        outcome: { ok: false, message: outcome.message, ...(outcome.line !== undefined ? { line: outcome.line } : {}) },
+      },
+      then,
+    )
   }
-  settled(message.id)
 }
 
 onCatastrophicError((reason) => {

@@ -56,6 +56,8 @@ export const RUNNER_MESSAGES = {
   wall: (l: Limits) =>
     `ran longer than its wall-time limit of ${l.wallMs} ms (time waiting on the host is not counted) and was stopped`,
   memory: (l: Limits) => `ran out of its memory limit of ${l.memoryMb} MB and was stopped`,
+  catastrophe: (l: Limits, what: string) =>
+    `ran out of memory beyond what V8 can recover from (limit ${l.memoryMb} MB; isolated-vm: ${what}); its sandbox worker is retired and replaced`,
   cancelled: () => 'the host cancelled the point call; the hook was stopped',
   capabilityCalls: (l: Limits, capability: string) =>
     `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
@@ -125,9 +127,16 @@ export async function runInIsolate(
   signal?: AbortSignal,
 ): Promise<RunResult> {
   const started = process.hrtime.bigint()
+  let catastrophic = false
   const isolate = new ivm.Isolate({
     memoryLimit: Math.max(8, limits.memoryMb),
-    onCatastrophicError: (message: string) => catastrophe(message),
+    // isolated-vm parks the isolate's thread for good and asks the process to end: this invocation ends
+    // now (its isolate is left alone), and the worker retires once its other invocations are done.
+    onCatastrophicError: (message: string) => {
+      catastrophic = true
+      settle({ ok: false, kind: 'memory', message: RUNNER_MESSAGES.catastrophe(limits, message) })
+      catastrophe(message)
+    },
   })
   let outcome: InvokeOutcome | undefined
   let deliver: (o: InvokeOutcome) => void = () => {}
@@ -263,9 +272,9 @@ export async function runInIsolate(
   const final = await answered
   if (timer) clearTimeout(timer)
   signal?.removeEventListener('abort', onAbort)
-  const cpuUs = isolate.isDisposed ? 0 : Math.round(Number(isolate.cpuTime) / 1000)
+  const cpuUs = isolate.isDisposed || catastrophic ? 0 : Math.round(Number(isolate.cpuTime) / 1000)
   const wallUs = Math.round(Number(process.hrtime.bigint() - started) / 1000)
-  dispose(isolate)
+  if (!catastrophic) dispose(isolate)
   bridge.release()
   return { outcome: final, wallUs, cpuUs }
 }

@@ -2,9 +2,9 @@
  * The worker pool: supervised child processes that run isolates, so that a V8 fatal error costs one
  * worker, never the sidecar. A dead worker is replaced; what it was running ends with a `worker-crash`
  * outcome. A worker that stops answering (its deadline passes with no capability call outstanding) is
- * killed and replaced the same way. Workers that keep dying before they serve anything stop being
- * restarted after `maxStartFailures` in a row, and every invocation then fails fast with a diagnostic
- * that says so, instead of looping forever.
+ * killed and replaced the same way. Workers that keep dying before they are given any work stop being
+ * restarted after `maxStartFailures` in a row (start() fails with UNAVAILABLE; later invocations fail
+ * fast with a `worker-crash` diagnostic that says why), instead of looping forever.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
@@ -35,7 +35,10 @@ export interface InvocationReport {
 export interface PoolOptions {
   /** Worker processes; default: the number of cores, at least 1. */
   size?: number
-  /** Workers in a row that die before serving anything, after which the pool stops restarting them. */
+  /**
+   * Workers in a row that die before they were given any work (at start-up, or idle right after it),
+   * after which the pool stops restarting them. Default 5.
+   */
   maxStartFailures?: number
   /** A worker not ready this long after it was started is killed (a start failure). Default 30 s. */
   startTimeoutMs?: number
@@ -57,7 +60,7 @@ export interface PoolStats {
   spawned: number
   /** Live workers that are ready for work. */
   ready: number
-  /** Workers in a row that died before serving anything. */
+  /** Workers in a row that died before they were given any work. */
   startFailures: number
   /** Set once the pool gave up restarting workers. */
   broken?: string
@@ -89,8 +92,8 @@ class Worker {
   readonly code = new Map<string, true>()
   ready = false
   retiring = false
-  /** Invocations and loads it answered. */
-  served = 0
+  /** Invocations and loads sent to it. */
+  dispatched = 0
   /** Why the pool killed it, when it did. */
   killedFor: string | undefined
   stderrTail = ''
@@ -112,8 +115,9 @@ class Worker {
 const here = fileURLToPath(import.meta.url)
 const fromSource = here.endsWith('.ts')
 const ENTRY = fileURLToPath(new URL(fromSource ? './main.ts' : './main.js', import.meta.url))
-// isolated-vm needs --no-node-snapshot on Node 20.
-const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', 'tsx'] : [])]
+// isolated-vm needs --no-node-snapshot on Node 20. From source, the worker loads TypeScript through tsx,
+// resolved here: a bare 'tsx' would be looked up from the worker's working directory, which may be any.
+const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', import.meta.resolve('tsx')] : [])]
 const CHECK_MS = 250
 
 const now = (): number => performance.now()
@@ -133,6 +137,8 @@ export class WorkerPool {
   private brokenReason: string | undefined
   private closed = false
   private checker: NodeJS.Timeout | undefined
+  /** Replacements waiting for their back-off; they keep the process alive, and close() clears them. */
+  private readonly respawns = new Set<NodeJS.Timeout>()
 
   constructor(options: PoolOptions = {}) {
     this.size = Math.max(1, options.size ?? availableParallelism())
@@ -163,6 +169,7 @@ export class WorkerPool {
     const worker = await this.pick()
     if (!worker) return { outcome: this.unavailable(), wallUs: 0, cpuUs: 0 }
     const id = this.nextId++
+    worker.dispatched += 1
     const hook: HookCode = this.withCode(worker, request.hook)
     return new Promise<InvocationReport>((resolve) => {
       const onAbort = (): void => worker.post({ $: 'cancel', id })
@@ -194,6 +201,7 @@ export class WorkerPool {
     const worker = await this.pick()
     if (!worker) return { ok: false, message: this.unavailable().message }
     const id = this.nextId++
+    worker.dispatched += 1
     this.withCode(worker, hook)
     return new Promise<LoadOutcome>((resolve) => {
       worker.inflight.set(id, { type: 'load', resolve, deadline: now() + limits.wallMs + this.hangGraceMs, outstanding: 0 })
@@ -205,6 +213,8 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.closed = true
     if (this.checker) clearInterval(this.checker)
+    for (const timer of this.respawns) clearTimeout(timer)
+    this.respawns.clear()
     const exits = this.workers.map(
       (w) =>
         new Promise<void>((resolve) => {
@@ -302,8 +312,7 @@ export class WorkerPool {
     }
   }
 
-  private served(worker: Worker): void {
-    worker.served += 1
+  private served(): void {
     this.startFailures = 0
   }
 
@@ -350,7 +359,7 @@ export class WorkerPool {
         const inflight = worker.inflight.get(message.id)
         if (inflight?.type !== 'invoke') return
         worker.inflight.delete(message.id)
-        this.served(worker)
+        this.served()
         inflight.cleanup()
         inflight.resolve({ outcome: message.outcome, wallUs: message.wallUs, cpuUs: message.cpuUs })
         return
@@ -359,7 +368,7 @@ export class WorkerPool {
         const inflight = worker.inflight.get(message.id)
         if (inflight?.type !== 'load') return
         worker.inflight.delete(message.id)
-        this.served(worker)
+        this.served()
         inflight.resolve(message.outcome)
         return
       }
@@ -390,8 +399,10 @@ export class WorkerPool {
     }
     worker.inflight.clear()
     if (this.closed || worker.retiring) return
-    // Dying before serving anything, ready or not, is a start failure: that is what could loop.
-    const startFailure = worker.served === 0
+    // Dying before it was given any work, ready or not, is a start failure: that is what could loop.
+    // A worker that dies running a hook is the hook's doing (the pool replaces it at once, as often
+    // as hooks crash workers), and must not count towards giving up on workers altogether.
+    const startFailure = worker.dispatched === 0
     if (startFailure) {
       this.startFailures += 1
       if (this.startFailures >= this.maxStartFailures) {
@@ -402,7 +413,11 @@ export class WorkerPool {
       }
     }
     const delay = startFailure ? Math.min(2000, 50 * 2 ** this.startFailures) : 0
-    setTimeout(() => this.spawn(), delay).unref()
+    const timer = setTimeout(() => {
+      this.respawns.delete(timer)
+      this.spawn()
+    }, delay)
+    this.respawns.add(timer)
   }
 
   private anyReady(): Promise<void> {

@@ -128,9 +128,9 @@ function describe(err) {
   try {
     if (err !== null && typeof err === 'object') {
       const name = err.name, msg = err.message;
-      if (typeof msg === 'string') return clip((typeof name === 'string' && name ? name : 'Error') + ': ' + msg);
+      if (typeof msg === 'string') return (typeof name === 'string' && name ? name : 'Error') + ': ' + msg;
     }
-    return clip('threw ' + show(err));
+    return 'threw ' + show(err);
   } catch (_) {
     return 'threw a value that could not be described';
   }
@@ -152,7 +152,7 @@ function lineOf(err) {
 }
 
 // Replies are assembled from primitives only, so a hook that adds toJSON or getters to
-// Object.prototype cannot change what the worker reads.
+// Object.prototype cannot change what the worker reads. The message is clipped here, once.
 function fail(kind, message, line) {
   let out = '{"ok":false,"kind":' + stringify(kind) + ',"message":' + stringify(clip(StringCtor(message)));
   if (typeof line === 'number' && line >= 1) out += ',"line":' + line;
