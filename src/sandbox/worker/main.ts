@@ -134,4 +134,6 @@ process.on('message', (raw: ToWorker) => {
 })
 
 process.on('disconnect', () => process.exit(0))
+// Ctrl-C in a terminal reaches the whole process group: the sidecar decides when its workers stop.
+process.on('SIGINT', () => {})
 send({ $: 'ready', pid: process.pid })
