@@ -6,8 +6,11 @@ NODE_OPTIONS_ISOLATES := --no-node-snapshot
 ADDR ?= unix:.hookd/hookd.sock
 HOOKS ?= hooks
 TRY_PAYLOAD := '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
+# The Python that runs the Python host, remote hooks and conformance runner: Debian's, which sees
+# python3-grpcio and python3-grpc-tools (a pyenv or venv `python3` on PATH may not).
+export HOOKD_PYTHON ?= /usr/bin/python3
 
-.PHONY: all install build run test typecheck bench clean help
+.PHONY: all install build run test typecheck bench clean help python-deps python-stubs
 
 all: build
 
@@ -18,6 +21,8 @@ help:
 	@echo "make typecheck  type-check sources, tests and benchmarks"
 	@echo "make bench      run the benchmarks (BENCH_SMOKE=1 for a tiny run); writes bench/out/results.json"
 	@echo "make clean      remove dist/ and node_modules/"
+	@echo "make python-deps   install python3-grpcio and python3-grpc-tools (apt) unless $(HOOKD_PYTHON) has them"
+	@echo "make python-stubs  generate the Python stubs of proto/ into examples/python/gen/"
 
 # npm ci builds isolated-vm from source on first install (about 90 s).
 node_modules/.installed: package.json package-lock.json
@@ -42,7 +47,14 @@ run: build
 typecheck: node_modules/.installed
 	npx tsc -p tsconfig.json
 
-test: node_modules/.installed typecheck
+python-deps:
+	scripts/python-deps.sh
+
+python-stubs: python-deps
+	scripts/python-stubs.sh
+
+# vitest runs the conformance suite with both runners (TypeScript and Python): see test/conformance/.
+test: node_modules/.installed typecheck python-stubs
 	npx vitest run
 	BENCH_SMOKE=1 npx tsx bench/run.ts
 

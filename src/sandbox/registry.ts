@@ -21,12 +21,18 @@ import type { HookInfoData, HookStatus } from '../protocol/wire.js'
 import type { Limits } from './worker/protocol.js'
 import type { WorkerPool } from './worker/supervisor.js'
 import { HookWatcher, type WatchOptions } from './watch.js'
+import { type RemoteAddress, type RemoteHook, RemoteHooks, remoteAddress } from './remote.js'
 
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({
   /** The hook's own configuration, visible as `ctx.config`. */
   config: z.unknown().optional(),
   description: z.string().optional(),
+  /**
+   * Makes the folder a remote hook (remote.ts, docs/languages.md): the address of a server of the
+   * `hookd.v1.Hook` service, `unix:PATH` (relative to the hook's folder) or `HOST:PORT`. No index.js.
+   */
+  remote: z.string().min(1, 'write unix:PATH or HOST:PORT').optional(),
 })
 
 /** A hook version that loaded and can be served. */
@@ -42,6 +48,8 @@ export interface LoadedHook {
   /** Exported functions whose names are not points. */
   unknownExports: readonly string[]
   loadedAtMs: number
+  /** Set for a remote hook: the chain invokes it instead of a sandbox worker. */
+  remote?: RemoteHook
 }
 
 /** A hook folder's files as read at one moment. Equal digests mean the same files, byte for byte. */
@@ -85,6 +93,8 @@ export class Registry {
   private readonly generations = new Map<string, number>()
   private readonly listeners = new Set<RegistryListener>()
   private watcher: HookWatcher | undefined
+  /** Clients of remote hooks and their Describe retries. */
+  readonly remotes = new RemoteHooks(closestPoint, (name) => this.read(name).then((files) => this.apply(files, true)))
 
   constructor(
     root: string,
@@ -163,31 +173,51 @@ export class Registry {
    * Applies a snapshot: loads it in a throwaway isolate and, if it loads, serves it (one assignment).
    * A snapshot of a missing folder removes the hook. Returns the diagnostic when it failed to load.
    */
-  async apply(files: HookFiles): Promise<Diagnostic | undefined> {
+  async apply(files: HookFiles, force = false): Promise<Diagnostic | undefined> {
     const { name } = files
     const generation = (this.generations.get(name) ?? 0) + 1
     this.generations.set(name, generation)
     const current = this.entries.get(name)
     if (!files.present) {
+      this.remotes.settled(name)
       if (current) this.remove(current)
       return undefined
     }
-    if (current?.digest === files.digest) return current.lastError
+    // `force`: a remote hook's retry, which must describe it again although its files are the same.
+    if (!force) {
+      if (current?.digest === files.digest) return current.lastError
+      this.remotes.settled(name)
+    }
     const filename = `${name}/index.js`
     const fail = (error: string, file = filename, line?: number): Diagnostic => this.fail(files, error, file, line)
 
     if (files.sourceError !== undefined) return fail(`cannot read ${filename}: ${files.sourceError}`)
+    // hook.json first: its "remote" makes a remote hook, which has no index.js.
+    let config: unknown
+    let remote: RemoteAddress | undefined
+    if (files.configText !== undefined) {
+      const checked = checkHookJson(files.configText)
+      if (!checked.ok) return fail(checked.message, `${name}/hook.json`, checked.line)
+      config = checked.config
+      if (checked.remote !== undefined) {
+        try {
+          remote = remoteAddress(checked.remote, join(this.root, name, 'hook.json'))
+        } catch (err) {
+          return fail((err as Error).message, `${name}/hook.json`, exportLine(files.configText, '"remote"'))
+        }
+      }
+    }
+    if (remote) {
+      if (files.source !== undefined) {
+        return fail(`hook.json declares a remote hook, and ${filename} exists too; a hook is either sandboxed (index.js) or remote (hook.json "remote"): remove one`, `${name}/hook.json`)
+      }
+      return this.applyRemote(files, remote, config, generation)
+    }
     if (files.source === undefined) return fail(`hook '${name}' has no index.js; create ${filename} exporting its points`)
     if (files.source.trim() === '') {
       return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
     }
     const source = files.source
-    let config: unknown
-    if (files.configText !== undefined) {
-      const checked = checkHookJson(files.configText)
-      if (!checked.ok) return fail(checked.message, `${name}/hook.json`, checked.line)
-      config = checked.config
-    }
     const version = versionOf(source, files.configText)
     const outcome = await this.pool.load({ name, version, filename, source }, this.limits)
     // A newer snapshot (or a removal) was applied while this one loaded: it wins.
@@ -222,8 +252,41 @@ export class Registry {
       unknownExports,
       loadedAtMs: Date.now(),
     }
+    return this.serve(loaded, files.digest)
+  }
+
+  /** Loads a remote hook by asking its Describe; a failure is retried (remote.ts). */
+  private async applyRemote(files: HookFiles, address: RemoteAddress, config: unknown, generation: number): Promise<Diagnostic | undefined> {
+    const { name } = files
+    const filename = `${name}/hook.json`
+    const outcome = await this.remotes.describe(name, address)
+    if (this.generations.get(name) !== generation) return undefined
+    if (!outcome.ok) {
+      const current = this.entries.get(name)
+      // A retry that fails the same way is not announced again.
+      if (this.remotes.failed(name, outcome.message) && current?.lastError) return current.lastError
+      return this.fail(files, outcome.message, filename, undefined)
+    }
+    this.remotes.settled(name)
+    const loaded: LoadedHook = {
+      name,
+      version: versionOf(`remote\0${address.text}\0${outcome.version}\0${outcome.exports.join(',')}`, files.configText),
+      filename,
+      source: '',
+      config: config ?? {},
+      points: new Set(outcome.exports.filter(isPointName)),
+      unknownExports: [],
+      loadedAtMs: Date.now(),
+      remote: this.remotes.hook(name, address),
+    }
+    return this.serve(loaded, files.digest)
+  }
+
+  /** Serves a version that loaded (one assignment) and announces it. */
+  private serve(loaded: LoadedHook, digest: string): undefined {
+    const { name, version, filename } = loaded
     const previous = this.entries.get(name)?.served
-    this.entries.set(name, { name, served: loaded, status: 'ready', digest: files.digest })
+    this.entries.set(name, { name, served: loaded, status: 'ready', digest })
     this.tombstones.delete(name)
     const message = !previous
       ? `hook '${name}' loaded version ${version}`
@@ -282,6 +345,12 @@ export class Registry {
   async watch(options: WatchOptions = {}): Promise<void> {
     if (this.watcher) return
     this.watcher = await HookWatcher.start(this, options)
+  }
+
+  /** Retires the registry: stops watching and closes the clients of its remote hooks. */
+  async close(): Promise<void> {
+    await this.unwatch()
+    this.remotes.close()
   }
 
   /** Stops watching; waits (bounded) for a reload in progress. */
@@ -344,7 +413,7 @@ function versionOf(source: string, configText: string | undefined): string {
     .slice(0, 12)
 }
 
-type HookJsonCheck = { ok: true; config: unknown } | { ok: false; message: string; line?: number }
+type HookJsonCheck = { ok: true; config: unknown; remote?: string } | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
 function checkHookJson(text: string): HookJsonCheck {
@@ -357,14 +426,17 @@ function checkHookJson(text: string): HookJsonCheck {
     return { ok: false, message: `hook.json is not valid JSON: ${message}`, ...(line !== undefined ? { line: Number(line) } : {}) }
   }
   const parsed = hookJsonSchema.safeParse(json)
-  if (parsed.success) return { ok: true, config: parsed.data.config }
+  if (parsed.success) {
+    const { config, remote } = parsed.data
+    return remote === undefined ? { ok: true, config } : { ok: true, config, remote }
+  }
   const issue = parsed.error.issues[0]
   const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
   const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid${where}: ${issue?.message ?? 'unknown problem'} (it may hold "config" and "description")`,
+    message: `hook.json is invalid${where}: ${issue?.message ?? 'unknown problem'} (it may hold "config", "description" and "remote")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

@@ -1,0 +1,250 @@
+/**
+ * One invocation of a remote hook: one `hookd.v1.Hook/Run` stream (proto/hookd/v1/hook.proto). It keeps
+ * the promises a sandboxed invocation keeps (see worker/runner.ts), so that the chain cannot tell the
+ * two apart: the same wall-time limit, not counting time spent waiting for the host to answer a
+ * capability call; the same caps on capability calls, their arguments, log volume and the answer's size;
+ * the same outcome kinds. Capability calls and log lines go to the session through the request's
+ * `onCapability` and `onLog`, exactly as a worker's do, so the session's policy checks them.
+ *
+ * The first outcome wins: the hook's answer, the wall-time limit, a cancel, a broken stream or a
+ * protocol violation. After it the stream is ended (or cancelled) and whatever the hook sends is
+ * ignored. Never rejects.
+ */
+import * as grpc from '@grpc/grpc-js'
+import type { DiagnosticKind } from '../protocol/diagnostic.js'
+import type { CapabilityReply, InvokeOutcome, Limits } from './worker/protocol.js'
+import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
+import {
+  type HookAnswerWire,
+  hookMessageProblem,
+  hookToSidecarWire,
+  toCapabilityResult,
+  toInvocation,
+} from './remote-wire.js'
+
+/** The longest message text hookd keeps from a remote hook (as the sandbox's clip). */
+const MESSAGE_CHARS = 2000
+/** How long a hook may take to end its stream after answering, before hookd cancels it. */
+const END_GRACE_MS = 2000
+
+/** The remote invocation's own failure texts, in one table (compare worker/runner.ts RUNNER_MESSAGES). */
+export const REMOTE_MESSAGES = {
+  wall: (l: Limits) =>
+    `ran longer than its wall-time limit of ${l.wallMs} ms (time waiting on the host is not counted) and was cancelled`,
+  cancelled: () => 'the host cancelled the point call; the remote hook was cancelled',
+  unreachable: (address: string, details: string) =>
+    `the remote hook at ${address} could not be reached (${details}); skipped. Start it, or fix "remote" in hook.json`,
+  unimplemented: (address: string) =>
+    `the server at ${address} does not implement hookd.v1.Hook/Run; serve the Hook service of proto/hookd/v1/hook.proto there`,
+  failed: (details: string) => `the remote hook failed: ${details}`,
+  noAnswer: () => 'the remote hook ended its Run stream without an answer; send exactly one HookAnswer',
+  tooBig: (details: string) => `the remote hook sent a message over hookd's size limit (${details})`,
+  protocol: (problem: string) => `the remote hook broke the Run protocol: ${problem}; it was cancelled`,
+  notJson: (what: string, err: string) => `${what} is not UTF-8 JSON (${err})`,
+  capabilityCalls: (l: Limits, capability: string) =>
+    `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
+  capabilityArgs: (l: Limits, capability: string, bytes: number) =>
+    `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
+  logTruncated: (l: Limits) =>
+    `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
+  tooLarge: (l: Limits, bytes: number) => `the answer is ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
+} as const
+
+/** The client side of the Run rpc, as grpc-js's generic client has it. */
+export interface RunClient {
+  Run(metadata?: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<unknown, unknown>
+}
+
+let nextCallId = 1
+
+/** A gRPC error's text for a message: its details, without grpc-js's empty trailing resolution note. */
+export function grpcDetails(err: { details?: string; message: string }): string {
+  return clip((err.details || err.message).replace(/\.?\s*Resolution note:\s*$/, ''))
+}
+
+export function clip(text: string): string {
+  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}... (${text.length - MESSAGE_CHARS} more characters)`
+}
+
+/**
+ * Runs `request` (as a worker would) on the remote hook behind `client`. `address` is for messages.
+ * `request.point` is the handler to run; `request.ctx.hook.point` the point the host called.
+ */
+export function runRemote(client: RunClient, address: string, request: InvocationRequest): Promise<InvocationReport> {
+  const { limits, signal } = request
+  const started = performance.now()
+  return new Promise<InvocationReport>((resolve) => {
+    let outcome: InvokeOutcome | undefined
+    let timer: NodeJS.Timeout | undefined
+    /** Wall time spent with at least one capability call waiting on the host. */
+    let waitedMs = 0
+    let waitingSince: number | undefined
+    const waiting = new Set<number>()
+    let capabilityCalls = 0
+    let logBytes = 0
+    let logClosed = false
+
+    let stream: grpc.ClientDuplexStream<unknown, unknown>
+    try {
+      stream = client.Run()
+    } catch (err) {
+      // A closed client (the sidecar is shutting down) refuses to start calls.
+      const message = REMOTE_MESSAGES.unreachable(address, err instanceof Error ? err.message : String(err))
+      return resolve({ outcome: { ok: false, kind: 'unavailable', message }, wallUs: 0, cpuUs: 0 })
+    }
+
+    const settle = (o: InvokeOutcome, how: 'end' | 'cancel'): void => {
+      if (outcome) return
+      outcome = o
+      if (timer) clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      if (how === 'cancel') {
+        stream.cancel()
+      } else {
+        stream.end()
+        // A hook that does not end its stream after answering is not waited for.
+        setTimeout(() => stream.cancel(), END_GRACE_MS).unref()
+      }
+      resolve({ outcome: o, wallUs: Math.round((performance.now() - started) * 1000), cpuUs: 0 })
+    }
+    const fail = (kind: DiagnosticKind, message: string): void => settle({ ok: false, kind, message: clip(message) }, 'cancel')
+
+    /** Arms the wall-time timer for the budget left; paused while a capability call waits. */
+    const arm = (): void => {
+      if (timer) clearTimeout(timer)
+      timer = undefined
+      if (outcome || waitingSince !== undefined) return
+      const left = limits.wallMs - (performance.now() - started - waitedMs)
+      if (left <= 0) return fail('timeout', REMOTE_MESSAGES.wall(limits))
+      timer = setTimeout(arm, Math.max(1, Math.ceil(left)))
+    }
+
+    const onAbort = (): void => fail('cancelled', REMOTE_MESSAGES.cancelled())
+
+    const capability = (id: number, name: string, argsBytes: Buffer): void => {
+      const reply = (r: CapabilityReply): void => {
+        if (!outcome) stream.write(toCapabilityResult(id, r))
+      }
+      if (waiting.has(id)) {
+        return fail('invalid-result', REMOTE_MESSAGES.protocol(`capability_call id ${id} is already waiting for its result`))
+      }
+      capabilityCalls += 1
+      if (capabilityCalls > limits.capabilityCalls) {
+        return reply({ ok: false, code: 'limit', message: REMOTE_MESSAGES.capabilityCalls(limits, name) })
+      }
+      if (argsBytes.length > limits.resultBytes) {
+        return reply({ ok: false, code: 'limit', message: REMOTE_MESSAGES.capabilityArgs(limits, name, argsBytes.length) })
+      }
+      let args: unknown
+      try {
+        args = JSON.parse(argsBytes.toString('utf8'))
+      } catch (err) {
+        return reply({ ok: false, code: 'invalid', message: REMOTE_MESSAGES.notJson(`ctx.${name}: the arguments`, (err as Error).message) })
+      }
+      if (waiting.size === 0) {
+        waitingSince = performance.now()
+        arm()
+      }
+      waiting.add(id)
+      const done = (r: CapabilityReply): void => {
+        waiting.delete(id)
+        if (waiting.size === 0 && waitingSince !== undefined) {
+          waitedMs += performance.now() - waitingSince
+          waitingSince = undefined
+          arm()
+        }
+        reply(r)
+      }
+      request.onCapability(name, args).then(done, (err: unknown) =>
+        done({ ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }),
+      )
+    }
+
+    const log = (message: string): void => {
+      if (logClosed) return
+      const line = clip(message)
+      const cost = Buffer.byteLength(line) + 1
+      if (logBytes + cost > limits.logBytes) {
+        logClosed = true
+        request.onLog(REMOTE_MESSAGES.logTruncated(limits))
+        return
+      }
+      logBytes += cost
+      request.onLog(line)
+    }
+
+    stream.on('data', (raw: unknown) => {
+      if (outcome) return
+      const parsed = hookToSidecarWire.safeParse(raw)
+      if (!parsed.success) return fail('invalid-result', REMOTE_MESSAGES.protocol(hookMessageProblem(raw, parsed.error.issues)))
+      const message = parsed.data
+      switch (message.kind) {
+        case 'answer':
+          return settle(answerOutcome(message.answer, limits), 'end')
+        case 'capabilityCall': {
+          const c = message.capabilityCall
+          return capability(c.id, c.capability, c.args)
+        }
+        case 'log':
+          return log(message.log.message)
+      }
+    })
+    stream.on('error', (err: grpc.ServiceError) => {
+      if (outcome) return
+      const details = grpcDetails(err)
+      switch (err.code) {
+        case grpc.status.UNAVAILABLE:
+          return fail('unavailable', REMOTE_MESSAGES.unreachable(address, details))
+        case grpc.status.UNIMPLEMENTED:
+          return fail('unavailable', REMOTE_MESSAGES.unimplemented(address))
+        case grpc.status.RESOURCE_EXHAUSTED:
+          return fail('limit', REMOTE_MESSAGES.tooBig(details))
+        case grpc.status.DEADLINE_EXCEEDED:
+          return fail('timeout', REMOTE_MESSAGES.wall(limits))
+        default:
+          return fail('throw', REMOTE_MESSAGES.failed(details))
+      }
+    })
+    // A stream that ends cleanly before an answer ('end' comes before 'status').
+    stream.on('status', (status: grpc.StatusObject) => {
+      if (!outcome && status.code === grpc.status.OK) fail('invalid-result', REMOTE_MESSAGES.noAnswer())
+    })
+
+    signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) return onAbort()
+    stream.write(
+      toInvocation({
+        callId: nextCallId++,
+        hook: request.hook.name,
+        handler: request.point,
+        point: request.ctx.hook.point,
+        args: JSON.stringify(request.args),
+        ctx: JSON.stringify(request.ctx),
+        resultArg: request.resultArg,
+        wallMs: limits.wallMs,
+      }),
+    )
+    arm()
+  })
+}
+
+/** The hook's answer as the chain reads an invocation's outcome. */
+function answerOutcome(answer: HookAnswerWire, limits: Limits): InvokeOutcome {
+  if (answer.outcome === 'error' && answer.error) {
+    const { message, code, line } = answer.error
+    const kind: DiagnosticKind = code === 'denied' ? 'capability-denied' : code === 'limit' ? 'limit' : 'throw'
+    return { ok: false, kind, message: clip(message || 'the remote hook reported a failure without a message'), ...(line > 0 ? { line } : {}) }
+  }
+  const value = answer.outcome === 'value' ? answer.value : undefined
+  if (!value || value.length === 0) return { ok: true }
+  if (value.length > limits.resultBytes) {
+    return { ok: false, kind: 'result-too-large', message: REMOTE_MESSAGES.tooLarge(limits, value.length) }
+  }
+  const text = value.toString('utf8')
+  try {
+    JSON.parse(text)
+  } catch (err) {
+    return { ok: false, kind: 'invalid-result', message: REMOTE_MESSAGES.notJson('the answer', (err as Error).message) }
+  }
+  return { ok: true, value: text }
+}

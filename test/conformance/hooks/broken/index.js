@@ -1,0 +1,4 @@
+module.exports = {
+  beforeToolExecute(ctx, call) {
+    return {
+  },

@@ -1,0 +1,6 @@
+// Notifies the host when the run ends.
+module.exports = {
+  afterRun(ctx, run) {
+    ctx.notify({ title: 'done', body: run.reason })
+  },
+}

@@ -1,0 +1,6 @@
+// Refuses every tool call.
+module.exports = {
+  beforeToolExecute(ctx, call) {
+    return { allow: false, reason: 'no ' + call.name }
+  },
+}
