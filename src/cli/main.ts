@@ -6,6 +6,7 @@ import { check } from './check.js'
 import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
 import { serve } from './serve.js'
+import { tenant } from './tenant.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 
@@ -16,6 +17,7 @@ Commands:
   invoke    run one hook point through a chain of hooks and print the result as JSON
   list      list the hooks a running sidecar serves
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
+  tenant    make a tenant token (hookd tenant token) or check a tenants file, for 'serve --tenants'
   agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
 
 Run 'hookd <command> --help' for a command's options.`
@@ -25,6 +27,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   invoke,
   list: listHooks,
   check,
+  tenant,
   // Loaded on use, so the other commands do not load the Anthropic SDK.
   agent: async (argv) => (await import('./agent.js')).agent(argv),
 }

@@ -4,13 +4,14 @@ import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { Sidecar } from '../sandbox/server.js'
 import { DEFAULT_LIMITS, type Limits } from '../sandbox/worker/protocol.js'
 import { UsageError, parse, positiveInt } from './args.js'
+import { TENANCY_FLAGS, TENANCY_HELP, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
 
 Runs the hookd sidecar: serves hookd.v1.HookExecutor and grpc.health.v1.Health on ADDR, running the
 hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
 
-  --hooks DIR              hooks folder (default: ./hooks)
+  --hooks DIR              hooks folder (default: ./hooks; not with --tenants)
   --listen ADDR            unix:PATH or HOST:PORT (default: ${DEFAULT_ADDRESS})
   --workers N              sandbox worker processes (default: one per core)
   --memory-mb N            heap limit per invocation (default: ${DEFAULT_LIMITS.memoryMb})
@@ -23,6 +24,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --capability-wait-ms N   longest wait for the host to answer any other capability (default: 30000)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
   --no-watch               do not reload hooks when their files change (default: watch and reload)
+${TENANCY_HELP}
   -h, --help               show this help
 
 When ready it prints one line to stderr: "hookd: listening on ADDR". Hooks that fail to load are
@@ -35,7 +37,7 @@ export async function serve(argv: string[]): Promise<number> {
       args: argv,
       strict: true,
       options: {
-        hooks: { type: 'string', default: 'hooks' },
+        hooks: { type: 'string' },
         listen: { type: 'string', default: DEFAULT_ADDRESS },
         workers: { type: 'string' },
         'memory-mb': { type: 'string' },
@@ -48,6 +50,7 @@ export async function serve(argv: string[]): Promise<number> {
         'capability-wait-ms': { type: 'string' },
         'grace-ms': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
+        ...TENANCY_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -72,9 +75,10 @@ export async function serve(argv: string[]): Promise<number> {
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
+  const tenancy = await tenancySettings(values)
 
   const sidecar = await Sidecar.create({
-    hooks: values.hooks,
+    ...tenancy.sidecar,
     limits,
     ...(workers !== undefined ? { workers } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
@@ -86,14 +90,17 @@ export async function serve(argv: string[]): Promise<number> {
   }
   let address: string
   try {
-    address = await sidecar.listen(values.listen)
+    address = await sidecar.listen(values.listen, tenancy.listen)
   } catch (err) {
     await sidecar.stop()
     throw err
   }
   process.stderr.write(`hookd: listening on ${address}\n`)
   // Hot reload news, for the person running the sidecar (sessions get it as pushed diagnostics).
-  const unsubscribe = sidecar.registry.subscribe((event) => process.stderr.write(`hookd: ${event.diagnostic.message}\n`))
+  // With tenants, each tenant's news is reported with its id (tenants.ts).
+  const tenants = sidecar.tenants
+  if (tenants) process.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
+  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => process.stderr.write(`hookd: ${event.diagnostic.message}\n`))
   await new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGINT', onSignal)

@@ -57,6 +57,11 @@ export interface PointCallResult<N extends PointName> {
   diagnostics: Diagnostic[]
   trace: HookTrace[]
   durationUs: number
+  /**
+   * The sidecar's id for this result: the `decisionId` of its line in the sidecar's audit log. Absent
+   * when the host made the result up (a failure policy answering for an absent sidecar).
+   */
+  decisionId?: string
 }
 
 export interface InvokeResult<N extends PointName> extends PointCallResult<N> {
@@ -73,6 +78,12 @@ interface RawClient extends grpc.Client {
 export interface ConnectOptions {
   /** Bearer token for multi-tenant sidecars. */
   token?: string
+  /**
+   * TLS for a TCP address (a sidecar started with --tls-cert/--tls-key). `ca`: the PEM certificate(s)
+   * to trust instead of the system's, e.g. a self-signed sidecar certificate; `serverName`: the name
+   * the certificate must carry, when it is not the address's host.
+   */
+  tls?: boolean | { ca?: Buffer | string; serverName?: string }
   /** How long to wait for the sidecar to accept the connection. Default 5000 ms. */
   connectTimeoutMs?: number
 }
@@ -97,8 +108,12 @@ export class HookdClient {
       throw new HookdError('unavailable', `cannot reach hookd at ${address}: no socket at ${parsed.path}; is 'hookd serve' running there?`)
     }
     const target = formatAddress(parsed)
-    const raw = new Constructor(target, grpc.credentials.createInsecure(), {
+    const tls = options.tls
+    const ca = typeof tls === 'object' && tls.ca !== undefined ? Buffer.from(tls.ca) : null
+    const credentials = tls ? grpc.credentials.createSsl(ca) : grpc.credentials.createInsecure()
+    const raw = new Constructor(target, credentials, {
       'grpc.max_receive_message_length': 8 * 1024 * 1024,
+      ...(typeof tls === 'object' && tls.serverName ? { 'grpc.ssl_target_name_override': tls.serverName } : {}),
     })
     const deadline = Date.now() + (options.connectTimeoutMs ?? 5000)
     await new Promise<void>((resolve, reject) =>
@@ -161,13 +176,16 @@ export function decodeResult<N extends PointName>(wire: {
   diagnostics: Diagnostic[]
   trace: HookTrace[]
   durationUs: number
+  decisionId?: string
 }): PointCallResult<N> {
-  return {
+  const out: PointCallResult<N> = {
     result: JSON.parse(wire.result.toString('utf8')) as PointOutput<N>,
     diagnostics: wire.diagnostics,
     trace: wire.trace,
     durationUs: wire.durationUs,
   }
+  if (wire.decisionId) out.decisionId = wire.decisionId
+  return out
 }
 
 function openMessage(options: SessionOptions): Record<string, unknown> {

@@ -21,6 +21,8 @@ export const DIAGNOSTIC_KINDS = [
   'reload',
   'internal',
   'unavailable',
+  /** A multi-tenant sidecar answered without running any hook: the tenant is over a quota. */
+  'quota',
 ] as const
 
 export type DiagnosticKind = (typeof DIAGNOSTIC_KINDS)[number]

@@ -145,6 +145,8 @@ export interface PointResultData {
   diagnostics: Diagnostic[]
   trace: HookTrace[]
   durationUs: number
+  /** The result's id in the audit log (see audit.ts); set by the session before the result is sent. */
+  decisionId?: string
 }
 
 export const pointResultWire = z.object({
@@ -154,6 +156,8 @@ export const pointResultWire = z.object({
   diagnostics: z.array(diagnosticWire),
   trace: z.array(traceWire),
   durationUs: u64,
+  /** Empty from a sidecar older than the field. */
+  decisionId: z.string().default(''),
 })
 
 export function pointResultToWire(r: PointResultData): Record<string, unknown> {
@@ -164,6 +168,7 @@ export function pointResultToWire(r: PointResultData): Record<string, unknown> {
     diagnostics: r.diagnostics.map(diagnosticToWire),
     trace: r.trace.map(traceToWire),
     durationUs: r.durationUs,
+    decisionId: r.decisionId ?? '',
   }
 }
 

@@ -22,15 +22,25 @@ import {
   parseJsonBytes,
   pointResultToWire,
 } from '../protocol/wire.js'
+import { addReflection } from './reflection.js'
 import { Registry } from './registry.js'
+import { AuditLog, type AuditOptions } from './audit.js'
+import { SingleTenant, type Tenancy, type Tenant, Tenants, type TenantsOptions } from './tenants.js'
 import type { WatchOptions } from './watch.js'
 import { DEFAULT_WAITS, Session, type SessionDeps } from './session.js'
 import { DEFAULT_LIMITS, type Limits } from './worker/protocol.js'
 import { WorkerPool } from './worker/supervisor.js'
 
 export interface SidecarOptions {
-  /** The hooks folder. */
-  hooks: string
+  /** The hooks folder. Required without `tenants`; with them, each tenant names its own. */
+  hooks?: string
+  /**
+   * Serve several tenants (docs/tenants.md): the tenants file, or its options. Every call must then
+   * carry a tenant's bearer token.
+   */
+  tenants?: string | TenantsOptions
+  /** Record every point result as a JSON line (docs/tenants.md#audit-log). */
+  audit?: AuditOptions
   limits?: Partial<Limits>
   waits?: Partial<SessionDeps['waits']>
   /** Sandbox worker processes; default: one per core. */
@@ -53,20 +63,25 @@ export class Sidecar {
   private stopping: Promise<void> | undefined
 
   private constructor(
-    private readonly deps: SessionDeps,
+    private readonly tenancy: Tenancy,
+    private readonly workerPool: WorkerPool,
     loadDiagnostics: Diagnostic[],
     graceMs: number,
   ) {
     this.loadDiagnostics = loadDiagnostics
     this.graceMs = graceMs
-    this.server.addService(hookExecutorService(), {
+    this.server.addService(withTolerantDecoding(hookExecutorService()), {
       Session: (call: Stream) => this.onSession(call),
       Invoke: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) =>
-        void this.onInvoke(call.request, done),
-      ListHooks: (_call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) =>
-        done(null, { hooks: this.deps.registry.list().map(hookInfoToWire) }),
+        void this.onInvoke(call.request, done, call.metadata),
+      ListHooks: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
+        const tenant = this.identify(call.metadata)
+        if (tenant instanceof HookdError) done({ code: tenant.grpcStatus, details: tenant.message })
+        else done(null, { hooks: tenant.deps.registry.list().map(hookInfoToWire) })
+      },
     })
     this.health.addToServer(this.server)
+    addReflection(this.server)
   }
 
   /** Starts the workers and loads every hook; does not listen yet. */
@@ -74,6 +89,27 @@ export class Sidecar {
     const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
     const pool = new WorkerPool(options.workers !== undefined ? { size: options.workers } : {})
     await pool.start()
+    const waits = { ...DEFAULT_WAITS, ...options.waits }
+    const audit = options.audit
+      ? await AuditLog.open(options.audit).catch(async (err: unknown) => {
+          await pool.close()
+          throw err
+        })
+      : undefined
+    if (options.tenants !== undefined) {
+      const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
+      const watch = options.watch === false ? false : options.watch === true || options.watch === undefined ? {} : options.watch
+      const tenants = await Tenants.start(tenantsOptions, { pool, limits, waits, watch, ...(audit ? { audit } : {}) }).catch(async (err: unknown) => {
+        await pool.close()
+        await audit?.close()
+        throw err
+      })
+      return new Sidecar(tenants, pool, [], options.graceMs ?? 5000)
+    }
+    if (options.hooks === undefined) {
+      await pool.close()
+      throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
+    }
     const registry = new Registry(options.hooks, pool, limits)
     let diagnostics: Diagnostic[]
     try {
@@ -81,26 +117,43 @@ export class Sidecar {
       if (options.watch !== false) await registry.watch(options.watch === true ? {} : options.watch)
     } catch (err) {
       await pool.close()
+      await audit?.close()
       throw err
     }
-    const deps: SessionDeps = { registry, pool, limits, waits: { ...DEFAULT_WAITS, ...options.waits } }
-    return new Sidecar(deps, diagnostics, options.graceMs ?? 5000)
+    const deps: SessionDeps = { registry, pool, limits, waits, ...(audit ? { audit } : {}) }
+    return new Sidecar(new SingleTenant(deps), pool, diagnostics, options.graceMs ?? 5000)
   }
 
+  /** The hooks registry of a sidecar without tenants (a tenant's: `tenants.registryOf(id)`). */
   get registry(): Registry {
-    return this.deps.registry
+    if (this.tenancy instanceof SingleTenant) return this.tenancy.deps.registry
+    throw new HookdError('failed-precondition', 'this sidecar serves tenants, each with its own registry; use sidecar.tenants.registryOf(id)')
+  }
+
+  /** The tenants, when the sidecar was started with a tenants file. */
+  get tenants(): Tenants | undefined {
+    return this.tenancy instanceof Tenants ? this.tenancy : undefined
   }
 
   get pool(): WorkerPool {
-    return this.deps.pool
+    return this.workerPool
   }
 
-  /** Binds the address; returns it in canonical form (with the real port for `HOST:0`). */
-  async listen(text: string): Promise<string> {
+  /**
+   * Binds the address; returns it in canonical form (with the real port for `HOST:0`). With `tls`
+   * (PEM certificate chain and private key), a TCP address is served over TLS.
+   */
+  async listen(text: string, options: { tls?: { cert: Buffer | string; key: Buffer | string } } = {}): Promise<string> {
     const address = parseAddress(text)
+    if (options.tls && address.kind === 'unix') {
+      throw new HookdError('invalid-argument', `TLS is for TCP addresses; ${text} is a Unix socket (protected by its file permissions)`)
+    }
+    const credentials = options.tls
+      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(options.tls.cert), private_key: Buffer.from(options.tls.key) }], false)
+      : grpc.ServerCredentials.createInsecure()
     if (address.kind === 'unix') await prepareSocket(address.path)
     const port = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(formatAddress(address), grpc.ServerCredentials.createInsecure(), (err, p) =>
+      this.server.bindAsync(formatAddress(address), credentials, (err, p) =>
         err ? reject(new HookdError('unavailable', `cannot listen on ${text}: ${err.message}`)) : resolve(p),
       )
     })
@@ -131,14 +184,19 @@ export class Sidecar {
           resolve()
         })
       })
-      await this.deps.registry.unwatch()
-      await this.deps.pool.close()
+      await this.tenancy.close()
+      await this.workerPool.close()
       if (this.socketPath) await unlink(this.socketPath).catch(() => {})
     })()
     return this.stopping
   }
 
   private onSession(call: Stream): void {
+    const tenant = this.identify(call.metadata)
+    if (tenant instanceof HookdError) {
+      call.emit('error', { code: tenant.grpcStatus, details: tenant.message })
+      return
+    }
     let session: Session | undefined
     let ended = false
     let closing = false
@@ -155,14 +213,18 @@ export class Sidecar {
     const finish = (): void => {
       if (ended) return
       ended = true
+      untrack()
       call.end()
     }
     const cleanup = (): void => {
+      untrack()
       if (session) {
         session.abort()
         this.sessions.delete(session)
       }
     }
+    // A revoked credential ends the stream (tenants.ts).
+    const untrack = tenant.track(fail)
     call.on('cancelled', () => {
       ended = true
       cleanup()
@@ -177,9 +239,13 @@ export class Sidecar {
     })
     call.on('data', (raw: unknown) => {
       if (ended) return
+      if (raw instanceof UndecodableFrame) {
+        fail(new HookdError('invalid-argument', raw.describe()))
+        return
+      }
       const parsed = hostMessageWire.safeParse(raw)
       if (!parsed.success) {
-        fail(new HookdError('invalid-argument', 'a HostMessage must set exactly one of open, call, capability_result, cancel, close'))
+        fail(new HookdError('invalid-argument', hostMessageProblem(raw, parsed.error.issues)))
         return
       }
       const message = parsed.data
@@ -190,7 +256,7 @@ export class Sidecar {
         switch (message.kind) {
           case 'open': {
             if (session) throw new HookdError('failed-precondition', 'the session is already open; send open only once')
-            const opened = Session.open(this.deps, message.open, {
+            const opened = Session.open(tenant.deps, message.open, {
               capability: (c) => {
                 write({ capabilityCall: { ...c, args: Buffer.from(JSON.stringify(c.args)) } })
                 return undefined
@@ -247,8 +313,11 @@ export class Sidecar {
     })
   }
 
-  private async onInvoke(raw: unknown, done: grpc.sendUnaryData<unknown>): Promise<void> {
+  private async onInvoke(raw: unknown, done: grpc.sendUnaryData<unknown>, metadata: grpc.Metadata): Promise<void> {
     const reply = (err: HookdError): void => done({ code: err.grpcStatus, details: err.message })
+    const tenant = this.identify(metadata)
+    if (tenant instanceof HookdError) return reply(tenant)
+    if (raw instanceof UndecodableFrame) return reply(new HookdError('invalid-argument', raw.describe()))
     const parsed = invokeRequestWire.safeParse(raw)
     if (!parsed.success || !parsed.data.session) {
       return reply(new HookdError('invalid-argument', 'InvokeRequest.session is required'))
@@ -263,7 +332,7 @@ export class Sidecar {
     const notifications: Buffer[] = []
     const diagnostics: Diagnostic[] = []
     try {
-      const { session } = Session.open(this.deps, open, {
+      const { session } = Session.open(tenant.deps, open, {
         capability: (c) => {
           if (c.capability === 'notify') {
             notifications.push(Buffer.from(JSON.stringify((c.args as unknown[])[0])))
@@ -277,6 +346,7 @@ export class Sidecar {
         },
         log: (line) => logs.push(line),
         diagnostic: (d) => diagnostics.push(d),
+        quotaFails: true,
       })
       const result = await session.call(0, point, payload)
       result.diagnostics.unshift(...diagnostics)
@@ -285,6 +355,60 @@ export class Sidecar {
       reply(err instanceof HookdError ? err : new HookdError('internal', `hookd failed: ${String(err)}`))
     }
   }
+
+  /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
+  private identify(metadata: grpc.Metadata): Tenant | HookdError {
+    try {
+      return this.tenancy.identify(metadata)
+    } catch (err) {
+      return err instanceof HookdError ? err : new HookdError('internal', `hookd failed: ${String(err)}`)
+    }
+  }
+}
+
+/**
+ * A request frame that protobuf could not decode. grpc-js would end the call with INTERNAL ("Error
+ * deserializing request"); hookd answers INVALID_ARGUMENT saying what was wrong, since the fault is the
+ * client's.
+ */
+class UndecodableFrame {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {}
+  describe(): string {
+    return `a frame sent to ${this.path} is not a valid protobuf message of the request type (${this.reason}); send frames encoded from proto/hookd/v1/hookd.proto`
+  }
+}
+
+function withTolerantDecoding(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {}
+  for (const [name, method] of Object.entries(service)) {
+    out[name] = {
+      ...method,
+      requestDeserialize: (bytes: Buffer): unknown => {
+        try {
+          return method.requestDeserialize(bytes)
+        } catch (err) {
+          return new UndecodableFrame(method.path, err instanceof Error ? err.message : String(err))
+        }
+      },
+    }
+  }
+  return out
+}
+
+const HOST_MESSAGE_KINDS = ['open', 'call', 'capabilityResult', 'cancel', 'close']
+
+/** What was wrong with a decoded HostMessage, naming the field. */
+function hostMessageProblem(raw: unknown, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
+  const kind = raw !== null && typeof raw === 'object' ? (raw as { kind?: unknown }).kind : undefined
+  if (typeof kind !== 'string' || !HOST_MESSAGE_KINDS.includes(kind)) {
+    return 'a HostMessage must set exactly one of open, call, capability_result, cancel, close'
+  }
+  const issue = issues[0]
+  const path = issue?.path.map(String).join('.') ?? kind
+  return `HostMessage.${path || kind}: ${issue?.message ?? 'invalid'}`
 }
 
 /** Creates the socket's folder (0700) and removes a stale socket; refuses when a live one answers. */

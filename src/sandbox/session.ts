@@ -22,6 +22,9 @@ import type { Registry } from './registry.js'
 import type { CapabilityReply, CtxData, Limits } from './worker/protocol.js'
 import { CAPABILITIES, isCapabilityName } from '../protocol/capabilities.js'
 import type { InvocationReport, WorkerPool } from './worker/supervisor.js'
+import { type AuditLog, decide } from './audit.js'
+import { quotaResult } from './quota.js'
+import { type TenantScope, tenantEnv, tenantRefusal } from './tenant-scope.js'
 
 /** How a session reaches its host. */
 export interface SessionLink {
@@ -32,6 +35,11 @@ export interface SessionLink {
   capability(call: CapabilityCallData): Promise<CapabilityReply> | undefined
   log(line: LogLineData): void
   diagnostic(d: Diagnostic): void
+  /**
+   * True for the unary Invoke: a call over the tenant's quota fails with RESOURCE_EXHAUSTED. A stream
+   * is not ended for it: the call is answered with a `quota` diagnostic instead (see quota.ts).
+   */
+  quotaFails?: boolean
 }
 
 /** Sidecar-wide settings every session shares. */
@@ -41,6 +49,10 @@ export interface SessionDeps {
   limits: Limits
   /** Ceilings on waiting for the host: confirm (a human), everything else. */
   waits: { confirmMs: number; capabilityMs: number }
+  /** Multi-tenant sidecars: the session's tenant (policy ceiling, quotas, fair queue). See tenants.ts. */
+  tenant?: TenantScope
+  /** Where every point result is recorded (`hookd serve --audit`). */
+  audit?: AuditLog
 }
 
 export const DEFAULT_WAITS = { confirmMs: 10 * 60_000, capabilityMs: 30_000 }
@@ -102,7 +114,7 @@ export class Session {
       const known = deps.registry.list().map((h) => h.name)
       throw new HookdError(
         'not-found',
-        `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} in ${deps.registry.root} (available: ${known.length ? known.join(', ') : 'none'})`,
+        `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} in ${deps.tenant ? `tenant '${deps.tenant.id}''s hooks` : deps.registry.root} (available: ${known.length ? known.join(', ') : 'none'})`,
       )
     }
     const session = new Session(deps, open, link)
@@ -149,12 +161,21 @@ export class Session {
       throw new HookdError('invalid-argument', `${pointName} payload${where}: ${issue?.message ?? 'invalid'}`)
     }
     accept()
+    const who = { tenant: this.deps.tenant?.id, session: this.id }
+    const admission = this.deps.tenant?.admit()
+    if (admission && !admission.ok) {
+      if (this.link.quotaFails) throw new HookdError('resource-exhausted', admission.message)
+      const hooks = this.hooks.flatMap((name) => this.deps.registry.get(name) ?? [])
+      return decide(quotaResult(point, seq, payload.data, hooks, admission.message), who, payload.data, this.deps.audit)
+    }
     const abort = new AbortController()
     this.running.set(seq, abort)
     try {
-      return await runChain(point, seq, payload.data, this.steps(seq, point, abort.signal), abort.signal)
+      const result = await runChain(point, seq, payload.data, this.steps(seq, point, abort.signal), abort.signal)
+      return decide(result, who, payload.data, this.deps.audit)
     } finally {
       this.running.delete(seq)
+      admission?.release()
     }
   }
 
@@ -231,13 +252,14 @@ export class Session {
         agent: { id: this.open.agentId, modelId: this.open.modelId },
         config: hook.config,
         system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
-        env: this.env,
+        env: tenantEnv(this.deps.tenant, this.env),
         hook: { name, version: hook.version, point: pointName },
       }
       steps.push({
         hook,
         invoke: (handler, args, resultArg) =>
-          this.deps.pool.invoke({
+          // A remote hook runs in its own process (remote.ts); a sandboxed one in a worker, through the tenant's lane.
+          (hook.remote ?? this.deps.tenant ?? this.deps.pool).invoke({
             hook: { name, version: hook.version, filename: hook.filename, source: hook.source },
             point: handler,
             args,
@@ -264,7 +286,7 @@ export class Session {
       return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid arguments${where}: ${issue?.message ?? 'invalid'}` }
     }
     const args = parsed.data
-    const why = refusal(this.policy, capability, args as never)
+    const why = refusal(this.policy, capability, args as never) ?? (this.deps.tenant && tenantRefusal(this.deps.tenant, capability, args as never))
     if (why) return { ok: false, code: 'denied', message: why }
     if (capability === 'confirm' && !this.open.interactive) return { ok: true, value: this.open.autoApprove }
 

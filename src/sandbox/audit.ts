@@ -1,0 +1,150 @@
+/**
+ * The audit log (`hookd serve --audit FILE|-`): one JSON line per point result, written when the result
+ * is sent. Every result gets a decision id, audit log or not; the host receives it as
+ * `PointResult.decision_id`, so a host's own records can point at the sidecar's line.
+ *
+ * A line holds: time, decisionId, tenant (null on a sidecar without tenants), session, seq, point, the
+ * hooks that were consulted with their versions and outcomes, the final decision for gates, the kinds of
+ * the diagnostics, and the duration. Payloads, results and diagnostic messages (which can quote a
+ * payload) are logged only with `--audit-payloads`. See docs/tenants.md for the format.
+ */
+import { randomUUID } from 'node:crypto'
+import { createWriteStream, type WriteStream } from 'node:fs'
+import { HookdError } from '../protocol/status.js'
+import type { PointResultData } from '../protocol/wire.js'
+import { GATE_POINTS } from '../protocol/zidane-points.js'
+
+export interface AuditOptions {
+  /** A file path (appended to), or '-' for stdout. */
+  to: string
+  /** Also log each call's payload, result and diagnostic messages. Default false. */
+  payloads?: boolean
+  /** A write failed. Default: one line on stderr (once). */
+  onError?(err: Error): void
+}
+
+/** Who made a call. */
+export interface AuditContext {
+  tenant: string | undefined
+  session: string
+}
+
+/** The final decision of a gate point. */
+export interface GateDecision {
+  allow: boolean
+  reason?: string
+  /** The hook that refused, or 'hookd' when the sidecar did (a quota). */
+  by?: string
+}
+
+export interface AuditLine {
+  time: string
+  decisionId: string
+  tenant: string | null
+  session: string
+  seq: number
+  point: string
+  hooks: Array<{ hook: string; version: string; outcome: string; durationUs: number; cpuUs: number }>
+  decision?: GateDecision
+  diagnostics: Array<{ hook: string; kind: string; message?: string }>
+  durationUs: number
+  payload?: unknown
+  result?: unknown
+}
+
+export class AuditLog {
+  private readonly out: NodeJS.WritableStream
+  private readonly file: WriteStream | undefined
+  private readonly payloads: boolean
+  private failed = false
+
+  private constructor(
+    private readonly options: AuditOptions,
+    file: WriteStream | undefined,
+  ) {
+    this.file = file
+    this.out = file ?? process.stdout
+    this.payloads = options.payloads ?? false
+  }
+
+  /** Opens the log; fails with a message naming the file when it cannot be written. */
+  static async open(options: AuditOptions): Promise<AuditLog> {
+    if (options.to === '-') return new AuditLog(options, undefined)
+    const file = createWriteStream(options.to, { flags: 'a', mode: 0o600 })
+    await new Promise<void>((resolve, reject) => {
+      file.once('open', () => resolve())
+      file.once('error', (err) =>
+        reject(new HookdError('invalid-argument', `cannot open the audit log ${options.to}: ${err.message}; pass --audit with a writable file, or - for stdout`)),
+      )
+    })
+    const log = new AuditLog(options, file)
+    file.on('error', (err) => log.fail(err))
+    return log
+  }
+
+  /** Writes one result's line. */
+  record(who: AuditContext, result: PointResultData & { decisionId: string }, payload: unknown): void {
+    const line: AuditLine = {
+      time: new Date().toISOString(),
+      decisionId: result.decisionId,
+      tenant: who.tenant ?? null,
+      session: who.session,
+      seq: result.seq,
+      point: result.point,
+      hooks: result.trace.map((t) => ({ hook: t.hook, version: t.version, outcome: t.outcome, durationUs: t.durationUs, cpuUs: t.cpuUs })),
+      diagnostics: result.diagnostics.map((d) => (this.payloads ? { hook: d.hook, kind: d.kind, message: d.message } : { hook: d.hook, kind: d.kind })),
+      durationUs: result.durationUs,
+    }
+    const decision = gateDecision(result.point, result.result)
+    if (decision) line.decision = decision
+    if (this.payloads) {
+      line.payload = payload
+      line.result = result.result
+    }
+    this.out.write(`${JSON.stringify(line)}\n`)
+  }
+
+  /** Flushes and closes a file log. */
+  async close(): Promise<void> {
+    const file = this.file
+    if (!file || file.closed) return
+    await new Promise<void>((resolve) => file.end(() => resolve()))
+  }
+
+  private fail(err: Error): void {
+    if (this.failed) return
+    this.failed = true
+    if (this.options.onError) this.options.onError(err)
+    else process.stderr.write(`hookd: cannot write the audit log ${this.options.to}: ${err.message}; point results are no longer audited\n`)
+  }
+}
+
+/**
+ * The decision in a gate's result: `{allow, reason, refusedBy}` (rienda), or the changed fields of a
+ * zidane gate (`{block: true, reason}` when refused, no `block` when let through). Undefined for points
+ * that are not gates.
+ */
+export function gateDecision(point: string, result: unknown): GateDecision | undefined {
+  if (!GATE_POINTS.includes(point)) return undefined
+  const r = (result !== null && typeof result === 'object' ? result : {}) as Record<string, unknown>
+  const reason = typeof r.reason === 'string' ? r.reason : undefined
+  if (typeof r.allow === 'boolean') {
+    const d: GateDecision = { allow: r.allow }
+    if (!r.allow && reason !== undefined) d.reason = reason
+    if (!r.allow && typeof r.refusedBy === 'string') d.by = r.refusedBy
+    return d
+  }
+  const d: GateDecision = { allow: r.block !== true }
+  if (r.block === true && reason !== undefined) d.reason = reason
+  return d
+}
+
+/**
+ * Gives a result its decision id and writes its audit line (when there is a log). Called once per point
+ * result, by the session, just before the result is sent.
+ */
+export function decide(result: PointResultData, who: AuditContext, payload: unknown, audit: AuditLog | undefined): PointResultData & { decisionId: string } {
+  const decided = { ...result, decisionId: randomUUID() }
+  audit?.record(who, decided, payload)
+  return decided
+}

@@ -1,0 +1,172 @@
+/**
+ * The tenants file (`hookd serve --tenants FILE`, docs/tenants.md): JSON naming every tenant a
+ * multi-tenant sidecar serves, with its credential hash, hooks folder, limits and capability policy.
+ * Validation errors point at the bad entry: `tenants[2].limits.cpuMs: expected a positive integer`.
+ */
+import { readFile } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
+import { z } from 'zod'
+import { originOf } from '../protocol/capabilities.js'
+import { HookdError } from '../protocol/status.js'
+import { FILE_ACCESS } from '../protocol/wire.js'
+import type { SessionPolicy } from './policy.js'
+import { HASH_PATTERN } from './tenant-token.js'
+import type { Limits } from './worker/protocol.js'
+
+/** Per-invocation limits a tenant may set (absent: the sidecar's own), and its quotas. */
+export interface TenantLimits {
+  invocation: Partial<Limits>
+  /** Point calls of this tenant running at once; absent: no limit. */
+  concurrentInvocations?: number
+  /** Point calls of this tenant started per second (a bucket of that many, refilled evenly); absent: no limit. */
+  invocationsPerSecond?: number
+}
+
+export interface TenantConfig {
+  id: string
+  /** `sha256:<64 hex>` of the tenant's token. */
+  tokenHash: string
+  /** Absolute: a relative `hooks` is resolved against the tenants file's folder. */
+  hooks: string
+  limits: TenantLimits
+  /** The ceiling on what any of the tenant's sessions may grant its hooks. */
+  policy: SessionPolicy
+}
+
+const POSITIVE = 'expected a positive integer'
+const positiveInt = z.number({ error: POSITIVE }).int({ error: POSITIVE }).positive({ error: POSITIVE })
+
+const limitsSchema = z.strictObject({
+  memoryMb: z.number({ error: POSITIVE }).int({ error: POSITIVE }).min(8, { error: 'expected an integer of at least 8' }).optional(),
+  cpuMs: positiveInt.optional(),
+  wallMs: positiveInt.optional(),
+  resultBytes: positiveInt.optional(),
+  logBytes: positiveInt.optional(),
+  capabilityCalls: positiveInt.optional(),
+  concurrentInvocations: positiveInt.optional(),
+  invocationsPerSecond: positiveInt.optional(),
+})
+
+const policySchema = z.strictObject({
+  file: z.enum(FILE_ACCESS, { error: `expected one of ${FILE_ACCESS.map((f) => `"${f}"`).join(', ')}` }).default('none'),
+  httpOrigins: z
+    .array(
+      z.string({ error: 'expected a string' }).transform((text, ctx) => {
+        const origin = originOf(text)
+        if (!origin) {
+          ctx.addIssue({ code: 'custom', message: `'${text}' is not an http(s) origin; write it like https://api.example.com` })
+          return z.NEVER
+        }
+        return origin
+      }),
+      { error: 'expected an array of origins' },
+    )
+    .default([]),
+  env: z
+    .array(z.string({ error: 'expected a string' }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' }), {
+      error: 'expected an array of environment variable names',
+    })
+    .default([]),
+  confirm: z.boolean({ error: 'expected true or false' }).default(true),
+})
+
+const tenantSchema = z.strictObject({
+  id: z
+    .string({ error: 'expected a string' })
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { error: 'expected 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit' }),
+  tokenHash: z
+    .string({ error: 'expected a string' })
+    .regex(HASH_PATTERN, { error: "expected 'sha256:' and 64 lowercase hex digits; run 'hookd tenant token' to make a token and its hash" }),
+  hooks: z.string({ error: 'expected the path of a hooks folder' }).min(1, { error: 'expected the path of a hooks folder' }),
+  limits: limitsSchema.default({}),
+  policy: policySchema.default({ file: 'none', httpOrigins: [], env: [], confirm: true }),
+})
+
+const fileSchema = z.strictObject({
+  tenants: z.array(tenantSchema, { error: 'expected an array of tenants' }),
+})
+
+/** `tenants[2].limits.cpuMs` */
+export function issuePath(path: readonly PropertyKey[]): string {
+  let out = ''
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `${out ? '.' : ''}${String(part)}`
+  return out || '(top level)'
+}
+
+type Issue = z.core.$ZodIssue
+
+/** True when the JSON document has a value at `path` (so that a type issue there is not "missing"). */
+function present(json: unknown, path: readonly PropertyKey[]): boolean {
+  let at: unknown = json
+  for (const key of path) {
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, key)) return false
+    at = (at as Record<PropertyKey, unknown>)[key]
+  }
+  return at !== undefined
+}
+
+function describe(issue: Issue, json: unknown): string {
+  const where = issuePath(issue.path)
+  if (issue.code === 'unrecognized_keys') {
+    const fields = issue.path.length === 0 ? 'tenants' : issue.path.at(-1) === 'limits' ? Object.keys(limitsSchema.shape).join(', ') : issue.path.at(-1) === 'policy' ? Object.keys(policySchema.shape).join(', ') : Object.keys(tenantSchema.shape).join(', ')
+    return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')} (known fields: ${fields})`
+  }
+  if (issue.code === 'invalid_type' && !present(json, issue.path)) return `${where}: missing; ${issue.message}`
+  return `${where}: ${issue.message}`
+}
+
+/** Validates the tenants file's text; `file` resolves relative hooks folders and names the file in errors. */
+export function parseTenants(text: string, file: string): TenantConfig[] {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    throw new HookdError('invalid-argument', `tenants file ${file} is not valid JSON: ${(err as Error).message}`)
+  }
+  const parsed = fileSchema.safeParse(json)
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((issue) => describe(issue, json))
+    const more = parsed.error.issues.length > 5 ? `; and ${parsed.error.issues.length - 5} more` : ''
+    throw new HookdError('invalid-argument', `tenants file ${file}: ${problems.join('; ')}${more}`)
+  }
+  const base = dirname(resolve(file))
+  const ids = new Map<string, number>()
+  const hashes = new Map<string, number>()
+  return parsed.data.tenants.map((t, i) => {
+    const sameId = ids.get(t.id)
+    if (sameId !== undefined) throw new HookdError('invalid-argument', `tenants file ${file}: tenants[${i}].id: '${t.id}' is already the id of tenants[${sameId}]; ids must be unique`)
+    ids.set(t.id, i)
+    const sameHash = hashes.get(t.tokenHash)
+    if (sameHash !== undefined) {
+      throw new HookdError(
+        'invalid-argument',
+        `tenants file ${file}: tenants[${i}].tokenHash: the same as tenants[${sameHash}]'s ('${parsed.data.tenants[sameHash]?.id}'); every tenant needs its own token ('hookd tenant token')`,
+      )
+    }
+    hashes.set(t.tokenHash, i)
+    const { concurrentInvocations, invocationsPerSecond, ...given } = t.limits
+    const invocation: Partial<Limits> = {}
+    for (const [key, value] of Object.entries(given) as Array<[keyof Limits, number | undefined]>) if (value !== undefined) invocation[key] = value
+    const limits: TenantLimits = { invocation }
+    if (concurrentInvocations !== undefined) limits.concurrentInvocations = concurrentInvocations
+    if (invocationsPerSecond !== undefined) limits.invocationsPerSecond = invocationsPerSecond
+    return {
+      id: t.id,
+      tokenHash: t.tokenHash,
+      hooks: resolve(base, t.hooks),
+      limits,
+      policy: { file: t.policy.file, httpOrigins: t.policy.httpOrigins, env: t.policy.env, confirm: t.policy.confirm },
+    }
+  })
+}
+
+/** Reads and validates the tenants file. */
+export async function readTenants(file: string): Promise<{ text: string; tenants: TenantConfig[] }> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    throw new HookdError('not-found', `cannot read the tenants file ${file}: ${(err as Error).message}; pass --tenants with a JSON file (see docs/tenants.md)`)
+  }
+  return { text, tenants: parseTenants(text, file) }
+}

@@ -1,0 +1,215 @@
+/**
+ * A multi-tenant sidecar (docs/tenants.md): `Tenants` reads the tenants file, picks a call's tenant by
+ * the bearer token in its `authorization` metadata, and gives each tenant its own registry (hooks folder
+ * and watcher), capability-policy ceiling, limits, quotas and fair-queue lane (tenant-state.ts).
+ *
+ * The tenants file is watched. An edit is validated and every new hooks folder is loaded before
+ * anything changes; a broken edit changes nothing and says why. A tenant removed, or whose tokenHash
+ * changed, has its open streams ended with UNAUTHENTICATED; one whose hooks folder moved, with
+ * UNAVAILABLE (its hosts reconnect and open on the new folder). Policy and limit edits apply to open
+ * sessions at their next call.
+ */
+import { readdir } from 'node:fs/promises'
+import type * as grpc from '@grpc/grpc-js'
+import type { Diagnostic } from '../protocol/diagnostic.js'
+import { HookdError } from '../protocol/status.js'
+import { FairQueue } from './fair-queue.js'
+import { Registry } from './registry.js'
+import type { Tenancy, Tenant } from './tenancy.js'
+import { type TenantBase, TenantState } from './tenant-state.js'
+import { bearerToken, matchToken } from './tenant-token.js'
+import { type TenantConfig, parseTenants, readTenants } from './tenants-file.js'
+import { TenantsFileWatcher, type TenantsWatchOptions } from './tenants-watch.js'
+import type { Limits } from './worker/protocol.js'
+
+export { SingleTenant, type Tenancy, type Tenant } from './tenancy.js'
+export type { TenantBase } from './tenant-state.js'
+
+export interface TenantsOptions {
+  /** The tenants file. */
+  file: string
+  /** Apply edits of the tenants file while running. Default true. */
+  watch?: boolean | TenantsWatchOptions
+  /**
+   * Hook invocations that run at once across all tenants; past that they wait in per-tenant lanes,
+   * served in turn. Default: one per sandbox worker (hooks are CPU-bound while they hold a slot; see
+   * fair-queue.ts and bench/tenants.ts).
+   */
+  slots?: number
+  /** News for the operator: reloads, broken edits, revocations, hook load failures. Default: stderr. */
+  report?(line: string): void
+}
+
+const defaultReport = (line: string): void => {
+  process.stderr.write(`hookd: ${line}\n`)
+}
+
+export class Tenants implements Tenancy {
+  private tenants: TenantState[] = []
+  private watcher: TenantsFileWatcher | undefined
+  private readonly report: (line: string) => void
+  private readonly queue: FairQueue
+  private closed = false
+
+  private constructor(
+    private readonly options: TenantsOptions,
+    private readonly base: TenantBase,
+  ) {
+    this.report = options.report ?? defaultReport
+    this.queue = new FairQueue(options.slots ?? base.pool.size)
+  }
+
+  /** Reads the tenants file and loads every tenant's hooks. A bad file fails the start, saying why. */
+  static async start(options: TenantsOptions, base: TenantBase): Promise<Tenants> {
+    const tenants = new Tenants(options, base)
+    const { text, tenants: configs } = await readTenants(options.file)
+    await tenants.apply(configs)
+    if (options.watch !== false) {
+      try {
+        tenants.watcher = await TenantsFileWatcher.start(
+          options.file,
+          text,
+          (next) => tenants.reload(next),
+          (message) => tenants.report(message),
+          options.watch === true || options.watch === undefined ? {} : options.watch,
+        )
+      } catch (err) {
+        await tenants.close()
+        throw err
+      }
+    }
+    return tenants
+  }
+
+  /** The tenants served now, in file order. */
+  ids(): string[] {
+    return this.tenants.map((t) => t.id)
+  }
+
+  /** A tenant's registry, for tests and status output. */
+  registryOf(id: string): Registry | undefined {
+    return this.tenants.find((t) => t.id === id)?.registry
+  }
+
+  identify(metadata: grpc.Metadata): Tenant {
+    const bearer = bearerToken(metadata.get('authorization'))
+    if (!bearer.ok) {
+      throw new HookdError('unauthenticated', `${bearer.why}; this sidecar serves several tenants: send your tenant's token as 'authorization: Bearer <token>' metadata`)
+    }
+    const tenants = this.tenants
+    const index = matchToken(
+      bearer.token,
+      tenants.map((t) => t.hash),
+    )
+    const tenant = tenants[index]
+    if (!tenant) throw new HookdError('unauthenticated', 'the bearer token matches no tenant of this sidecar; check the token, or ask the operator whether it was revoked')
+    return tenant
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.watcher?.close()
+    await Promise.all(this.tenants.map((t) => t.registry.close()))
+    await this.base.audit?.close()
+  }
+
+  /** A settled edit of the tenants file. A broken one changes nothing and is reported. */
+  private async reload(text: string): Promise<void> {
+    if (this.closed) return
+    try {
+      const summary = await this.apply(parseTenants(text, this.options.file))
+      this.report(`tenants file ${this.options.file} reloaded: ${summary.length ? summary.join('; ') : 'nothing changed'}`)
+    } catch (err) {
+      const served = this.ids()
+      const message = err instanceof Error ? err.message : String(err)
+      this.report(`${message}; still serving the last good tenants (${served.length ? served.join(', ') : 'none'})`)
+    }
+  }
+
+  /**
+   * Makes `configs` the tenants served. Every new hooks folder is loaded first; if one cannot be, nothing
+   * changes and the error says which tenant. Then the switch happens at once. Returns what changed.
+   */
+  private async apply(configs: TenantConfig[]): Promise<string[]> {
+    const current = new Map(this.tenants.map((t) => [t.id, t]))
+    const prepared = new Map<string, Registry>()
+    try {
+      for (const [i, config] of configs.entries()) {
+        const existing = current.get(config.id)
+        if (existing && existing.config.hooks === config.hooks) continue
+        prepared.set(config.id, await this.openRegistry(i, config, existing?.limits ?? this.limitsFor(config)))
+      }
+    } catch (err) {
+      await Promise.all([...prepared.values()].map((r) => r.close()))
+      throw err
+    }
+    if (this.closed) {
+      await Promise.all([...prepared.values()].map((r) => r.close()))
+      return []
+    }
+
+    const summary: string[] = []
+    const retired: Registry[] = []
+    const next: TenantState[] = []
+    for (const config of configs) {
+      const existing = current.get(config.id)
+      current.delete(config.id)
+      const registry = prepared.get(config.id)
+      if (!existing) {
+        next.push(new TenantState(config, registry as Registry, this.limitsFor(config), this.base, this.queue))
+        summary.push(`added '${config.id}'`)
+        continue
+      }
+      const changes: string[] = []
+      const previous = existing.config
+      existing.config = config
+      Object.assign(existing.limits, this.limitsFor(config))
+      existing.quota.configure(config.limits)
+      if (JSON.stringify(previous.policy) !== JSON.stringify(config.policy)) changes.push('policy')
+      if (JSON.stringify(previous.limits) !== JSON.stringify(config.limits)) changes.push('limits')
+      if (previous.tokenHash !== config.tokenHash) {
+        const ended = existing.end(
+          new HookdError('unauthenticated', `tenant '${config.id}''s token was revoked (its tokenHash changed in the tenants file); connect again with the new token`),
+        )
+        changes.push(`token (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
+      }
+      if (registry) {
+        retired.push(existing.registry)
+        existing.registry = registry
+        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s hooks folder was changed by the operator; open the session again`))
+        changes.push(`hooks folder (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
+      }
+      next.push(existing)
+      if (changes.length) summary.push(`changed '${config.id}': ${changes.join(', ')}`)
+    }
+    for (const gone of current.values()) {
+      const ended = gone.end(new HookdError('unauthenticated', `tenant '${gone.id}' was removed from this sidecar's tenants; its token is no longer accepted`))
+      retired.push(gone.registry)
+      this.queue.forget(gone.id)
+      summary.push(`removed '${gone.id}' (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
+    }
+    this.tenants = next
+    await Promise.all(retired.map((r) => r.close()))
+    return summary
+  }
+
+  private limitsFor(config: TenantConfig): Limits {
+    return { ...this.base.limits, ...config.limits.invocation }
+  }
+
+  private async openRegistry(index: number, config: TenantConfig, limits: Limits): Promise<Registry> {
+    const where = `tenants file ${this.options.file}: tenants[${index}].hooks`
+    try {
+      await readdir(config.hooks)
+    } catch (err) {
+      throw new HookdError('not-found', `${where}: cannot read the hooks folder ${config.hooks} of tenant '${config.id}' (${(err as Error).message}); create it or fix the path`)
+    }
+    const registry = new Registry(config.hooks, this.base.pool, limits)
+    const failed: Diagnostic[] = await registry.loadAll()
+    for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
+    if (this.base.watch !== false) await registry.watch(this.base.watch)
+    registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
+    return registry
+  }
+}

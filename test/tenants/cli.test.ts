@@ -1,0 +1,183 @@
+/**
+ * The tenant-facing parts of the hookd command, as a user runs them: real processes, exit codes,
+ * stdout and stderr.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HookdClient } from '../../src/host/index.js'
+import { waitFor } from '../reload/support.js'
+import { EXAMPLE_HOOKS, sessionOptions } from '../support/sidecar.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
+
+interface Ran {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function hookd(args: string[], cwd = ROOT): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** Starts `hookd serve` and resolves with the address once it prints its ready line. */
+function serve(args: string[], cwd: string): { child: ChildProcess; out: { stdout: string; stderr: string }; ready: Promise<string> } {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--workers', '1', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  const out = { stdout: '', stderr: '' }
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => (out.stdout += d.toString()))
+    child.stderr?.on('data', (d: Buffer) => {
+      out.stderr += d.toString()
+      const m = /hookd: listening on (\S+)/.exec(out.stderr)
+      if (m) resolve(m[1] as string)
+    })
+    child.on('exit', (code) => reject(new Error(`serve exited early (${code}): ${out.stderr}`)))
+  })
+  return { child, out, ready }
+}
+
+/** Stops `hookd serve` with SIGTERM; resolves with its exit code and what it printed on stderr. */
+function stopped(child: ChildProcess, out: { stderr: string }): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (code: number | null): void => resolve(`exit ${code}${code ? `: ${out.stderr}` : ''}`)
+    if (child.exitCode !== null) return done(child.exitCode)
+    child.once('exit', done)
+    child.kill('SIGTERM')
+  })
+}
+
+let cwd: string
+
+beforeAll(async () => {
+  cwd = await mkdtemp(join(tmpdir(), 'hookd-tenant-cli-'))
+})
+
+afterAll(async () => {
+  await rm(cwd, { recursive: true, force: true })
+})
+
+describe('hookd serve on TCP', () => {
+  it('refuses TCP without tenants unless --insecure, saying why and what to pass', async () => {
+    const ran = await hookd(['serve', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0'], cwd)
+    expect(ran.code).toBe(2)
+    expect(ran.stderr).toContain('hookd serve: refusing to serve TCP (127.0.0.1:0) without tenants')
+    expect(ran.stderr).toContain('Pass --tenants FILE to require a token per tenant, or --insecure')
+  })
+
+  it('serves TCP without tenants with --insecure', async () => {
+    const { child, ready, out } = serve(['--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0', '--insecure'], cwd)
+    try {
+      const address = await ready
+      expect(address).toMatch(/^127\.0\.0\.1:\d+$/)
+      const client = await HookdClient.connect(address)
+      expect((await client.listHooks()).map((h) => h.name)).toContain('guard')
+      client.close()
+    } finally {
+      expect(await stopped(child, out)).toBe('exit 0')
+    }
+  })
+
+  it('refuses flags that do not go together', async () => {
+    const [both, half, unixTls] = await Promise.all([
+      hookd(['serve', '--hooks', 'x', '--tenants', 'y.json'], cwd),
+      hookd(['serve', '--listen', '127.0.0.1:0', '--insecure', '--tls-cert', 'c.pem'], cwd),
+      hookd(['serve', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], cwd),
+    ])
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain("--hooks cannot be combined with --tenants: each tenant's hooks folder is set in the tenants file")
+    expect(half.code).toBe(2)
+    expect(half.stderr).toContain('--tls-cert and --tls-key go together')
+    expect(unixTls.code).toBe(2)
+    expect(unixTls.stderr).toContain('are for TCP addresses')
+  })
+})
+
+describe('hookd serve --tenants', () => {
+  it('serves each tenant by its token and writes the audit log to stdout', async () => {
+    const made = await hookd(['tenant', 'token', '--json'], cwd)
+    const { token, tokenHash } = JSON.parse(made.stdout) as { token: string; tokenHash: string }
+    await writeFile(join(cwd, 'tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS, policy: { file: 'read' } }] }))
+    const { child, out, ready } = serve(['--tenants', 'tenants.json', '--listen', '127.0.0.1:0', '--audit', '-'], cwd)
+    try {
+      const address = await ready
+      const anonymous = await HookdClient.connect(address)
+      expect(await anonymous.listHooks().catch((e: unknown) => e)).toMatchObject({ code: 'unauthenticated' })
+      anonymous.close()
+      const client = await HookdClient.connect(address, { token })
+      const result = await client.invoke(sessionOptions(['https-only']), 'beforeToolExecute', { id: 'c1', name: 'http', arguments: { url: 'http://a.b' } })
+      expect(result.result).toEqual({ allow: true, arguments: { url: 'https://a.b' } })
+      client.close()
+      const line = await waitFor('an audit line on stdout', () => out.stdout.split('\n').find((l) => l.includes(result.decisionId as string)))
+      expect(JSON.parse(line)).toMatchObject({ tenant: 'acme', point: 'beforeToolExecute', decision: { allow: true } })
+      expect(out.stderr).toContain('hookd: serving 1 tenant(s): acme')
+    } finally {
+      expect(await stopped(child, out)).toBe('exit 0')
+    }
+  })
+
+  it('refuses to start on a bad tenants file, pointing at the bad entry', async () => {
+    const hash = `sha256:${'a'.repeat(64)}`
+    await mkdir(join(cwd, 'h'), { recursive: true })
+    await writeFile(
+      join(cwd, 'bad.json'),
+      JSON.stringify({
+        tenants: [
+          { id: 'a', tokenHash: hash, hooks: 'h' },
+          { id: 'b', tokenHash: `sha256:${'b'.repeat(64)}`, hooks: 'h' },
+          { id: 'c', tokenHash: `sha256:${'c'.repeat(64)}`, hooks: 'h', limits: { cpuMs: 1.5 } },
+        ],
+      }),
+    )
+    const ran = await hookd(['serve', '--tenants', 'bad.json'], cwd)
+    expect(ran.code).toBe(1)
+    expect(ran.stderr).toContain('hookd serve: tenants file bad.json: tenants[2].limits.cpuMs: expected a positive integer')
+
+    await writeFile(join(cwd, 'typo.json'), JSON.stringify({ tenants: [{ id: 'a', tokenhash: hash, hooks: 'h' }] }))
+    const typo = await hookd(['tenant', 'check', 'typo.json'], cwd)
+    expect(typo.code).toBe(1)
+    expect(typo.stderr).toContain("tenants[0]: unknown field 'tokenhash'")
+    expect(typo.stderr).toContain('tenants[0].tokenHash: missing')
+
+    await writeFile(join(cwd, 'good.json'), JSON.stringify({ tenants: [{ id: 'a', tokenHash: hash, hooks: 'h' }] }))
+    const good = await hookd(['tenant', 'check', 'good.json'], cwd)
+    expect(good.code).toBe(0)
+    expect(good.stdout).toBe('good.json: 1 tenant(s) (a), all good\n')
+  })
+})
+
+describe('hookd tenant token', () => {
+  it('prints a new token, its sha256 hash and the entry to paste', async () => {
+    const ran = await hookd(['tenant', 'token', '--id', 'acme', '--hooks', 'hooks/acme'], cwd)
+    expect(ran.code).toBe(0)
+    const token = /^token:\s+(hkd_[A-Za-z0-9_-]{43})$/m.exec(ran.stdout)?.[1] as string
+    const hash = /^tokenHash:\s+(sha256:[0-9a-f]{64})$/m.exec(ran.stdout)?.[1]
+    expect(token).toBeDefined()
+    expect(hash).toBe(`sha256:${createHash('sha256').update(token).digest('hex')}`)
+    expect(ran.stdout).toContain(`{"id":"acme","tokenHash":"${hash}","hooks":"hooks/acme","limits":{},"policy":{"file":"none"}}`)
+    const again = await hookd(['tenant', 'token', '--json'], cwd)
+    expect((JSON.parse(again.stdout) as { token: string }).token).not.toBe(token)
+  })
+
+  it('documents itself and the new serve flags', async () => {
+    const [help, serveHelp, bad] = await Promise.all([hookd(['tenant', '--help'], cwd), hookd(['serve', '--help'], cwd), hookd(['tenant', 'mint'], cwd)])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('hookd tenant token [--id ID] [--hooks DIR] [--json]')
+    for (const flag of ['--tenants FILE', '--insecure', '--tls-cert FILE', '--tls-key FILE', '--audit FILE|-', '--audit-payloads', '--slots N']) {
+      expect(serveHelp.stdout).toContain(flag)
+    }
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("unknown subcommand 'mint'; use 'token' or 'check'")
+  })
+})
