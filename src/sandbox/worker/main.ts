@@ -64,9 +64,10 @@ async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void
     },
     abort.signal,
   )
-  send({ $: 'done', id: message.id, outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs }, () =>
-    settled(message.id),
-  )
+  send({ $: 'done', id: message.id, outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs }, () => {
+    result.afterAnswer()
+    settled(message.id)
+  })
 }
 
 async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
@@ -78,7 +79,10 @@ async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
     Promise.resolve({ ok: false, code: 'denied', message: 'capabilities are not available while a hook loads' })
   const result = await runInIsolate(hook, null, '[]', null, message.limits, { capability: refuse, log: () => {} }, abort.signal)
   const outcome = result.outcome
-  const then = (): void => settled(message.id)
+  const then = (): void => {
+    result.afterAnswer()
+    settled(message.id)
+  }
   if (outcome.ok) {
     const exports = JSON.parse(outcome.value ?? '[]') as string[]
     send({ $: 'loaded', id: message.id, outcome: { ok: true, exports } }, then)

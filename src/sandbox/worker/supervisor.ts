@@ -425,14 +425,23 @@ export class WorkerPool {
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
+  private turn = 0
+
   private async pick(): Promise<Worker | undefined> {
     for (;;) {
       if (this.closed || this.brokenReason) return undefined
+      // The least busy worker; among equals, the next in turn, so that sequential calls alternate and
+      // each worker warms its next isolates while another one answers (warm.ts).
       let best: Worker | undefined
-      for (const w of this.workers) {
+      const n = this.workers.length
+      for (let i = 0; i < n; i++) {
+        const w = this.workers[(this.turn + i) % n] as Worker
         if (usable(w) && (!best || w.inflight.size < best.inflight.size)) best = w
       }
-      if (best) return best
+      if (best) {
+        this.turn = (this.workers.indexOf(best) + 1) % n
+        return best
+      }
       await this.anyReady()
     }
   }

@@ -174,10 +174,12 @@ return function hookdSetup(bridge, ctxJson, limitsJson) {
   let logChars = 0;
   let logClosed = false;
 
+  // The answer is posted, not waited for: the isolate's thread does not stop for a round trip to the
+  // worker. The worker takes the first answer and disposes the isolate after it.
   function answer(text) {
     if (answered) return;
     answered = true;
-    ReflectApply(applySync, bridge, [undefined, ['$done', text]]);
+    ReflectApply(applyIgnored, bridge, [undefined, ['$done', text]]);
   }
 
   function call(capability, args) {
