@@ -22,6 +22,7 @@ import type { Limits } from './worker/protocol.js'
 import type { WorkerPool } from './worker/supervisor.js'
 import { HookWatcher, type WatchOptions } from './watch.js'
 import { type RemoteAddress, type RemoteHook, RemoteHooks, remoteAddress } from './remote.js'
+import type { RemoteAllow } from './remote-allow.js'
 
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({
@@ -81,6 +82,22 @@ interface Entry {
   digest: string
 }
 
+export interface RegistryOptions {
+  /**
+   * Which remote-hook addresses this registry's folders may name (a tenant's `remoteHooks`,
+   * remote-allow.ts). A refused address is a `load` failure and is never contacted. Absent: any.
+   */
+  allowRemote?: RemoteAllow
+  /** Ask a remote hook that could not be described again later (1 s doubling to 30 s). Default true. */
+  retryRemotes?: boolean
+}
+
+/** What a load failure's message tells the reader to do; `stale` when an older version still serves. */
+interface Remedy {
+  skipped: string
+  stale: string
+}
+
 export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const ABSENT = 'absent'
 
@@ -94,14 +111,19 @@ export class Registry {
   private readonly listeners = new Set<RegistryListener>()
   private watcher: HookWatcher | undefined
   /** Clients of remote hooks and their Describe retries. */
-  readonly remotes = new RemoteHooks(closestPoint, (name) => this.read(name).then((files) => this.apply(files, true)))
+  readonly remotes: RemoteHooks
+  private readonly allowRemote: RemoteAllow | undefined
 
   constructor(
     root: string,
     private readonly pool: WorkerPool,
     private readonly limits: Limits,
+    options: RegistryOptions = {},
   ) {
     this.root = resolve(root)
+    this.allowRemote = options.allowRemote
+    const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
+    this.remotes = new RemoteHooks(closestPoint, options.retryRemotes === false ? undefined : reload)
   }
 
   /** Loads every hook folder under the root. Returns the load diagnostics. */
@@ -189,7 +211,7 @@ export class Registry {
       this.remotes.settled(name)
     }
     const filename = `${name}/index.js`
-    const fail = (error: string, file = filename, line?: number): Diagnostic => this.fail(files, error, file, line)
+    const fail = (error: string, file = filename, line?: number): Diagnostic => this.fail(files, error, file, line, editRemedy(file))
 
     if (files.sourceError !== undefined) return fail(`cannot read ${filename}: ${files.sourceError}`)
     // hook.json first: its "remote" makes a remote hook, which has no index.js.
@@ -211,9 +233,12 @@ export class Registry {
       if (files.source !== undefined) {
         return fail(`hook.json declares a remote hook, and ${filename} exists too; a hook is either sandboxed (index.js) or remote (hook.json "remote"): remove one`, `${name}/hook.json`)
       }
+      const refused = this.allowRemote?.(remote)
+      // Refused before any connection: a tenant must not make the sidecar dial an address it chose.
+      if (refused !== undefined) return this.fail(files, refused, `${name}/hook.json`, exportLine(files.configText ?? '', '"remote"'), undefined)
       return this.applyRemote(files, remote, config, generation)
     }
-    if (files.source === undefined) return fail(`hook '${name}' has no index.js; create ${filename} exporting its points`)
+    if (files.source === undefined) return fail(`hook '${name}' has no index.js; create ${filename} exporting its points, or make it a remote hook by naming its server in ${name}/hook.json ("remote": "unix:PATH" or "HOST:PORT")`)
     if (files.source.trim() === '') {
       return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
     }
@@ -265,7 +290,10 @@ export class Registry {
       const current = this.entries.get(name)
       // A retry that fails the same way is not announced again.
       if (this.remotes.failed(name, outcome.message) && current?.lastError) return current.lastError
-      return this.fail(files, outcome.message, filename, undefined)
+      // The message says what to do; a retry picks up a server that starts (or is fixed) later.
+      const retry = 'hookd asks the server again after 1 s, then less often (up to every 30 s)'
+      const line = exportLine(files.configText ?? '', '"remote"')
+      return this.fail(files, outcome.message, filename, line, this.remotes.retrying ? { skipped: retry, stale: retry } : undefined)
     }
     this.remotes.settled(name)
     const loaded: LoadedHook = {
@@ -360,13 +388,14 @@ export class Registry {
     await watcher?.close()
   }
 
-  private fail(files: HookFiles, error: string, file: string, line: number | undefined): Diagnostic {
+  /** Records a load failure. `remedy` absent: the error itself says what to do. */
+  private fail(files: HookFiles, error: string, file: string, line: number | undefined, remedy: Remedy | undefined): Diagnostic {
     const { name } = files
     const served = this.entries.get(name)?.served
     const where = `${file}${line !== undefined ? `:${line}` : ''}`
     const message = served
-      ? `hook '${name}' failed to reload: ${where}: ${error}. Still serving version ${served.version} (loaded ${new Date(served.loadedAtMs).toISOString()}); fix ${file} and save it again`
-      : `${error}. The hook is skipped until it loads; fix ${file} and save it`
+      ? `hook '${name}' failed to reload: ${where}: ${error}. Still serving version ${served.version} (loaded ${new Date(served.loadedAtMs).toISOString()})${remedy ? `; ${remedy.stale}` : ''}`
+      : `${error}. The hook is skipped until it loads${remedy ? `; ${remedy.skipped}` : ''}`
     const d: Diagnostic = { hook: name, point: '', kind: 'load', message, file }
     if (line !== undefined) d.line = line
     if (served) d.version = served.version
@@ -401,6 +430,10 @@ export class Registry {
       }
     }
   }
+}
+
+function editRemedy(file: string): Remedy {
+  return { skipped: `fix ${file} and save it`, stale: `fix ${file} and save it again` }
 }
 
 /** The served version's name: a content hash of index.js and hook.json. */

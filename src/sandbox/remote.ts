@@ -14,7 +14,7 @@
  * Unlike a sandboxed hook, a remote hook runs with its own privileges and keeps whatever state it
  * likes between calls: hookd can bound its time and check what it asks of the host, not what it does.
  */
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { formatAddress, parseAddress } from '../protocol/address.js'
 import { HookdError } from '../protocol/status.js'
@@ -57,11 +57,14 @@ export interface RemoteAddress {
 
 /**
  * Parses hook.json's "remote". A relative `unix:` path is resolved against the hook's folder, so a
- * folder can carry its own socket path. Throws a HookdError (invalid-argument) saying what is wrong.
+ * folder can carry its own socket path; every path is made absolute without `.` or `..` segments, so
+ * that a tenant's allowlist (remote-allow.ts) sees the path hookd connects to. Throws a HookdError
+ * (invalid-argument) saying what is wrong.
  */
 export function remoteAddress(text: string, hookJsonPath: string): RemoteAddress {
   try {
-    return { text, target: formatAddress(parseAddress(text, dirname(hookJsonPath))) }
+    const address = parseAddress(text, dirname(hookJsonPath))
+    return { text, target: formatAddress(address.kind === 'unix' ? { kind: 'unix', path: resolve(address.path) } : address) }
   } catch (err) {
     const why = err instanceof HookdError ? err.message : String(err)
     throw new HookdError('invalid-argument', `hook.json "remote": ${why}`)
@@ -106,12 +109,18 @@ export class RemoteHooks {
 
   /**
    * @param suggest the known point closest to a misspelt name, for messages
-   * @param reload  loads the hook folder again (the registry's forced apply); used by retries
+   * @param reload  loads the hook folder again (the registry's forced apply); used by retries. Absent:
+   *                no retries (`hookd check`, which loads each hook once)
    */
   constructor(
     private readonly suggest: (name: string) => string | undefined,
-    private readonly reload: (name: string) => Promise<unknown>,
+    private readonly reload?: (name: string) => Promise<unknown>,
   ) {}
+
+  /** True when a remote hook that cannot be described is asked again later. */
+  get retrying(): boolean {
+    return this.reload !== undefined
+  }
 
   /** The RemoteHook for a folder, sharing the address's client. */
   hook(name: string, address: RemoteAddress): RemoteHook {
@@ -136,10 +145,10 @@ export class RemoteHooks {
       const { code } = raw.err
       const why = grpcDetails(raw.err)
       if (code === grpc.status.UNAVAILABLE) {
-        return { ok: false, message: `${where} cannot be reached (${why}); start it, or fix "remote" in hook.json. hookd retries until it answers` }
+        return { ok: false, message: `${where} cannot be reached (${why}); start its server, or fix "remote" in hook.json` }
       }
       if (code === grpc.status.DEADLINE_EXCEEDED) {
-        return { ok: false, message: `${where} did not answer Describe within ${DESCRIBE_TIMEOUT_MS} ms; hookd retries until it answers` }
+        return { ok: false, message: `${where} did not answer Describe within ${DESCRIBE_TIMEOUT_MS} ms; check that its server is up and not stuck` }
       }
       if (code === grpc.status.UNIMPLEMENTED) {
         return { ok: false, message: `the server at ${address.text} does not implement hookd.v1.Hook/Describe; serve the Hook service of proto/hookd/v1/hook.proto there` }
@@ -208,13 +217,14 @@ export class RemoteHooks {
   }
 
   private schedule(name: string, state: RetryState): void {
-    if (this.closed || state.timer) return
+    const reload = this.reload
+    if (this.closed || state.timer || !reload) return
     const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** state.attempt)
     state.attempt += 1
     state.timer = setTimeout(() => {
       state.timer = undefined
       if (this.closed || this.retries.get(name) !== state) return
-      void this.reload(name).catch(() => {
+      void reload(name).catch(() => {
         // The registry reports load failures itself; a retry has nothing to add.
       })
     }, delay)

@@ -10,6 +10,7 @@ import { originOf } from '../protocol/capabilities.js'
 import { HookdError } from '../protocol/status.js'
 import { FILE_ACCESS } from '../protocol/wire.js'
 import type { SessionPolicy } from './policy.js'
+import { remotePattern } from './remote-allow.js'
 import { HASH_PATTERN } from './tenant-token.js'
 import type { Limits } from './worker/protocol.js'
 
@@ -31,6 +32,11 @@ export interface TenantConfig {
   limits: TenantLimits
   /** The ceiling on what any of the tenant's sessions may grant its hooks. */
   policy: SessionPolicy
+  /**
+   * The addresses the tenant's remote hooks may name (remote-allow.ts), normalised: unix paths absolute
+   * (relative ones against the tenants file's folder). Empty: the tenant may have no remote hooks.
+   */
+  remoteHooks: string[]
 }
 
 const POSITIVE = 'expected a positive integer'
@@ -70,6 +76,20 @@ const policySchema = z.strictObject({
   confirm: z.boolean({ error: 'expected true or false' }).default(true),
 })
 
+const REMOTE_HOOKS = 'expected an array of addresses, e.g. ["unix:/run/acme/*.sock", "127.0.0.1:9000"]'
+const remoteHooksSchema = z
+  .array(
+    z.string({ error: 'expected a string: unix:PATH or HOST:PORT' }).superRefine((text, ctx) => {
+      try {
+        remotePattern(text, '/')
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message })
+      }
+    }),
+    { error: REMOTE_HOOKS },
+  )
+  .default([])
+
 const tenantSchema = z.strictObject({
   id: z
     .string({ error: 'expected a string' })
@@ -80,6 +100,7 @@ const tenantSchema = z.strictObject({
   hooks: z.string({ error: 'expected the path of a hooks folder' }).min(1, { error: 'expected the path of a hooks folder' }),
   limits: limitsSchema.default({}),
   policy: policySchema.default({ file: 'none', httpOrigins: [], env: [], confirm: true }),
+  remoteHooks: remoteHooksSchema,
 })
 
 const fileSchema = z.strictObject({
@@ -156,6 +177,7 @@ export function parseTenants(text: string, file: string): TenantConfig[] {
       hooks: resolve(base, t.hooks),
       limits,
       policy: { file: t.policy.file, httpOrigins: t.policy.httpOrigins, env: t.policy.env, confirm: t.policy.confirm },
+      remoteHooks: t.remoteHooks.map((text) => remotePattern(text, base)),
     }
   })
 }

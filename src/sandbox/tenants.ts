@@ -1,13 +1,14 @@
 /**
  * A multi-tenant sidecar (docs/tenants.md): `Tenants` reads the tenants file, picks a call's tenant by
- * the bearer token in its `authorization` metadata, and gives each tenant its own registry (hooks folder
- * and watcher), capability-policy ceiling, limits, quotas and fair-queue lane (tenant-state.ts).
+ * the bearer token in its `authorization` metadata, and gives each tenant its own registry (hooks folder,
+ * watcher, and the remote-hook addresses it allows), capability-policy ceiling, limits, quotas and
+ * fair-queue lane (tenant-state.ts).
  *
  * The tenants file is watched. An edit is validated and every new hooks folder is loaded before
  * anything changes; a broken edit changes nothing and says why. A tenant removed, or whose tokenHash
- * changed, has its open streams ended with UNAUTHENTICATED; one whose hooks folder moved, with
- * UNAVAILABLE (its hosts reconnect and open on the new folder). Policy and limit edits apply to open
- * sessions at their next call.
+ * changed, has its open streams ended with UNAUTHENTICATED; one whose hooks folder moved, or whose
+ * `remoteHooks` changed, gets a new registry and its open streams are ended with UNAVAILABLE (its hosts
+ * reconnect and open on the new one). Policy and limit edits apply to open sessions at their next call.
  */
 import { readdir } from 'node:fs/promises'
 import type * as grpc from '@grpc/grpc-js'
@@ -15,6 +16,7 @@ import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
 import { Registry } from './registry.js'
+import { tenantRemoteAllow } from './remote-allow.js'
 import type { Tenancy, Tenant } from './tenancy.js'
 import { type TenantBase, TenantState } from './tenant-state.js'
 import { bearerToken, matchToken } from './tenant-token.js'
@@ -137,7 +139,7 @@ export class Tenants implements Tenancy {
     try {
       for (const [i, config] of configs.entries()) {
         const existing = current.get(config.id)
-        if (existing && existing.config.hooks === config.hooks) continue
+        if (existing && sameRegistry(existing.config, config)) continue
         prepared.set(config.id, await this.openRegistry(i, config, existing?.limits ?? this.limitsFor(config)))
       }
     } catch (err) {
@@ -177,8 +179,10 @@ export class Tenants implements Tenancy {
       if (registry) {
         retired.push(existing.registry)
         existing.registry = registry
-        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s hooks folder was changed by the operator; open the session again`))
-        changes.push(`hooks folder (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
+        const moved = previous.hooks !== config.hooks
+        const which = moved ? 'hooks folder was' : 'allowed remote hook addresses ("remoteHooks") were'
+        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s ${which} changed by the operator; open the session again`))
+        changes.push(`${moved ? 'hooks folder' : 'remote hooks'} (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
       }
       next.push(existing)
       if (changes.length) summary.push(`changed '${config.id}': ${changes.join(', ')}`)
@@ -205,11 +209,19 @@ export class Tenants implements Tenancy {
     } catch (err) {
       throw new HookdError('not-found', `${where}: cannot read the hooks folder ${config.hooks} of tenant '${config.id}' (${(err as Error).message}); create it or fix the path`)
     }
-    const registry = new Registry(config.hooks, this.base.pool, limits)
+    const registry = new Registry(config.hooks, this.base.pool, limits, { allowRemote: tenantRemoteAllow(config.id, config.remoteHooks) })
     const failed: Diagnostic[] = await registry.loadAll()
     for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
     if (this.base.watch !== false) await registry.watch(this.base.watch)
     registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
     return registry
   }
+}
+
+/**
+ * True when a tenant's registry can stay: same hooks folder, same allowed remote addresses. (A registry
+ * checks the addresses as it loads each folder, so a changed list needs a fresh load.)
+ */
+function sameRegistry(a: TenantConfig, b: TenantConfig): boolean {
+  return a.hooks === b.hooks && a.remoteHooks.length === b.remoteHooks.length && a.remoteHooks.every((p, i) => p === b.remoteHooks[i])
 }

@@ -2,8 +2,9 @@
  * The tenant-facing parts of the hookd command, as a user runs them: real processes, exit codes,
  * stdout and stderr.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,9 +22,9 @@ interface Ran {
   stderr: string
 }
 
-function hookd(args: string[], cwd = ROOT): Promise<Ran> {
+function hookd(args: string[], cwd = ROOT, env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -179,5 +180,78 @@ describe('hookd tenant token', () => {
     }
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("unknown subcommand 'mint'; use 'token' or 'check'")
+  })
+})
+
+describe('hookd list and invoke against a tenant sidecar', () => {
+  const openssl = ['/usr/bin/openssl', '/usr/local/bin/openssl', '/bin/openssl'].find(existsSync)
+  const call = ['--hook', 'https-only', '--point', 'beforeToolExecute', '--payload', '{"id":"c1","name":"http","arguments":{"url":"http://a.b"}}']
+
+  it.skipIf(!openssl)('take --token (or HOOKD_TOKEN) and --tls-ca, and say which is missing', async () => {
+    execFileSync(openssl as string, [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(cwd, 'key.pem'), '-out', join(cwd, 'cert.pem'), '-days', '1',
+      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ], { stdio: 'ignore' })
+    const { token, tokenHash } = JSON.parse((await hookd(['tenant', 'token', '--json'], cwd)).stdout) as { token: string; tokenHash: string }
+    await writeFile(join(cwd, 'tls-tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS }] }))
+    const { child, out, ready } = serve(['--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'], cwd)
+    try {
+      const addr = await ready
+      const tls = ['--addr', addr, '--tls-ca', 'cert.pem']
+      const [listed, fromEnv, invoked, named] = await Promise.all([
+        hookd(['list', ...tls, '--token', token, '--json'], cwd),
+        hookd(['list', ...tls], cwd, { HOOKD_TOKEN: token }),
+        hookd(['invoke', ...tls, '--token', token, ...call], cwd),
+        hookd(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], cwd),
+      ])
+      expect(listed.code, listed.stderr).toBe(0)
+      expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((h) => h.name)).toContain('https-only')
+      expect(fromEnv.code, fromEnv.stderr).toBe(0)
+      expect(fromEnv.stdout).toMatch(/^NAME +VERSION +STATUS/)
+      expect(fromEnv.stdout).toContain('https-only')
+      expect(invoked.code, invoked.stderr).toBe(0)
+      expect(JSON.parse(invoked.stdout)).toMatchObject({ result: { allow: true, arguments: { url: 'https://a.b' } } })
+      expect(named.code, named.stderr).toBe(0)
+
+      const [noToken, wrongToken, noTls] = await Promise.all([
+        hookd(['list', ...tls], cwd),
+        hookd(['invoke', ...tls, ...call], cwd, { HOOKD_TOKEN: 'hkd_wrong' }),
+        hookd(['list', '--addr', addr, '--token', token], cwd),
+      ])
+      expect(noToken.code).toBe(1)
+      expect(noToken.stderr).toContain("hookd list: no authorization metadata was sent; this sidecar serves several tenants")
+      expect(noToken.stderr).toContain("Pass the tenant's token with --token TOKEN (or set HOOKD_TOKEN)")
+      expect(wrongToken.code).toBe(1)
+      expect(wrongToken.stderr).toContain('hookd invoke: the bearer token matches no tenant of this sidecar')
+      expect(noTls.code).toBe(1)
+      expect(noTls.stderr).toContain(`hookd list: cannot reach hookd at ${addr}`)
+      expect(noTls.stderr).toContain('If it serves TLS (hookd serve --tls-cert), pass --tls, or --tls-ca FILE for a self-signed certificate')
+    } finally {
+      expect(await stopped(child, out)).toBe('exit 0')
+    }
+  })
+
+  it('refuse connection flags that cannot apply, saying why', async () => {
+    const [embedded, unixTls, missingCa, emptyToken] = await Promise.all([
+      hookd(['invoke', '--token', 'hkd_x', ...call], cwd),
+      hookd(['list', '--addr', 'unix:x.sock', '--tls'], cwd),
+      hookd(['list', '--addr', '127.0.0.1:1', '--tls-ca', 'missing.pem'], cwd),
+      hookd(['list', '--token', ' '], cwd),
+    ])
+    expect(embedded.code).toBe(2)
+    expect(embedded.stderr).toContain('hookd invoke: --token, --tls, --tls-ca and --tls-server-name are for a running sidecar: pass its --addr too')
+    expect(unixTls.code).toBe(2)
+    expect(unixTls.stderr).toContain('hookd list: --tls, --tls-ca and --tls-server-name are for TCP addresses; unix:x.sock is a Unix socket')
+    expect(missingCa.code).toBe(2)
+    expect(missingCa.stderr).toContain('hookd list: --tls-ca: cannot read missing.pem: ENOENT')
+    expect(emptyToken.code).toBe(2)
+    expect(emptyToken.stderr).toContain("hookd list: --token is empty; pass the tenant's token (or set HOOKD_TOKEN)")
+  })
+
+  it('document the flags in --help', async () => {
+    const [list, invoke] = await Promise.all([hookd(['list', '--help'], cwd), hookd(['invoke', '--help'], cwd)])
+    for (const help of [list.stdout, invoke.stdout]) {
+      for (const flag of ['--token TOKEN', '$HOOKD_TOKEN', '--tls ', '--tls-ca FILE', '--tls-server-name NAME']) expect(help).toContain(flag)
+    }
   })
 })

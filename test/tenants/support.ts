@@ -16,6 +16,8 @@ export interface TenantSpec {
   hooks?: Record<string, string>
   limits?: Record<string, unknown>
   policy?: Record<string, unknown>
+  /** The addresses its remote hooks may name. */
+  remoteHooks?: string[]
 }
 
 export interface TenantFixture {
@@ -55,6 +57,7 @@ export async function startTenants(
     const e: Record<string, unknown> = { id: spec.id, tokenHash: hashToken(token), hooks: `hooks/${spec.id}` }
     if (spec.limits) e.limits = spec.limits
     if (spec.policy) e.policy = spec.policy
+    if (spec.remoteHooks) e.remoteHooks = spec.remoteHooks
     return e
   }
   const entries = await Promise.all(specs.map(entry))

@@ -27,7 +27,34 @@ describe('parseTenants', () => {
       hooks: '/etc/hookd/acme-hooks',
       limits: { invocation: {} },
       policy: { file: 'none', httpOrigins: ['https://api.example.com'], env: [], confirm: true },
+      remoteHooks: [],
     })
+  })
+
+  it('reads "remoteHooks": relative unix paths against the file, ports without leading zeros', () => {
+    const [t] = parseTenants(
+      JSON.stringify({ tenants: [{ id: 'acme', tokenHash: hash('a'), hooks: 'h', remoteHooks: ['unix:sockets/*.sock', 'unix:///run/acme/x.sock', '127.0.0.1:09000', '[::1]:*'] }] }),
+      '/etc/hookd/tenants.json',
+    )
+    expect(t?.remoteHooks).toEqual(['unix:/etc/hookd/sockets/*.sock', 'unix:/run/acme/x.sock', '127.0.0.1:9000', '[::1]:*'])
+  })
+
+  it('says what a bad "remoteHooks" entry should look like', () => {
+    const good = { id: 'a', tokenHash: hash('a'), hooks: 'h' }
+    expect(parse([{ ...good, remoteHooks: 'unix:/run/a.sock' }])).toBe(
+      'tenants[0].remoteHooks: expected an array of addresses, e.g. ["unix:/run/acme/*.sock", "127.0.0.1:9000"]',
+    )
+    expect(parse([{ ...good, remoteHooks: ['unix:/ok.sock', 'localhost'] }])).toBe(
+      "tenants[0].remoteHooks[1]: 'localhost' is not an address; write unix:PATH or HOST:PORT, where * stands for any characters of a path segment or host name, or for any port (e.g. \"unix:/run/acme/*.sock\" or \"127.0.0.1:9000\")",
+    )
+    expect(parse([{ ...good, remoteHooks: ['unix:'] }])).toBe(
+      "tenants[0].remoteHooks[0]: 'unix:' has no path; write unix:PATH, e.g. \"unix:/run/acme/*.sock\" or \"127.0.0.1:9000\"",
+    )
+    expect(parse([{ ...good, remoteHooks: ['127.0.0.1:70000'] }])).toBe("tenants[0].remoteHooks[0]: '127.0.0.1:70000': port 70000 is above 65535")
+    expect(parse([{ ...good, remoteHooks: [7] }])).toBe('tenants[0].remoteHooks[0]: expected a string: unix:PATH or HOST:PORT')
+    expect(parse([{ ...good, remotehooks: [] }])).toBe(
+      "tenants[0]: unknown field 'remotehooks' (known fields: id, tokenHash, hooks, limits, policy, remoteHooks)",
+    )
   })
 
   it('points at the bad entry and says what was expected', () => {
