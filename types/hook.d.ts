@@ -101,6 +101,13 @@ export type DefaultConfig = { readonly [key: string]: unknown }
  * The context every handler receives first. Data fields are frozen copies; the functions call the
  * host and return its answer synchronously (the hook waits; waiting does not count against its time
  * limit). Every capability may throw a `CapabilityError`.
+ *
+ * `ctx` is the hook's only way out. Besides it, a hook's isolate holds the language built-ins and
+ * nothing else (no `require`, `process`, `Buffer`, timers or `fetch`), and hookd removes three
+ * built-ins before any hook code runs (src/sandbox/worker/surface.ts, docs/containment.md):
+ * `console` (it would print nowhere: log with `ctx.log`), `WebAssembly` (its memory escapes the
+ * memory limit) and `Atomics.waitAsync` (it can abort the sandbox worker). Using them throws a
+ * `ReferenceError` or `TypeError`.
  */
 export interface Ctx<Config = DefaultConfig> {
   /** The run's working directory on the host, as an absolute path. */
@@ -126,7 +133,10 @@ export interface Ctx<Config = DefaultConfig> {
   readonly env: { readonly [name: string]: string }
   readonly file: CtxFile
   readonly http: CtxHttp
-  /** Sends a line to the host while the hook runs; values are joined with spaces (non-strings as JSON). */
+  /**
+   * Sends a line to the host while the hook runs; values are joined with spaces (non-strings as JSON).
+   * Hooks have no `console`: this is how they log.
+   */
   log(...values: unknown[]): void
   notify(message: Message): void
   /** Asks the human and waits for the answer; answered by auto-approve when the run is not interactive. */

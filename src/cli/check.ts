@@ -15,7 +15,9 @@ export const CHECK_HELP = `Usage: hookd check [DIR] [--json]
 
 Loads every hook in DIR (default: ./hooks) as 'hookd serve' would: each index.js is compiled and run
 in a fresh isolate, each hook.json is validated, and the exports are checked against the hook points.
-DIR may also be a single hook's folder (one holding an index.js). Prints each problem as
+A remote hook (hook.json "remote", see docs/languages.md) is asked what it serves (Describe), so its
+server must be running. DIR may also be a single hook's folder (one holding an index.js, or a
+hook.json). Prints each problem as
 
   FILE:LINE: error: ...     the hook would not load (a running sidecar keeps serving its last good
                             version, or skips the hook if it never loaded)
@@ -42,6 +44,8 @@ export interface CheckedHook {
   ok: boolean
   version: string
   points: string[]
+  /** A remote hook's address, as hook.json writes it. */
+  remote?: string
 }
 
 export interface CheckReport {
@@ -86,8 +90,8 @@ export async function checkHooks(dir: string): Promise<CheckReport> {
     if (err instanceof UsageError) throw err
     throw new UsageError(`no such folder '${dir}'; pass the folder that holds your hooks (default: ./hooks)`)
   }
-  // One hook's folder: check it alone, under its parent as the root.
-  const single = await isFile(join(full, 'index.js'))
+  // One hook's folder (sandboxed or remote): check it alone, under its parent as the root.
+  const single = (await isFile(join(full, 'index.js'))) || (await isFile(join(full, 'hook.json')))
   const root = single ? dirname(full) : full
   const problems: CheckProblem[] = []
   const show = (file: string): string => {
@@ -121,32 +125,12 @@ export async function checkHooks(dir: string): Promise<CheckReport> {
   const pool = new WorkerPool({ size: 1 })
   await pool.start()
   try {
-    const registry = new Registry(root, pool, DEFAULT_LIMITS)
-    for (const name of names) {
-      const failed = await registry.loadOne(name)
-      const loaded = registry.get(name)
-      hooks.push({ name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [] })
-      if (failed) {
-        const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }
-        if (failed.line !== undefined) problem.line = failed.line
-        problems.push(problem)
-        continue
-      }
-      if (!loaded) continue
-      for (const exported of loaded.unknownExports) {
-        const near = closestPoint(exported)
-        const problem: CheckProblem = {
-          severity: 'warning',
-          hook: name,
-          file: show(loaded.filename),
-          message: near
-            ? `'${exported}' is exported but is not a hook point, so it never runs; did you mean '${near}'?`
-            : `'${exported}' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
-        }
-        const line = exportLine(loaded.source, exported)
-        if (line !== undefined) problem.line = line
-        problems.push(problem)
-      }
+    // Each hook is loaded once: a remote hook that does not answer is reported, not asked again.
+    const registry = new Registry(root, pool, DEFAULT_LIMITS, { retryRemotes: false })
+    try {
+      await checkEach(registry, names, hooks, problems, show)
+    } finally {
+      await registry.close()
     }
   } finally {
     await pool.close()
@@ -156,11 +140,43 @@ export async function checkHooks(dir: string): Promise<CheckReport> {
       severity: 'warning',
       hook: '',
       file: show('.'),
-      message: `no hook folders in ${root}; a hook is a folder holding an index.js (e.g. ${join(dir, 'guard', 'index.js')})`,
+      message: `no hook folders in ${root}; a hook is a folder holding an index.js (e.g. ${join(dir, 'guard', 'index.js')}), or a hook.json naming a remote hook's server ("remote")`,
     })
   }
   const errors = problems.filter((p) => p.severity === 'error').length
   return { root, hooks, problems, errors, warnings: problems.length - errors }
+}
+
+/** Loads each named hook once, adding what it found to `hooks` and `problems`. */
+async function checkEach(registry: Registry, names: string[], hooks: CheckedHook[], problems: CheckProblem[], show: (file: string) => string): Promise<void> {
+  for (const name of names) {
+    const failed = await registry.loadOne(name)
+    const loaded = registry.get(name)
+    const checked: CheckedHook = { name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [] }
+    if (loaded?.remote) checked.remote = loaded.remote.address.text
+    hooks.push(checked)
+    if (failed) {
+      const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }
+      if (failed.line !== undefined) problem.line = failed.line
+      problems.push(problem)
+      continue
+    }
+    if (!loaded) continue
+    for (const exported of loaded.unknownExports) {
+      const near = closestPoint(exported)
+      const problem: CheckProblem = {
+        severity: 'warning',
+        hook: name,
+        file: show(loaded.filename),
+        message: near
+          ? `'${exported}' is exported but is not a hook point, so it never runs; did you mean '${near}'?`
+          : `'${exported}' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
+      }
+      const line = exportLine(loaded.source, exported)
+      if (line !== undefined) problem.line = line
+      problems.push(problem)
+    }
+  }
 }
 
 function formatReport(report: CheckReport): string {

@@ -10,6 +10,7 @@ import { HookdError } from '../protocol/status.js'
 import type { LogLineData } from '../protocol/wire.js'
 import { Sidecar } from '../sandbox/server.js'
 import { CommandError, UsageError, list, parse } from './args.js'
+import { CONNECT_FLAGS, CONNECT_HELP, connectFlagsGiven, connectHint, connectOptions } from './connect-flags.js'
 
 export const INVOKE_HELP = `Usage: hookd invoke --hook a,b --point POINT --payload JSON [options]
 
@@ -19,6 +20,7 @@ Hook logs also stream to stderr as "[hook] message" while hooks run.
 
   --hooks DIR            hooks folder for an embedded sidecar (default: ./hooks)
   --addr ADDR            use a running sidecar (unix:PATH or HOST:PORT) instead of an embedded one
+${CONNECT_HELP}
   --hook a,b             the hooks to run, in order
   --point POINT          one of: ${POINT_NAMES.join(', ')}
   --payload JSON         the point's payload (see below)
@@ -55,6 +57,7 @@ export async function invoke(argv: string[]): Promise<number> {
         interactive: { type: 'boolean', default: false },
         'allow-http': { type: 'string', multiple: true, default: [] },
         'allow-env': { type: 'string', multiple: true, default: [] },
+        ...CONNECT_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -94,6 +97,10 @@ export async function invoke(argv: string[]): Promise<number> {
   if (values.addr && values.hooks) {
     throw new UsageError('--hooks and --addr exclude each other: a running sidecar serves its own hooks folder')
   }
+  if (!values.addr && connectFlagsGiven(values)) {
+    throw new UsageError('--token, --tls, --tls-ca and --tls-server-name are for a running sidecar: pass its --addr too (the embedded sidecar needs none)')
+  }
+  const connect = values.addr ? await connectOptions(values.addr, values) : {}
 
   let sidecar: Sidecar | undefined
   let socketDir: string | undefined
@@ -104,7 +111,7 @@ export async function invoke(argv: string[]): Promise<number> {
       socketDir = await mkdtemp(join(tmpdir(), 'hookd-invoke-'))
       address = await sidecar.listen(`unix:${join(socketDir, 'hookd.sock')}`)
     }
-    const client = await HookdClient.connect(address)
+    const client = await HookdClient.connect(address, connect)
     const logs: LogLineData[] = []
     const notifications: Array<{ hook: string; title: string; body?: string }> = []
     try {
@@ -150,7 +157,7 @@ export async function invoke(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof HookdError) {
       if (err.code === 'invalid-argument') throw new UsageError(err.message)
-      throw new CommandError(err.message)
+      throw new CommandError(connectHint(err, address ?? '', connect))
     }
     throw err
   } finally {

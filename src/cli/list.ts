@@ -4,35 +4,42 @@ import { HookdClient } from '../host/client.js'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { HookdError } from '../protocol/status.js'
 import { CommandError, parse } from './args.js'
+import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from './connect-flags.js'
 
-export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--json]
+export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--token TOKEN] [--tls | --tls-ca FILE] [--json]
 
-Lists the hooks a running sidecar serves: name, version, points, status and the last load error.
+Lists the hooks a running sidecar serves: name, version, points, status and the last load error. A
+sidecar with tenants lists the hooks of the tenant whose token is given.
 
-  --addr ADDR   the sidecar (default: ${DEFAULT_ADDRESS})
-  --json        print JSON instead of a table
-  -h, --help    show this help`
+  --addr ADDR            the sidecar (default: ${DEFAULT_ADDRESS})
+${CONNECT_HELP}
+  --json                 print JSON instead of a table
+  -h, --help             show this help`
 
 export async function listHooks(argv: string[]): Promise<number> {
   const { values } = parse(LIST_HELP, () =>
     parseArgs({
       args: argv,
       strict: true,
-      options: { addr: { type: 'string', default: DEFAULT_ADDRESS }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { addr: { type: 'string', default: DEFAULT_ADDRESS }, ...CONNECT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     }),
   )
   if (values.help) {
     process.stdout.write(`${LIST_HELP}\n`)
     return 0
   }
+  const options = await connectOptions(values.addr, values)
+  const failed = (err: unknown): CommandError => new CommandError(err instanceof HookdError ? connectHint(err, values.addr, options) : String(err))
   let client: HookdClient
   try {
-    client = await HookdClient.connect(values.addr)
+    client = await HookdClient.connect(values.addr, options)
   } catch (err) {
-    throw new CommandError(err instanceof HookdError ? err.message : String(err))
+    throw failed(err)
   }
   try {
-    const hooks = await client.listHooks()
+    const hooks = await client.listHooks().catch((err: unknown) => {
+      throw failed(err)
+    })
     if (values.json) {
       process.stdout.write(`${JSON.stringify(hooks, null, 2)}\n`)
       return 0
