@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_OPTIONS_ISOLATES := --no-node-snapshot
 ADDR ?= unix:.hookd/hookd.sock
 HOOKS ?= hooks
-TRY_PAYLOAD := '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
+TRY_PAYLOAD := {"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}
 # The Python that runs the Python host, remote hooks and conformance runner: Debian's, which sees
 # python3-grpcio and python3-grpc-tools (a pyenv or venv `python3` on PATH may not).
 export HOOKD_PYTHON ?= /usr/bin/python3
@@ -41,7 +41,7 @@ build: dist/.built
 run: build
 	@echo "hookd: starting the sidecar for ./$(HOOKS) on $(ADDR)"
 	@echo "hookd: in another terminal, try:"
-	@echo "  npx hookd invoke --addr $(ADDR) --hook guard,https-only --point beforeToolExecute --payload $(TRY_PAYLOAD)"
+	@printf "  npx hookd invoke --addr %s --hook guard,https-only --point beforeToolExecute --payload '%s'\n" '$(ADDR)' '$(TRY_PAYLOAD)'
 	@exec node bin/hookd.js serve --hooks $(HOOKS) --listen $(ADDR)
 
 typecheck: node_modules/.installed
