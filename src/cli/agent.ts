@@ -3,6 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { TOKEN_ENV } from './connect-flags.js'
 import { AgentError } from '../host/agent/errors.js'
 import { AnthropicModel } from '../host/agent/anthropic-model.js'
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, runAgent } from '../host/agent/loop.js'
@@ -25,6 +26,7 @@ decisions, hook logs and questions go to stderr.
 
   --hooks DIR        hooks folder for an embedded sidecar (default: ./hooks)
   --addr ADDR        use a running sidecar (unix:PATH or HOST:PORT) instead of an embedded one
+  --token TOKEN      a tenant's token, for a sidecar started with --tenants (default: $HOOKD_TOKEN)
   --hook a,b         the hooks to run, in order (default: none)
   --workdir DIR      the folder the tools work in (default: .)
   --model NAME       the Claude model (default: ${DEFAULT_MODEL}), or scripted:FILE to replay a recorded
@@ -82,6 +84,7 @@ export async function agent(argv: string[]): Promise<number> {
       options: {
         hooks: { type: 'string' },
         addr: { type: 'string' },
+        token: { type: 'string' },
         hook: { type: 'string' },
         workdir: { type: 'string', default: '.' },
         model: { type: 'string', default: DEFAULT_MODEL },
@@ -100,6 +103,9 @@ export async function agent(argv: string[]): Promise<number> {
   const task = positionals.join(' ').trim()
   if (!task) throw new UsageError(`a task is required, e.g. hookd agent --hook guard "list the files here"\n\n${AGENT_HELP}`)
   if (values.addr && values.hooks) throw new UsageError('--hooks and --addr exclude each other: a running sidecar serves its own hooks folder')
+  if (values.token !== undefined && !values.addr) throw new UsageError('--token is for a running sidecar: pass it with --addr')
+  const token = (values.token ?? (values.addr ? process.env[TOKEN_ENV] : undefined))?.trim()
+  if (values.token !== undefined && !token) throw new UsageError(`--token is empty; pass the tenant's token (or set ${TOKEN_ENV})`)
   const hooks = list(values.hook)
   const maxTurns = positiveInt('max-turns', values['max-turns'])
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
@@ -135,6 +141,7 @@ export async function agent(argv: string[]): Promise<number> {
       ui,
       hooks,
       ...(address ? { address } : {}),
+      ...(token ? { token } : {}),
       sidecarLabel: sidecar ? `embedded sidecar on ${resolve(values.hooks ?? 'hooks')}` : `sidecar at ${address ?? ''}`,
       interactive: process.stdin.isTTY === true && !values.yes,
       yes: values.yes,
