@@ -11,6 +11,7 @@
  * ignored. Never rejects.
  */
 import * as grpc from '@grpc/grpc-js'
+import { InvocationBudget } from './budget.js'
 import type { DiagnosticKind } from '../protocol/diagnostic.js'
 import type { CapabilityReply, InvokeOutcome, Limits } from './worker/protocol.js'
 import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
@@ -41,12 +42,6 @@ export const REMOTE_MESSAGES = {
   tooBig: (details: string) => `the remote hook sent a message over hookd's size limit (${details})`,
   protocol: (problem: string) => `the remote hook broke the Run protocol: ${problem}; it was cancelled`,
   notJson: (what: string, err: string) => `${what} is not UTF-8 JSON (${err})`,
-  capabilityCalls: (l: Limits, capability: string) =>
-    `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
-  capabilityArgs: (l: Limits, capability: string, bytes: number) =>
-    `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
-  logTruncated: (l: Limits) =>
-    `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
   tooLarge: (l: Limits, bytes: number) => `the answer is ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
 } as const
 
@@ -80,9 +75,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
     let waitedMs = 0
     let waitingSince: number | undefined
     const waiting = new Set<number>()
-    let capabilityCalls = 0
-    let logBytes = 0
-    let logClosed = false
+    const budget = new InvocationBudget(limits)
 
     let stream: grpc.ClientDuplexStream<unknown, unknown>
     try {
@@ -128,13 +121,8 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       if (waiting.has(id)) {
         return fail('invalid-result', REMOTE_MESSAGES.protocol(`capability_call id ${id} is already waiting for its result`))
       }
-      capabilityCalls += 1
-      if (capabilityCalls > limits.capabilityCalls) {
-        return reply({ ok: false, code: 'limit', message: REMOTE_MESSAGES.capabilityCalls(limits, name) })
-      }
-      if (argsBytes.length > limits.resultBytes) {
-        return reply({ ok: false, code: 'limit', message: REMOTE_MESSAGES.capabilityArgs(limits, name, argsBytes.length) })
-      }
+      const refused = budget.capability(name, argsBytes.length)
+      if (refused) return reply(refused)
       let args: unknown
       try {
         args = JSON.parse(argsBytes.toString('utf8'))
@@ -161,16 +149,8 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
     }
 
     const log = (message: string): void => {
-      if (logClosed) return
-      const line = clip(message)
-      const cost = Buffer.byteLength(line) + 1
-      if (logBytes + cost > limits.logBytes) {
-        logClosed = true
-        request.onLog(REMOTE_MESSAGES.logTruncated(limits))
-        return
-      }
-      logBytes += cost
-      request.onLog(line)
+      const line = budget.log(clip(message))
+      if (line !== undefined) request.onLog(line)
     }
 
     stream.on('data', (raw: unknown) => {

@@ -21,6 +21,7 @@ import {
   invokeOutcome,
 } from './protocol.js'
 import { MESSAGE_CHARS, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from './surface.js'
+import { InvocationBudget } from '../budget.js'
 import { WarmPool } from './warm.js'
 
 /** Spare warm isolates per memory limit (HOOKD_WARM_ISOLATES, default 2; 0 creates each on demand). */
@@ -67,13 +68,7 @@ export const RUNNER_MESSAGES = {
   catastrophe: (l: Limits, what: string) =>
     `ran out of memory beyond what V8 can recover from (limit ${l.memoryMb} MB; isolated-vm: ${what}); its sandbox worker is retired and replaced`,
   cancelled: () => 'the host cancelled the point call; the hook was stopped',
-  capabilityCalls: (l: Limits, capability: string) =>
-    `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
-  capabilityArgs: (l: Limits, capability: string, bytes: number) =>
-    `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
   answered: (capability: string) => `ctx.${capability}: the hook has already answered; nothing more reaches the host`,
-  logTruncated: (l: Limits) =>
-    `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
   tooLarge: (l: Limits, bytes: number) => `the returned value is ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
   unhandled: (text: string) => `an unhandled promise rejection: ${text}`,
   topLevel: (text: string) => `the hook's top-level code failed: ${text}`,
@@ -155,9 +150,7 @@ export async function runInIsolate(
   })
   let waitingSince: bigint | undefined
   let waitedNs = 0n
-  let capabilityCalls = 0
-  let logBytes = 0
-  let logClosed = false
+  const budget = new InvocationBudget(limits)
   let timer: NodeJS.Timeout | undefined
   let stage: Stage = 'setup'
 
@@ -190,27 +183,15 @@ export async function runInIsolate(
   }
 
   const log = (text: string): void => {
-    if (outcome || logClosed) return
-    const cost = Buffer.byteLength(text) + 1
-    if (logBytes + cost > limits.logBytes) {
-      logClosed = true
-      host.log(RUNNER_MESSAGES.logTruncated(limits))
-      return
-    }
-    logBytes += cost
-    host.log(text)
+    if (outcome) return
+    const line = budget.log(text)
+    if (line !== undefined) host.log(line)
   }
 
   const capability = async (name: string, argsText: string): Promise<string> => {
     if (outcome) return replyText({ ok: false, code: 'cancelled', message: RUNNER_MESSAGES.answered(name) })
-    capabilityCalls += 1
-    if (capabilityCalls > limits.capabilityCalls) {
-      return replyText({ ok: false, code: 'limit', message: RUNNER_MESSAGES.capabilityCalls(limits, name) })
-    }
-    const bytes = Buffer.byteLength(argsText)
-    if (bytes > limits.resultBytes) {
-      return replyText({ ok: false, code: 'limit', message: RUNNER_MESSAGES.capabilityArgs(limits, name, bytes) })
-    }
+    const refused = budget.capability(name, Buffer.byteLength(argsText))
+    if (refused) return replyText(refused)
     let args: unknown
     try {
       args = JSON.parse(argsText)

@@ -1,0 +1,47 @@
+/**
+ * What one invocation may spend of what it sends out, the same for a sandboxed hook (the worker's
+ * runner) and a remote one (remote-invocation.ts): capability calls, the size of their arguments, and
+ * ctx.log volume, after which one truncation marker is sent and the rest dropped.
+ */
+import type { CapabilityReply, Limits } from './worker/protocol.js'
+
+export const BUDGET_MESSAGES = {
+  capabilityCalls: (l: Limits, capability: string) =>
+    `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
+  capabilityArgs: (l: Limits, capability: string, bytes: number) =>
+    `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
+  logTruncated: (l: Limits) =>
+    `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
+} as const
+
+export class InvocationBudget {
+  private capabilityCalls = 0
+  private logBytes = 0
+  private logClosed = false
+
+  constructor(private readonly limits: Limits) {}
+
+  /** Counts a capability call; the refusal to send back when it is over budget, else undefined. */
+  capability(name: string, argsBytes: number): Extract<CapabilityReply, { ok: false }> | undefined {
+    this.capabilityCalls += 1
+    if (this.capabilityCalls > this.limits.capabilityCalls) {
+      return { ok: false, code: 'limit', message: BUDGET_MESSAGES.capabilityCalls(this.limits, name) }
+    }
+    if (argsBytes > this.limits.resultBytes) {
+      return { ok: false, code: 'limit', message: BUDGET_MESSAGES.capabilityArgs(this.limits, name, argsBytes) }
+    }
+    return undefined
+  }
+
+  /** The line to pass on: the line itself, the truncation marker (once), or undefined to drop it. */
+  log(line: string): string | undefined {
+    if (this.logClosed) return undefined
+    const cost = Buffer.byteLength(line) + 1
+    if (this.logBytes + cost > this.limits.logBytes) {
+      this.logClosed = true
+      return BUDGET_MESSAGES.logTruncated(this.limits)
+    }
+    this.logBytes += cost
+    return line
+  }
+}
