@@ -13,28 +13,16 @@
 import { createHash } from 'node:crypto'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { z } from 'zod'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
-import { POINT_NAMES, type PointName, isPointName } from '../protocol/points.js'
+import { type PointName, isPointName } from '../protocol/points.js'
 import type { HookInfoData, HookStatus } from '../protocol/wire.js'
 import type { Limits } from './worker/protocol.js'
 import type { WorkerPool } from './worker/supervisor.js'
 import { HookWatcher, type WatchOptions } from './watch.js'
+import { checkHookJson, closestPoint, exportLine, versionOf } from './hook-files.js'
 import { type RemoteAddress, type RemoteHook, RemoteHooks, remoteAddress } from './remote.js'
 import type { RemoteAllow } from './remote-allow.js'
-
-/** `hook.json`, beside `index.js`. */
-export const hookJsonSchema = z.strictObject({
-  /** The hook's own configuration, visible as `ctx.config`. */
-  config: z.unknown().optional(),
-  description: z.string().optional(),
-  /**
-   * Makes the folder a remote hook (remote.ts, docs/languages.md): the address of a server of the
-   * `hookd.v1.Hook` service, `unix:PATH` (relative to the hook's folder) or `HOST:PORT`. No index.js.
-   */
-  remote: z.string().min(1, 'write unix:PATH or HOST:PORT').optional(),
-})
 
 /** A hook version that loaded and can be served. */
 export interface LoadedHook {
@@ -434,85 +422,4 @@ export class Registry {
 
 function editRemedy(file: string): Remedy {
   return { skipped: `fix ${file} and save it`, stale: `fix ${file} and save it again` }
-}
-
-/** The served version's name: a content hash of index.js and hook.json. */
-function versionOf(source: string, configText: string | undefined): string {
-  return createHash('sha256')
-    .update(source)
-    .update('\0')
-    .update(configText ?? '')
-    .digest('hex')
-    .slice(0, 12)
-}
-
-type HookJsonCheck = { ok: true; config: unknown; remote?: string } | { ok: false; message: string; line?: number }
-
-/** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
-function checkHookJson(text: string): HookJsonCheck {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (err) {
-    const message = (err as Error).message
-    const line = /line (\d+)/.exec(message)?.[1] ?? lineAtOffset(text, /position (\d+)/.exec(message)?.[1])
-    return { ok: false, message: `hook.json is not valid JSON: ${message}`, ...(line !== undefined ? { line: Number(line) } : {}) }
-  }
-  const parsed = hookJsonSchema.safeParse(json)
-  if (parsed.success) {
-    const { config, remote } = parsed.data
-    return remote === undefined ? { ok: true, config } : { ok: true, config, remote }
-  }
-  const issue = parsed.error.issues[0]
-  const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
-  const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
-  const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
-  return {
-    ok: false,
-    message: `hook.json is invalid${where}: ${issue?.message ?? 'unknown problem'} (it may hold "config", "description" and "remote")`,
-    ...(line !== undefined ? { line } : {}),
-  }
-}
-
-function lineAtOffset(text: string, offset: string | undefined): number | undefined {
-  if (offset === undefined) return undefined
-  return text.slice(0, Number(offset)).split('\n').length
-}
-
-/**
- * The 1-based line where `needle` first appears in `text` as a whole word (an export name, or a quoted
- * JSON key), if it does.
- */
-export function exportLine(text: string, needle: string | undefined): number | undefined {
-  if (!needle) return undefined
-  const escaped = needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  const match = new RegExp(`(^|[^\\w$])${escaped}(?![\\w$])`).exec(text)
-  return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
-}
-
-/** The point name closest to `name` (case-insensitive edit distance), when it is a plausible typo. */
-export function closestPoint(name: string): PointName | undefined {
-  let best: PointName | undefined
-  let bestDistance = Infinity
-  for (const point of POINT_NAMES) {
-    const d = editDistance(name.toLowerCase(), point.toLowerCase())
-    if (d < bestDistance) {
-      best = point
-      bestDistance = d
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + cost)
-    }
-    row = next
-  }
-  return row[b.length] ?? 0
 }
