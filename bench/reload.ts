@@ -10,16 +10,15 @@
  * Nothing here asserts a speed. The target (docs/hot-reload.md) is 500 ms; the watcher waits
  * DEFAULT_WATCH.debounceMs + DEFAULT_WATCH.settleMs of quiet by design before it loads a file.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdir, mkdtemp, open, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { HookdClient, type HostSession } from '../src/host/index.js'
 import { DEFAULT_WATCH } from '../src/sandbox/watch.js'
+import { startServe, stopProcess } from '../test/support/processes.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const SAVES = SMOKE ? 3 : 30
-const ROOT = join(import.meta.dirname, '..')
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 
 const hookSource = (tag: string): string =>
@@ -54,28 +53,6 @@ function stats(samples: number[]): { median: number; p90: number; max: number } 
   return { median: round(percentile(sorted, 50)), p90: round(percentile(sorted, 90)), max: round(sorted.at(-1) ?? 0) }
 }
 
-async function serve(hooks: string, address: string): Promise<ChildProcess> {
-  const args = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts'), 'serve', '--hooks', hooks, '--listen', address, '--workers', '1']
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-  await new Promise<void>((resolve, reject) => {
-    let err = ''
-    const timer = setTimeout(() => reject(new Error(`hookd serve did not start within 30 s: ${err}`)), 30_000)
-    child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => {
-      err += chunk
-      if (err.includes('listening on')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`hookd serve exited with ${code}: ${err}`))
-    })
-  })
-  return child
-}
-
 /** Calls until a call runs `tag`; returns when that call was started, in ms since `since`. */
 async function firstCallSeeing(session: HostSession, tag: string, since: number, limitMs: number): Promise<number> {
   for (;;) {
@@ -92,7 +69,7 @@ async function main(): Promise<void> {
   await mkdir(join(root, 'guard'))
   await writeFile(file, hookSource('v0'))
   const address = `unix:${join(root, 'hookd.sock')}`
-  const child = await serve(root, address)
+  const { child } = await startServe(['--hooks', root, '--listen', address, '--workers', '1'])
   const client = await HookdClient.connect(address)
   try {
     const session = await client.openSession({ sessionId: 'bench', agentId: 'bench', modelId: 'bench', hooks: ['guard'] })
@@ -130,8 +107,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\nworst p90 across patterns: ${Math.max(...all)} ms (target: 500 ms)\n`)
   } finally {
     client.close()
-    child.kill('SIGTERM')
-    await new Promise((r) => child.once('exit', r))
+    await stopProcess(child)
     await rm(root, { recursive: true, force: true })
   }
 }

@@ -14,9 +14,9 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHooks } from 'hookable'
 import { HookdClient, bridgeHookable } from '../src/host/index.js'
+import { BUILT_CLI, CLI_ARGS, ROOT, startServe, stopProcess } from '../test/support/processes.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
-const ROOT = join(import.meta.dirname, '..')
 const OUT = join(ROOT, 'bench', 'out')
 const WORKERS = availableParallelism()
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 5)
@@ -53,20 +53,8 @@ async function time<T>(fn: () => Promise<T>): Promise<number> {
 /** Starts `hookd serve` as its own process, as a host would run it. */
 async function serve(hooks: string, address: string): Promise<ChildProcess> {
   // Built output when `make bench` built it (BENCH_DIST=1), else the sources through tsx.
-  const built = join(ROOT, 'dist', 'cli', 'main.js')
-  const args = process.env.BENCH_DIST === '1' && existsSync(built)
-    ? [built]
-    : ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
-  const child = spawn(process.execPath, [...args, 'serve', '--hooks', hooks, '--listen', address], { stdio: ['ignore', 'ignore', 'pipe'] })
-  await new Promise<void>((resolve, reject) => {
-    let err = ''
-    child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString()
-      if (err.includes('hookd: listening on')) resolve()
-    })
-    child.on('exit', (code) => reject(new Error(`hookd serve exited (${code}): ${err}`)))
-  })
-  return child
+  const cli = process.env.BENCH_DIST === '1' && existsSync(BUILT_CLI) ? [BUILT_CLI] : CLI_ARGS
+  return (await startServe(['--hooks', hooks, '--listen', address], { cli })).child
 }
 
 /** Resident memory of a process and all its descendants, in MB (Linux /proc). */
@@ -206,8 +194,7 @@ async function main(): Promise<void> {
       pace_ms: PACE_MS,
     })
   } finally {
-    sidecar.kill('SIGTERM')
-    await new Promise((r) => sidecar.once('exit', r))
+    await stopProcess(sidecar)
     await rm(dir, { recursive: true, force: true })
   }
 

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { HookdClient } from '../src/host/index.js'
 import { hashToken, newToken } from '../src/sandbox/tenant-token.js'
+import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const CALLS = SMOKE ? 40 : 400
@@ -25,7 +26,6 @@ const WARMUP = SMOKE ? 5 : 30
 const FLOOD = 32
 const BUSY_MS = 5
 const WORKERS = 2
-const ROOT = join(import.meta.dirname, '..')
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 
 function percentile(sorted: number[], p: number): number {
@@ -62,28 +62,6 @@ async function flood(address: string, token: string): Promise<void> {
 // ------------------------------------------------------------------------------------------------
 // The measurement.
 // ------------------------------------------------------------------------------------------------
-
-async function serve(file: string, address: string, extra: string[]): Promise<ChildProcess> {
-  const args = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts'), 'serve', '--tenants', file, '--listen', address, '--workers', String(WORKERS), ...extra]
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-  await new Promise<void>((resolve, reject) => {
-    let err = ''
-    const timer = setTimeout(() => reject(new Error(`hookd serve did not start within 30 s: ${err}`)), 30_000)
-    child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => {
-      err += chunk
-      if (err.includes('listening on')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`hookd serve exited with ${code}: ${err}`))
-    })
-  })
-  return child
-}
 
 function startFlood(address: string, token: string): Promise<{ child: ChildProcess; stop(): Promise<{ done: number; refused: number }> }> {
   const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(ROOT, 'bench', 'tenants.ts'), 'flood', address, token], {
@@ -129,7 +107,7 @@ interface Phase {
 
 async function phases(dir: string, file: string, tokens: { a: string; b: string }, slots: string[], withBaseline: boolean): Promise<Phase[]> {
   const address = `unix:${join(dir, `hookd-${slots.join('')}.sock`)}`
-  const sidecar = await serve(file, address, slots)
+  const { child: sidecar } = await startServe(['--tenants', file, '--listen', address, '--workers', String(WORKERS), ...slots])
   const out: Phase[] = []
   try {
     const b = await HookdClient.connect(address, { token: tokens.b })
@@ -150,8 +128,7 @@ async function phases(dir: string, file: string, tokens: { a: string; b: string 
     })
     b.close()
   } finally {
-    sidecar.kill('SIGTERM')
-    await new Promise((resolve) => sidecar.once('exit', resolve))
+    await stopProcess(sidecar)
   }
   return out
 }

@@ -1,7 +1,7 @@
 /**
  * The hookd command as a user runs it: real processes, real sockets, exit codes, stdout and stderr.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,27 +9,8 @@ import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { protoPath as healthProto } from 'grpc-health-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
-
-const ROOT = join(import.meta.dirname, '..', '..')
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
-
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function hookd(args: string[], cwd = ROOT): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 const RM = '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
 
@@ -99,23 +80,16 @@ describe('hookd serve', () => {
   let child: ChildProcess
   let cwd: string
   let firstLine: string
-  let stderr = ''
 
   beforeAll(async () => {
     cwd = await mkdtemp(join(tmpdir(), 'hookd-serve-'))
-    child = spawn(process.execPath, [...CLI, 'serve', '--hooks', EXAMPLE_HOOKS, '--workers', '1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-    firstLine = await new Promise<string>((resolve, reject) => {
-      child.stderr?.on('data', (d: Buffer) => {
-        stderr += d.toString()
-        const nl = stderr.indexOf('\n')
-        if (nl >= 0) resolve(stderr.slice(0, nl))
-      })
-      child.on('exit', (code) => reject(new Error(`serve exited early (${code}): ${stderr}`)))
-    })
+    const serving = await startServe(['--hooks', EXAMPLE_HOOKS, '--workers', '1'], { cwd })
+    child = serving.child
+    firstLine = serving.output.stderr.split('\n')[0] as string
   })
 
   afterAll(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL')
+    if (child) await stopProcess(child, 'SIGKILL')
     await rm(cwd, { recursive: true, force: true })
   })
 
@@ -129,11 +103,11 @@ describe('hookd serve', () => {
   it('serves hookd invoke --addr and hookd list', async () => {
     const addr = 'unix:.hookd/hookd.sock'
     const ran = await hookd(['invoke', '--addr', addr, '--hook', 'https-only', '--point', 'beforeToolExecute', '--payload',
-      '{"id":"c1","name":"http","arguments":{"url":"http://a.b"}}'], cwd)
+      '{"id":"c1","name":"http","arguments":{"url":"http://a.b"}}'], { cwd })
     expect(ran.code).toBe(0)
     expect(JSON.parse(ran.stdout).result).toEqual({ allow: true, arguments: { url: 'https://a.b' } })
 
-    const listed = await hookd(['list', '--addr', addr], cwd)
+    const listed = await hookd(['list', '--addr', addr], { cwd })
     expect(listed.code).toBe(0)
     expect(listed.stdout.split('\n')[0]).toMatch(/^NAME\s+VERSION\s+STATUS\s+POINTS/)
     expect(listed.stdout).toMatch(/guard\s+[0-9a-f]{12}\s+ready\s+beforeToolExecute,afterRun/)
@@ -153,14 +127,12 @@ describe('hookd serve', () => {
   })
 
   it('exits 0 on SIGTERM and removes its socket', async () => {
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    child.kill('SIGTERM')
-    expect(await exited).toBe(0)
+    expect(await stopProcess(child, 'SIGTERM')).toBe(0)
     await expect(stat(join(cwd, '.hookd', 'hookd.sock'))).rejects.toThrow()
   })
 
   it('says when nothing listens at the address', async () => {
-    const ran = await hookd(['list', '--addr', 'unix:.hookd/hookd.sock'], cwd)
+    const ran = await hookd(['list', '--addr', 'unix:.hookd/hookd.sock'], { cwd })
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain('cannot reach hookd at unix:.hookd/hookd.sock')
   })

@@ -2,45 +2,25 @@
  * The host's failure policy: what a host sees when hookd is slow, was never started, dies mid-call, or
  * comes back. The sidecar runs as a real `hookd serve` process so that it can be killed and restarted.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHooks } from 'hookable'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type Diagnostic, GuardedSession, bridgeHookable } from '../../src/host/index.js'
+import { startServe, stopProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
 let hooksDir: string
 let dir: string
 let address: string
 const children: ChildProcess[] = []
 
 async function serve(): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts'), 'serve', '--hooks', hooksDir, '--listen', address, '--workers', '1', '--cpu-ms', '20000', '--wall-ms', '20000'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  )
+  const { child } = await startServe(['--hooks', hooksDir, '--listen', address, '--workers', '1', '--cpu-ms', '20000', '--wall-ms', '20000'])
   children.push(child)
-  await new Promise<void>((resolve, reject) => {
-    let err = ''
-    child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString()
-      if (err.includes('hookd: listening on')) resolve()
-    })
-    child.on('exit', (code) => reject(new Error(`hookd serve exited (${code}): ${err}`)))
-  })
   return child
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.once('exit', () => resolve())
-    child.kill('SIGKILL')
-  })
 }
 
 beforeAll(async () => {
@@ -57,7 +37,7 @@ beforeAll(async () => {
 })
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map(kill))
+  await Promise.all(children.splice(0).map((child) => stopProcess(child, 'SIGKILL')))
 })
 
 afterAll(async () => {

@@ -2,39 +2,17 @@
  * `hookd invoke`'s capability flags as a user runs them: --allow-env, --allow-http and --interactive,
  * through the real command with an embedded sidecar. Exit codes, the JSON on stdout, stderr.
  */
-import { spawn } from 'node:child_process'
 import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Ran, runHookd } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
-
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
 /** Runs `hookd ...`; `stdin` is written and closed (undefined: stdin closed at once). */
-function hookd(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(options.stdin ?? '')
-  })
-}
+const hookd = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> =>
+  runHookd(args, { ...options, stdin: options.stdin ?? '' })
 
 interface Output {
   result: { allow: boolean; reason?: string; arguments: Record<string, unknown> }

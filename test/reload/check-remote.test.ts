@@ -2,28 +2,14 @@
  * `hookd check` on remote hooks (hook.json "remote", docs/languages.md), run as a user runs it: the real
  * CLI in a child process, the remote hook a grpc-js server in this process.
  */
-import { execFile } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Ran, runHookd } from '../support/processes.js'
 import { type RemoteHookServer, serveRemoteHook } from '../support/remote-hook.js'
 import { writeTree } from '../support/sidecar.js'
 
-const REPO = join(import.meta.dirname, '..', '..')
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function hookd(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'cli', 'main.ts'), ...args], { cwd: REPO, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr })
-    })
-  })
-}
+const hookd = (...args: string[]): Promise<Ran> => runHookd(args, { timeoutMs: 60_000 })
 
 let root: string
 let server: RemoteHookServer

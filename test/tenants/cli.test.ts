@@ -2,7 +2,7 @@
  * The tenant-facing parts of the hookd command, as a user runs them: real processes, exit codes,
  * stdout and stderr.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -11,52 +11,13 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
 import { waitFor } from '../reload/support.js'
+import { runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, sessionOptions } from '../support/sidecar.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
-
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function hookd(args: string[], cwd = ROOT, env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
-
-/** Starts `hookd serve` and resolves with the address once it prints its ready line. */
-function serve(args: string[], cwd: string): { child: ChildProcess; out: { stdout: string; stderr: string }; ready: Promise<string> } {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--workers', '1', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-  const out = { stdout: '', stderr: '' }
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => (out.stdout += d.toString()))
-    child.stderr?.on('data', (d: Buffer) => {
-      out.stderr += d.toString()
-      const m = /hookd: listening on (\S+)/.exec(out.stderr)
-      if (m) resolve(m[1] as string)
-    })
-    child.on('exit', (code) => reject(new Error(`serve exited early (${code}): ${out.stderr}`)))
-  })
-  return { child, out, ready }
-}
-
 /** Stops `hookd serve` with SIGTERM; resolves with its exit code and what it printed on stderr. */
-function stopped(child: ChildProcess, out: { stderr: string }): Promise<string> {
-  return new Promise((resolve) => {
-    const done = (code: number | null): void => resolve(`exit ${code}${code ? `: ${out.stderr}` : ''}`)
-    if (child.exitCode !== null) return done(child.exitCode)
-    child.once('exit', done)
-    child.kill('SIGTERM')
-  })
+async function stopped(child: ChildProcess, output: { stderr: string }): Promise<string> {
+  const code = await stopProcess(child)
+  return `exit ${code}${code ? `: ${output.stderr}` : ''}`
 }
 
 let cwd: string
@@ -71,30 +32,29 @@ afterAll(async () => {
 
 describe('hookd serve on TCP', () => {
   it('refuses TCP without tenants unless --insecure, saying why and what to pass', async () => {
-    const ran = await hookd(['serve', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0'], cwd)
+    const ran = await hookd(['serve', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0'], { cwd })
     expect(ran.code).toBe(2)
     expect(ran.stderr).toContain('hookd serve: refusing to serve TCP (127.0.0.1:0) without tenants')
     expect(ran.stderr).toContain('Pass --tenants FILE to require a token per tenant, or --insecure')
   })
 
   it('serves TCP without tenants with --insecure', async () => {
-    const { child, ready, out } = serve(['--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0', '--insecure'], cwd)
+    const { child, address, output } = await startServe(['--workers', '1', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0', '--insecure'], { cwd })
     try {
-      const address = await ready
       expect(address).toMatch(/^127\.0\.0\.1:\d+$/)
       const client = await HookdClient.connect(address)
       expect((await client.listHooks()).map((h) => h.name)).toContain('guard')
       client.close()
     } finally {
-      expect(await stopped(child, out)).toBe('exit 0')
+      expect(await stopped(child, output)).toBe('exit 0')
     }
   })
 
   it('refuses flags that do not go together', async () => {
     const [both, half, unixTls] = await Promise.all([
-      hookd(['serve', '--hooks', 'x', '--tenants', 'y.json'], cwd),
-      hookd(['serve', '--listen', '127.0.0.1:0', '--insecure', '--tls-cert', 'c.pem'], cwd),
-      hookd(['serve', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], cwd),
+      hookd(['serve', '--hooks', 'x', '--tenants', 'y.json'], { cwd }),
+      hookd(['serve', '--listen', '127.0.0.1:0', '--insecure', '--tls-cert', 'c.pem'], { cwd }),
+      hookd(['serve', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { cwd }),
     ])
     expect(both.code).toBe(2)
     expect(both.stderr).toContain("--hooks cannot be combined with --tenants: each tenant's hooks folder is set in the tenants file")
@@ -107,12 +67,11 @@ describe('hookd serve on TCP', () => {
 
 describe('hookd serve --tenants', () => {
   it('serves each tenant by its token and writes the audit log to stdout', async () => {
-    const made = await hookd(['tenant', 'token', '--json'], cwd)
+    const made = await hookd(['tenant', 'token', '--json'], { cwd })
     const { token, tokenHash } = JSON.parse(made.stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS, policy: { file: 'read' } }] }))
-    const { child, out, ready } = serve(['--tenants', 'tenants.json', '--listen', '127.0.0.1:0', '--audit', '-'], cwd)
+    const { child, address, output } = await startServe(['--workers', '1', '--tenants', 'tenants.json', '--listen', '127.0.0.1:0', '--audit', '-'], { cwd })
     try {
-      const address = await ready
       const anonymous = await HookdClient.connect(address)
       expect(await anonymous.listHooks().catch((e: unknown) => e)).toMatchObject({ code: 'unauthenticated' })
       anonymous.close()
@@ -120,11 +79,11 @@ describe('hookd serve --tenants', () => {
       const result = await client.invoke(sessionOptions(['https-only']), 'beforeToolExecute', { id: 'c1', name: 'http', arguments: { url: 'http://a.b' } })
       expect(result.result).toEqual({ allow: true, arguments: { url: 'https://a.b' } })
       client.close()
-      const line = await waitFor('an audit line on stdout', () => out.stdout.split('\n').find((l) => l.includes(result.decisionId as string)))
+      const line = await waitFor('an audit line on stdout', () => output.stdout.split('\n').find((l) => l.includes(result.decisionId as string)))
       expect(JSON.parse(line)).toMatchObject({ tenant: 'acme', point: 'beforeToolExecute', decision: { allow: true } })
-      expect(out.stderr).toContain('hookd: serving 1 tenant(s): acme')
+      expect(output.stderr).toContain('hookd: serving 1 tenant(s): acme')
     } finally {
-      expect(await stopped(child, out)).toBe('exit 0')
+      expect(await stopped(child, output)).toBe('exit 0')
     }
   })
 
@@ -141,18 +100,18 @@ describe('hookd serve --tenants', () => {
         ],
       }),
     )
-    const ran = await hookd(['serve', '--tenants', 'bad.json'], cwd)
+    const ran = await hookd(['serve', '--tenants', 'bad.json'], { cwd })
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain('hookd serve: tenants file bad.json: tenants[2].limits.cpuMs: expected a positive integer')
 
     await writeFile(join(cwd, 'typo.json'), JSON.stringify({ tenants: [{ id: 'a', tokenhash: hash, hooks: 'h' }] }))
-    const typo = await hookd(['tenant', 'check', 'typo.json'], cwd)
+    const typo = await hookd(['tenant', 'check', 'typo.json'], { cwd })
     expect(typo.code).toBe(1)
     expect(typo.stderr).toContain("tenants[0]: unknown field 'tokenhash'")
     expect(typo.stderr).toContain('tenants[0].tokenHash: missing')
 
     await writeFile(join(cwd, 'good.json'), JSON.stringify({ tenants: [{ id: 'a', tokenHash: hash, hooks: 'h' }] }))
-    const good = await hookd(['tenant', 'check', 'good.json'], cwd)
+    const good = await hookd(['tenant', 'check', 'good.json'], { cwd })
     expect(good.code).toBe(0)
     expect(good.stdout).toBe('good.json: 1 tenant(s) (a), all good\n')
   })
@@ -160,19 +119,19 @@ describe('hookd serve --tenants', () => {
 
 describe('hookd tenant token', () => {
   it('prints a new token, its sha256 hash and the entry to paste', async () => {
-    const ran = await hookd(['tenant', 'token', '--id', 'acme', '--hooks', 'hooks/acme'], cwd)
+    const ran = await hookd(['tenant', 'token', '--id', 'acme', '--hooks', 'hooks/acme'], { cwd })
     expect(ran.code).toBe(0)
     const token = /^token:\s+(hkd_[A-Za-z0-9_-]{43})$/m.exec(ran.stdout)?.[1] as string
     const hash = /^tokenHash:\s+(sha256:[0-9a-f]{64})$/m.exec(ran.stdout)?.[1]
     expect(token).toBeDefined()
     expect(hash).toBe(`sha256:${createHash('sha256').update(token).digest('hex')}`)
     expect(ran.stdout).toContain(`{"id":"acme","tokenHash":"${hash}","hooks":"hooks/acme","limits":{},"policy":{"file":"none"}}`)
-    const again = await hookd(['tenant', 'token', '--json'], cwd)
+    const again = await hookd(['tenant', 'token', '--json'], { cwd })
     expect((JSON.parse(again.stdout) as { token: string }).token).not.toBe(token)
   })
 
   it('documents itself and the new serve flags', async () => {
-    const [help, serveHelp, bad] = await Promise.all([hookd(['tenant', '--help'], cwd), hookd(['serve', '--help'], cwd), hookd(['tenant', 'mint'], cwd)])
+    const [help, serveHelp, bad] = await Promise.all([hookd(['tenant', '--help'], { cwd }), hookd(['serve', '--help'], { cwd }), hookd(['tenant', 'mint'], { cwd })])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('hookd tenant token [--id ID] [--hooks DIR] [--json]')
     for (const flag of ['--tenants FILE', '--insecure', '--tls-cert FILE', '--tls-key FILE', '--audit FILE|-', '--audit-payloads', '--slots N']) {
@@ -192,17 +151,19 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(cwd, 'key.pem'), '-out', join(cwd, 'cert.pem'), '-days', '1',
       '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
     ], { stdio: 'ignore' })
-    const { token, tokenHash } = JSON.parse((await hookd(['tenant', 'token', '--json'], cwd)).stdout) as { token: string; tokenHash: string }
+    const { token, tokenHash } = JSON.parse((await hookd(['tenant', 'token', '--json'], { cwd })).stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tls-tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS }] }))
-    const { child, out, ready } = serve(['--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'], cwd)
+    const { child, address: addr, output } = await startServe(
+      ['--workers', '1', '--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
+      { cwd },
+    )
     try {
-      const addr = await ready
       const tls = ['--addr', addr, '--tls-ca', 'cert.pem']
       const [listed, fromEnv, invoked, named] = await Promise.all([
-        hookd(['list', ...tls, '--token', token, '--json'], cwd),
-        hookd(['list', ...tls], cwd, { HOOKD_TOKEN: token }),
-        hookd(['invoke', ...tls, '--token', token, ...call], cwd),
-        hookd(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], cwd),
+        hookd(['list', ...tls, '--token', token, '--json'], { cwd }),
+        hookd(['list', ...tls], { cwd, env: { HOOKD_TOKEN: token } }),
+        hookd(['invoke', ...tls, '--token', token, ...call], { cwd }),
+        hookd(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], { cwd }),
       ])
       expect(listed.code, listed.stderr).toBe(0)
       expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((h) => h.name)).toContain('https-only')
@@ -214,9 +175,9 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       expect(named.code, named.stderr).toBe(0)
 
       const [noToken, wrongToken, noTls] = await Promise.all([
-        hookd(['list', ...tls], cwd),
-        hookd(['invoke', ...tls, ...call], cwd, { HOOKD_TOKEN: 'hkd_wrong' }),
-        hookd(['list', '--addr', addr, '--token', token], cwd),
+        hookd(['list', ...tls], { cwd }),
+        hookd(['invoke', ...tls, ...call], { cwd, env: { HOOKD_TOKEN: 'hkd_wrong' } }),
+        hookd(['list', '--addr', addr, '--token', token], { cwd }),
       ])
       expect(noToken.code).toBe(1)
       expect(noToken.stderr).toContain("hookd list: no authorization metadata was sent; this sidecar serves several tenants")
@@ -227,16 +188,16 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       expect(noTls.stderr).toContain(`hookd list: cannot reach hookd at ${addr}`)
       expect(noTls.stderr).toContain('If it serves TLS (hookd serve --tls-cert), pass --tls, or --tls-ca FILE for a self-signed certificate')
     } finally {
-      expect(await stopped(child, out)).toBe('exit 0')
+      expect(await stopped(child, output)).toBe('exit 0')
     }
   })
 
   it('refuse connection flags that cannot apply, saying why', async () => {
     const [embedded, unixTls, missingCa, emptyToken] = await Promise.all([
-      hookd(['invoke', '--token', 'hkd_x', ...call], cwd),
-      hookd(['list', '--addr', 'unix:x.sock', '--tls'], cwd),
-      hookd(['list', '--addr', '127.0.0.1:1', '--tls-ca', 'missing.pem'], cwd),
-      hookd(['list', '--token', ' '], cwd),
+      hookd(['invoke', '--token', 'hkd_x', ...call], { cwd }),
+      hookd(['list', '--addr', 'unix:x.sock', '--tls'], { cwd }),
+      hookd(['list', '--addr', '127.0.0.1:1', '--tls-ca', 'missing.pem'], { cwd }),
+      hookd(['list', '--token', ' '], { cwd }),
     ])
     expect(embedded.code).toBe(2)
     expect(embedded.stderr).toContain('hookd invoke: --token, --tls, --tls-ca and --tls-server-name are for a running sidecar: pass its --addr too')
@@ -249,7 +210,7 @@ describe('hookd list and invoke against a tenant sidecar', () => {
   })
 
   it('document the flags in --help', async () => {
-    const [list, invoke] = await Promise.all([hookd(['list', '--help'], cwd), hookd(['invoke', '--help'], cwd)])
+    const [list, invoke] = await Promise.all([hookd(['list', '--help'], { cwd }), hookd(['invoke', '--help'], { cwd })])
     for (const help of [list.stdout, invoke.stdout]) {
       for (const flag of ['--token TOKEN', '$HOOKD_TOKEN', '--tls ', '--tls-ca FILE', '--tls-server-name NAME']) expect(help).toContain(flag)
     }

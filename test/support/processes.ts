@@ -1,0 +1,107 @@
+/**
+ * The hookd command as its own process, for tests and benchmarks: run it to completion and collect
+ * what it printed (`runHookd`), or start `hookd serve` and wait for its ready line (`startServe`), then
+ * stop it (`stopProcess`). Both run the sources through tsx unless given other `cli` arguments, such as
+ * `[BUILT_CLI]` for the compiled command.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { join } from 'node:path'
+
+/** The repository's root folder, where both default to running the command. */
+export const ROOT = join(import.meta.dirname, '..', '..')
+
+/** The node arguments that run the CLI from the sources. */
+export const CLI_ARGS: readonly string[] = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
+
+/** The compiled CLI (`npm run build`); run it with `cli: [BUILT_CLI]`. */
+export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js')
+
+export interface ProcessOptions {
+  /** Default: ROOT. */
+  cwd?: string
+  /** Added to this process's environment. */
+  env?: Record<string, string>
+  /** The node arguments that run the CLI. Default: CLI_ARGS. */
+  cli?: readonly string[]
+}
+
+export interface Ran {
+  /** null when the process ended by a signal (or timeoutMs). */
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * Runs `hookd ...args` to completion. `stdin` is written to a pipe that is then closed (`''`: closed
+ * at once); without it stdin is /dev/null. `timeoutMs` kills the process with SIGTERM when it is over.
+ */
+export function runHookd(args: string[], options: ProcessOptions & { stdin?: string; timeoutMs?: number } = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...(options.cli ?? CLI_ARGS), ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin?.end(options.stdin)
+  })
+}
+
+export interface Serving {
+  child: ChildProcess
+  /** The address from the ready line `hookd: listening on ADDR`. */
+  address: string
+  /** All the process has printed so far; it keeps growing while the process runs. */
+  output: { stdout: string; stderr: string }
+}
+
+/**
+ * Starts `hookd serve ...args` and resolves once it prints its ready line. Rejects, with what it printed
+ * on stderr, if it exits first or is not ready within timeoutMs (default 30 s; then it is killed).
+ */
+export function startServe(args: string[], options: ProcessOptions & { timeoutMs?: number } = {}): Promise<Serving> {
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const child = spawn(process.execPath, [...(options.cli ?? CLI_ARGS), 'serve', ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const output = { stdout: '', stderr: '' }
+  child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()))
+  return new Promise((resolve, reject) => {
+    const fail = (why: string): void => {
+      clearTimeout(timer)
+      reject(new Error(`hookd serve ${why}: ${output.stderr}`))
+    }
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(`was not ready within ${timeoutMs} ms`)
+    }, timeoutMs)
+    child.stderr.on('data', (d: Buffer) => {
+      output.stderr += d.toString()
+      const ready = /^hookd: listening on (\S+)\r?\n/m.exec(output.stderr)
+      if (ready) {
+        clearTimeout(timer)
+        resolve({ child, address: ready[1] as string, output })
+      }
+    })
+    child.once('error', (err) => fail(`could not start (${err.message})`))
+    child.once('exit', (code, signal) => fail(`exited (${code ?? signal})`))
+  })
+}
+
+/** Sends `signal` unless the process has already exited; resolves with its exit code once it has. */
+export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
+    child.once('exit', (code) => resolve(code))
+    child.kill(signal)
+  })
+}
