@@ -29,7 +29,7 @@ import { SingleTenant, type Tenancy, type Tenant, Tenants, type TenantsOptions }
 import type { WatchOptions } from './watch.js'
 import { DEFAULT_WAITS, Session, type SessionDeps } from './session.js'
 import { DEFAULT_LIMITS, type Limits } from './worker/protocol.js'
-import { WorkerPool } from './worker/supervisor.js'
+import { type PoolOptions, WorkerPool } from './worker/supervisor.js'
 
 export interface SidecarOptions {
   /** The hooks folder. Required without `tenants`; with them, each tenant names its own. */
@@ -45,6 +45,8 @@ export interface SidecarOptions {
   waits?: Partial<SessionDeps['waits']>
   /** Sandbox worker processes; default: one per core. */
   workers?: number
+  /** The rest of the worker pool's settings (start-failure cap, timeouts, ...). */
+  pool?: PoolOptions
   /** How long a shutdown waits for in-flight calls before closing them. */
   graceMs?: number
   /** Hot reload of edited hook folders (docs/hot-reload.md): on by default; false turns it off. */
@@ -82,12 +84,18 @@ export class Sidecar {
     })
     this.health.addToServer(this.server)
     addReflection(this.server)
+    // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
+    // balancers and supervisors instead of looking healthy.
+    workerPool.onBroken(() => {
+      this.health.setStatus('', 'NOT_SERVING')
+      this.health.setStatus(SERVICE_NAME, 'NOT_SERVING')
+    })
   }
 
   /** Starts the workers and loads every hook; does not listen yet. */
   static async create(options: SidecarOptions): Promise<Sidecar> {
     const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits }
-    const pool = new WorkerPool(options.workers !== undefined ? { size: options.workers } : {})
+    const pool = new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) })
     await pool.start()
     const waits = { ...DEFAULT_WAITS, ...options.waits }
     const audit = options.audit

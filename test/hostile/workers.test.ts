@@ -5,6 +5,12 @@
  * each worker keeps.
  */
 import { readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as grpc from '@grpc/grpc-js'
+import * as protoLoader from '@grpc/proto-loader'
+import { protoPath as healthProto } from 'grpc-health-check'
+import { Sidecar } from '../../src/sandbox/server.js'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { DEFAULT_LIMITS, type CapabilityReply, type Limits } from '../../src/sandbox/worker/protocol.js'
@@ -224,8 +230,11 @@ describe('the pool', () => {
       '};',
     ].join('')
     const p = pool({ size: 1, maxStartFailures: 3, execArgv: ['--import', `data:text/javascript,${encodeURIComponent(dieAfterReady)}`] })
+    const told: string[] = []
+    p.onBroken((reason) => told.push(reason))
     await p.start()
     await vi.waitFor(() => expect(p.stats().broken).toBeDefined(), { timeout: 20_000, interval: 50 })
+    expect(told).toEqual(['workers failed to start 3 times in a row (last: exit code 9)'])
     expect(p.stats()).toMatchObject({
       spawned: 3,
       broken: 'workers failed to start 3 times in a row (last: exit code 9)',
@@ -236,6 +245,31 @@ describe('the pool', () => {
       kind: 'worker-crash',
       message: 'no sandbox worker is available: workers failed to start 3 times in a row (last: exit code 9)',
     })
+  })
+
+  it('a sidecar whose pool gave up reports NOT_SERVING on the health service', async () => {
+    const dieAfterReady = "const send = process.send.bind(process); process.send = (m, ...r) => { if (m && m.$ === 'ready') setTimeout(() => process.exit(9), 50); return send(m, ...r) };"
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-broken-'))
+    const sidecar = await Sidecar.create({
+      hooks: FIXTURES,
+      watch: false,
+      pool: { size: 1, maxStartFailures: 2, execArgv: ['--import', `data:text/javascript,${encodeURIComponent(dieAfterReady)}`] },
+    })
+    try {
+      const address = await sidecar.listen(`unix:${join(dir, 'hookd.sock')}`)
+      const def = protoLoader.loadSync(healthProto, { enums: String })
+      const pkg = grpc.loadPackageDefinition(def) as unknown as {
+        grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => grpc.Client & { check(r: unknown, cb: (e: Error | null, r: { status: string }) => void): void } } } }
+      }
+      const client = new pkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure())
+      const status = (): Promise<string> =>
+        new Promise((resolve, reject) => client.check({ service: 'hookd.v1.HookExecutor' }, (e, r) => (e ? reject(e) : resolve(r.status))))
+      await vi.waitFor(async () => expect(await status()).toBe('NOT_SERVING'), { timeout: 20_000, interval: 100 })
+      client.close()
+    } finally {
+      await sidecar.stop()
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it('keeps at most keepVersions hooks per worker, and sends the source again after forgetting', async () => {

@@ -140,6 +140,17 @@ export class WorkerPool {
   /** Replacements waiting for their back-off; they keep the process alive, and close() clears them. */
   private readonly respawns = new Set<NodeJS.Timeout>()
 
+  private readonly brokenListeners: Array<(reason: string) => void> = []
+
+  /**
+   * Calls `listener` once if the pool gives up restarting workers (at once if it already has): from then
+   * on every invocation fails fast with `worker-crash`, and the sidecar reports NOT_SERVING.
+   */
+  onBroken(listener: (reason: string) => void): void {
+    if (this.brokenReason) listener(this.brokenReason)
+    else this.brokenListeners.push(listener)
+  }
+
   constructor(options: PoolOptions = {}) {
     this.size = Math.max(1, options.size ?? availableParallelism())
     this.maxStartFailures = Math.max(1, options.maxStartFailures ?? 5)
@@ -409,6 +420,7 @@ export class WorkerPool {
         const tail = worker.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 500)
         this.brokenReason = `workers failed to start ${this.startFailures} times in a row (last: ${worker.killedFor ?? how}${tail ? `: ${tail}` : ''})`
         for (const wake of this.waiters.splice(0)) wake()
+        for (const listener of this.brokenListeners.splice(0)) listener(this.brokenReason)
         return
       }
     }
