@@ -8,8 +8,11 @@ import type { HookTrace, PointResultData } from '../protocol/wire.js'
 import type { LoadedHook } from './registry.js'
 import type { InvocationReport } from './worker/supervisor.js'
 
+/** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
+export type ChainHook = Pick<LoadedHook, 'name' | 'version' | 'filename' | 'points'>
+
 export interface ChainStep {
-  hook: LoadedHook
+  hook: ChainHook
   /**
    * Runs the hook's export `handler` with the given arguments (after ctx). With `resultArg`, the answer
    * is that argument as the handler left it (mutating points) instead of the return value.

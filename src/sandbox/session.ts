@@ -18,10 +18,10 @@ import {
 } from '../protocol/wire.js'
 import { type ChainStep, runChain } from './chain.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
-import type { Registry } from './registry.js'
+import type { LoadedHook, Registry } from './registry.js'
 import type { CapabilityReply, CtxData, Limits } from './worker/protocol.js'
 import { CAPABILITIES, isCapabilityName } from '../protocol/capabilities.js'
-import type { InvocationReport, WorkerPool } from './worker/supervisor.js'
+import type { ChainRun, InvocationReport, InvocationRequest, WorkerPool } from './worker/supervisor.js'
 import { type AuditLog, decide } from './audit.js'
 import { quotaResult } from './quota.js'
 import { type TenantScope, tenantEnv, tenantRefusal } from './tenant-scope.js'
@@ -171,7 +171,7 @@ export class Session {
     const abort = new AbortController()
     this.running.set(seq, abort)
     try {
-      const result = await runChain(point, seq, payload.data, this.steps(seq, point, abort.signal), abort.signal)
+      const result = await runChain(point, seq, payload.data, this.steps(seq, point, payload.data, abort.signal), abort.signal)
       return decide(result, who, payload.data, this.deps.audit)
     } finally {
       this.running.delete(seq)
@@ -233,16 +233,29 @@ export class Session {
     }
   }
 
-  private steps(seq: number, point: AnyPoint, signal: AbortSignal): ChainStep[] {
+  /**
+   * One ChainStep per declared hook that serves the point. When two or more run and every one is a
+   * sandboxed hook, they run in one worker message (WorkerPool.invokeChain): the worker runs the chain
+   * and reports each step as it ends, and the chain here (runChain) awaits those reports instead of one
+   * round trip per hook, so it still judges every answer with the catalog's rules. A step the worker
+   * did not run (its worker died mid-chain, or a cancel raced it) is invoked on its own, as always.
+   * Remote hooks and removed hooks keep the step-by-step path for the whole call.
+   */
+  private steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal): ChainStep[] {
     const pointName = point.name
     const steps: ChainStep[] = []
+    const batchable: Array<{ request: InvocationRequest; hook: LoadedHook }> = []
+    let batch = true
     for (const name of this.hooks) {
       // The version current when the call started is the one that runs.
       const hook = this.deps.registry.get(name)
       if (!hook) {
         // Removed while this session used it: a `hook-removed` diagnostic on each point it handled.
         const gone = this.deps.registry.removed(name)
-        if (gone && handlerFor(point, gone.points)) steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(this.deps.registry.root, name)) })
+        if (gone && handlerFor(point, gone.points)) {
+          steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(this.deps.registry.root, name)) })
+          batch = false
+        }
         continue
       }
       if (!handlerFor(point, hook.points)) continue
@@ -255,24 +268,50 @@ export class Session {
         env: tenantEnv(this.deps.tenant, this.env),
         hook: { name, version: hook.version, point: pointName },
       }
+      const base = {
+        hook: { name, version: hook.version, filename: hook.filename, source: hook.source },
+        ctx,
+        limits: this.deps.limits,
+        signal,
+        onCapability: (capability: string, capArgs: unknown) => this.capability(seq, name, pointName, capability, capArgs),
+        onLog: (message: string) => this.link.log({ seq, hook: name, point: pointName, message, timeMs: Date.now() }),
+      }
+      if (hook.remote) batch = false
+      else batchable.push({ request: { ...base, point: '', args: [] }, hook })
       steps.push({
         hook,
         invoke: (handler, args, resultArg) =>
           // A remote hook runs in its own process (remote.ts); a sandboxed one in a worker, through the tenant's lane.
           (hook.remote ?? this.deps.tenant ?? this.deps.pool).invoke({
-            hook: { name, version: hook.version, filename: hook.filename, source: hook.source },
+            ...base,
             point: handler,
             args,
             ...(resultArg !== undefined ? { resultArg } : {}),
-            ctx,
-            limits: this.deps.limits,
-            signal,
-            onCapability: (capability, capArgs) => this.capability(seq, name, pointName, capability, capArgs),
-            onLog: (message) => this.link.log({ seq, hook: name, point: pointName, message, timeMs: Date.now() }),
           }),
       })
     }
-    return steps
+    if (!batch || batchable.length < 2) return steps
+
+    // Started by the first step the chain invokes: the worker's chain skips the same steps before it.
+    let run: ChainRun | undefined
+    const start = (): ChainRun =>
+      (run ??= (this.deps.tenant ?? this.deps.pool).invokeChain({
+        point: pointName,
+        initial,
+        steps: batchable.map(({ request, hook }) => ({
+          hook: request.hook,
+          points: [...hook.points],
+          ctx: request.ctx,
+          onCapability: request.onCapability,
+          onLog: request.onLog,
+        })),
+        limits: this.deps.limits,
+        signal,
+      }))
+    return steps.map((step, i) => ({
+      hook: step.hook,
+      invoke: async (handler, args, resultArg) => (await start().report(i)) ?? step.invoke(handler, args, resultArg),
+    }))
   }
 
   private async capability(seq: number, hook: string, point: string, capability: string, raw: unknown): Promise<CapabilityReply> {

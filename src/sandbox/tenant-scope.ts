@@ -10,7 +10,7 @@
 import type { CapabilityArgs, CapabilityName } from '../protocol/capabilities.js'
 import { type SessionPolicy, refusal } from './policy.js'
 import type { Admission } from './quota.js'
-import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
+import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest } from './worker/supervisor.js'
 
 export interface TenantScope {
   readonly id: string
@@ -20,6 +20,11 @@ export interface TenantScope {
   admit(): Admission
   /** Runs one hook invocation through the tenant's lane of the fair queue. */
   invoke(request: InvocationRequest): Promise<InvocationReport>
+  /**
+   * Runs consecutive sandboxed hooks of one point call in one worker message (WorkerPool.invokeChain)
+   * through the tenant's lane: the whole chain holds one slot, freed while a step waits on its host.
+   */
+  invokeChain(request: ChainRequest): ChainRun
 }
 
 /** Why the tenant's policy refuses a call (that the session's own policy allowed), in the same words. */

@@ -16,7 +16,7 @@ import { hashBytes } from './tenant-token.js'
 import type { TenantConfig } from './tenants-file.js'
 import type { WatchOptions } from './watch.js'
 import type { Limits } from './worker/protocol.js'
-import type { InvocationReport, InvocationRequest, WorkerPool } from './worker/supervisor.js'
+import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest, WorkerPool } from './worker/supervisor.js'
 
 /** What every tenant shares. */
 export interface TenantBase {
@@ -90,6 +90,50 @@ export class TenantState implements Tenant, TenantScope {
       request.signal,
       () => ({ outcome: { ok: false, kind: 'cancelled', message: 'the host cancelled the point call before the hook started' }, wallUs: 0, cpuUs: 0 }),
     )
+  }
+
+  /**
+   * One slot of the fair queue for the whole chain: a chain of n hooks runs them back to back in one
+   * worker, as n sequential invocations of one lane would (a lane's calls never run in parallel within
+   * a point call), so fairness between lanes is kept at the granularity of a point call. The slot is
+   * freed while a step waits on its host, as for a single invocation.
+   */
+  invokeChain(request: ChainRequest): ChainRun {
+    let started: (run: ChainRun | undefined) => void = () => {}
+    const ready = new Promise<ChainRun | undefined>((resolve) => {
+      started = resolve
+    })
+    const done = this.queue.run<void>(
+      this.id,
+      (slot) => {
+        const run = this.base.pool.invokeChain({
+          ...request,
+          steps: request.steps.map((step) => ({
+            ...step,
+            onCapability: async (capability, args) => {
+              slot.pause()
+              try {
+                return await step.onCapability(capability, args)
+              } finally {
+                slot.resume()
+              }
+            },
+          })),
+        })
+        started(run)
+        return run.done
+      },
+      request.signal,
+      () => started(undefined),
+    )
+    return {
+      report: async (step) => {
+        const run = await ready
+        if (run) return run.report(step)
+        return { outcome: { ok: false, kind: 'cancelled', message: 'the host cancelled the point call before the hook started' }, wallUs: 0, cpuUs: 0 }
+      },
+      done,
+    }
   }
 
   track(end: (err: HookdError) => void): () => void {

@@ -5,8 +5,11 @@
  * lost control of an isolate, this worker retires: it asks for no more work, lets what runs finish and
  * aborts, as isolated-vm's README asks.
  */
+import { type AnyPoint, type PointName, getPoint } from '../../protocol/points.js'
+import { type ChainStep, runChain } from '../chain.js'
+import type { InvocationReport } from './supervisor.js'
 import type { CapabilityReply, FromWorker, ToWorker } from './protocol.js'
-import { forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './runner.js'
+import { type InvocationHost, expectChain, forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './runner.js'
 
 type Pending = (reply: CapabilityReply) => void
 
@@ -44,31 +47,77 @@ async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void
   const abort = new AbortController()
   running.set(message.id, abort)
   const call = { point: message.point, resultArg: message.resultArg ?? -1 }
-  const result = await runInIsolate(
-    hook,
-    call,
-    message.args,
-    message.ctx,
-    message.limits,
-    {
-      capability(capability, args) {
-        const callId = nextCallId++
-        return new Promise<CapabilityReply>((resolve) => {
-          pendingCapabilities.set(`${message.id}:${callId}`, resolve)
-          send({ $: 'capability', id: message.id, callId, capability, args })
-        })
-      },
-      log(text) {
-        send({ $: 'log', id: message.id, message: text })
-      },
-    },
-    abort.signal,
-  )
+  const result = await runInIsolate(hook, call, message.args, message.ctx, message.limits, hostFor(message.id), abort.signal)
   send({ $: 'done', id: message.id, outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs }, () => {
     result.afterAnswer()
     settled(message.id)
   })
 }
+
+/** Relays a hook's capability calls and log lines to the sidecar, tagged with its chain step if any. */
+function hostFor(id: number, step?: number): InvocationHost {
+  const tag = step === undefined ? {} : { step }
+  return {
+    capability(capability, args) {
+      const callId = nextCallId++
+      return new Promise<CapabilityReply>((resolve) => {
+        pendingCapabilities.set(`${id}:${callId}`, resolve)
+        send({ $: 'capability', id, callId, capability, args, ...tag })
+      })
+    },
+    log(text) {
+      send({ $: 'log', id, message: text, ...tag })
+    },
+  }
+}
+
+/**
+ * Runs consecutive hooks of one point call here, with the chain's own rules (chain.ts), so that only
+ * the first costs a round trip to the sidecar. Each step runs in its own fresh isolate with the message's
+ * limits, exactly as an 'invoke' would, and is reported as soon as it ends; the sidecar runs the same
+ * chain on those reports (see WorkerPool.invokeChain). A cancel stops the running step, and the chain
+ * marks the rest cancelled.
+ */
+async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> {
+  const abort = new AbortController()
+  running.set(message.id, abort)
+  // Isolates of finished steps are disposed once the chain has answered (off the critical path), a
+  // few at most: past that, each is disposed as its step ends, so memory stays bounded.
+  const later: Array<() => void> = []
+  const point = getPoint(message.point) as AnyPoint | undefined
+  try {
+    if (point) {
+      expectChain(message.limits.memoryMb, message.steps.length)
+      const steps: ChainStep[] = message.steps.map((data, step) => ({
+        hook: { name: data.hook.name, version: data.hook.version, filename: data.hook.filename, points: new Set(data.points as PointName[]) },
+        invoke: async (handler, args, resultArg): Promise<InvocationReport> => {
+          const hook = rememberHook(data.hook)
+          let report: InvocationReport
+          if (!hook) {
+            const message = `worker has no code for ${data.hook.name} version ${data.hook.version}`
+            report = { outcome: { ok: false, kind: 'internal', message }, wallUs: 0, cpuUs: 0 }
+          } else {
+            const call = { point: handler, resultArg: resultArg ?? -1 }
+            const result = await runInIsolate(hook, call, JSON.stringify(args), data.ctx, message.limits, hostFor(message.id, step), abort.signal)
+            report = { outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs }
+            if (later.length < CHAIN_DEFERRED_DISPOSALS) later.push(result.afterAnswer)
+            else result.afterAnswer()
+          }
+          send({ $: 'step', id: message.id, step, ...report })
+          return report
+        },
+      }))
+      await runChain(point, 0, JSON.parse(message.initial) as unknown, steps, abort.signal)
+    }
+  } finally {
+    send({ $: 'chained', id: message.id }, () => {
+      for (const then of later) then()
+      settled(message.id)
+    })
+  }
+}
+
+const CHAIN_DEFERRED_DISPOSALS = 4
 
 async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
   const hook = rememberHook(message.hook)
@@ -114,6 +163,9 @@ process.on('message', (raw: ToWorker) => {
       return
     case 'load':
       void load(raw)
+      return
+    case 'chain':
+      void chain(raw)
       return
     case 'capabilityResult': {
       const key = `${raw.id}:${raw.callId}`

@@ -94,10 +94,35 @@ export type ToWorker =
       hook: HookCode & { source: string }
       limits: Limits
     }
+  | {
+      /**
+       * Run consecutive sandboxed hooks of one point call in this worker, one after the other, each in
+       * its own fresh isolate with its own limits, chained with the catalog's rules (chain.ts, run here
+       * too). It saves one sidecar<->worker round trip per hook after the first. The worker reports each
+       * step as it ends ('step'), then 'chained'; capability calls and log lines carry the step's index.
+       * The sidecar runs the same chain on those reports and stays the judge of the result.
+       */
+      $: 'chain'
+      id: number
+      /** The catalog point (its name) the chain runs. */
+      point: string
+      /** JSON text of the chain's initial state (the point's validated payload). */
+      initial: string
+      steps: ChainStepData[]
+      limits: Limits
+    }
   | { $: 'capabilityResult'; id: number; callId: number; reply: CapabilityReply }
   | { $: 'cancel'; id: number }
   /** Drop the compiled code kept for this hookCodeKey; the next use sends the source again. */
   | { $: 'forget'; key: string }
+
+/** One hook of a 'chain' message. */
+export interface ChainStepData {
+  hook: HookCode
+  /** The points the hook's exports serve (its LoadedHook.points), to pick the handler as chain.ts does. */
+  points: string[]
+  ctx: CtxData
+}
 
 export type CapabilityReply = { ok: true; value: unknown } | { ok: false; code: string; message: string }
 
@@ -132,8 +157,14 @@ export const fromWorker = z.discriminatedUnion('$', [
     callId: u32,
     capability: z.string(),
     args: z.unknown(),
+    /** In a 'chain': the index of the step that made the call. */
+    step: u32.optional(),
   }),
-  z.object({ $: z.literal('log'), id: u32, message: z.string() }),
+  z.object({ $: z.literal('log'), id: u32, message: z.string(), step: u32.optional() }),
+  /** One step of a 'chain' ended (it ran; steps the chain skipped are not reported). */
+  z.object({ $: z.literal('step'), id: u32, step: u32, outcome: invokeOutcome, wallUs: u32, cpuUs: u32 }),
+  /** A 'chain' is over: no more steps of it will run. */
+  z.object({ $: z.literal('chained'), id: u32 }),
   z.object({ $: z.literal('done'), id: u32, outcome: invokeOutcome, wallUs: u32, cpuUs: u32 }),
   z.object({
     $: z.literal('loaded'),

@@ -29,6 +29,14 @@ const warmIsolates = new WarmPool(Number(process.env.HOOKD_WARM_ISOLATES ?? 2))
 /** Invocations running in this worker now; spares are made only when it is zero. */
 let active = 0
 
+/**
+ * A chain of `steps` hooks is about to run here (main.ts 'chain'): it takes one warm isolate per step,
+ * so keep that many spares for this memory limit from now on (bounded; see WarmPool.expect).
+ */
+export function expectChain(memoryMb: number, steps: number): void {
+  warmIsolates.expect(memoryMb, steps)
+}
+
 /** What the runner needs from the worker around it. */
 export interface InvocationHost {
   capability(capability: string, args: unknown): Promise<CapabilityReply>

@@ -32,6 +32,36 @@ export interface InvocationReport {
   cpuUs: number
 }
 
+/** Consecutive sandboxed hooks of one point call, run in one worker message (see ToWorker 'chain'). */
+export interface ChainRequest {
+  /** The catalog point the chain runs. */
+  point: string
+  /** The chain's initial state: the point's validated payload. */
+  initial: unknown
+  steps: ReadonlyArray<{
+    hook: HookCode & { source: string }
+    points: readonly string[]
+    ctx: CtxData
+    onCapability(capability: string, args: unknown): Promise<CapabilityReply>
+    onLog(message: string): void
+  }>
+  /** Per invocation, for each step. */
+  limits: Limits
+  signal?: AbortSignal
+}
+
+/**
+ * A chain on its way in a worker. The caller runs the same chain (chain.ts) on its reports: `report(i)`
+ * settles with step i's report once the worker ran it, or with undefined when the worker ended the
+ * chain without running it (its worker died, or it judged the step should not run); the caller then
+ * invokes that step on its own. The step running when a worker dies gets a `worker-crash` report.
+ */
+export interface ChainRun {
+  report(step: number): Promise<InvocationReport | undefined>
+  /** Settles when the worker is done with the chain (or it ended without one). */
+  readonly done: Promise<void>
+}
+
 export interface PoolOptions {
   /** Worker processes; default: the number of cores, at least 1. */
   size?: number
@@ -84,7 +114,19 @@ interface LoadFlight {
   outstanding: 0
 }
 
-type Inflight = InvokeFlight | LoadFlight
+interface ChainFlight {
+  type: 'chain'
+  request: ChainRequest
+  /** A step's report arrived. */
+  stepped(step: number, report: InvocationReport): void
+  /** The chain is over: reports not received settle (the awaited one with `crash` when given). */
+  end(crash?: InvokeOutcome): void
+  deadline: number
+  outstanding: number
+  pausedAt: number
+}
+
+type Inflight = InvokeFlight | LoadFlight | ChainFlight
 
 class Worker {
   readonly inflight = new Map<number, Inflight>()
@@ -205,6 +247,88 @@ export class WorkerPool {
         limits: request.limits,
       })
     })
+  }
+
+  /**
+   * Runs consecutive sandboxed hooks of one point call on one worker, in one message: the worker runs
+   * the chain and reports each step as it ends, so a chain of n hooks costs one round trip instead of
+   * n. Never rejects. See ChainRun for what the caller does with the reports.
+   */
+  invokeChain(request: ChainRequest): ChainRun {
+    const reports = new Map<number, InvocationReport>()
+    let over = false
+    let crash: InvokeOutcome | undefined
+    let waiting: { step: number; resolve(report: InvocationReport | undefined): void } | undefined
+    let finish: () => void = () => {}
+    const done = new Promise<void>((resolve) => {
+      finish = resolve
+    })
+    const end = (outcome?: InvokeOutcome): void => {
+      if (over) return
+      over = true
+      crash = outcome
+      finish()
+      if (waiting) {
+        const { resolve } = waiting
+        waiting = undefined
+        resolve(crash ? { outcome: crash, wallUs: 0, cpuUs: 0 } : undefined)
+        crash = undefined
+      }
+    }
+    const run: ChainRun = {
+      report: (step) => {
+        const known = reports.get(step)
+        if (known) return Promise.resolve(known)
+        if (over) {
+          // The first step asked for after the worker died is the one it was running.
+          const outcome = crash
+          crash = undefined
+          return Promise.resolve(outcome ? { outcome, wallUs: 0, cpuUs: 0 } : undefined)
+        }
+        return new Promise((resolve) => {
+          waiting = { step, resolve }
+        })
+      },
+      done,
+    }
+    const stepped = (step: number, report: InvocationReport): void => {
+      if (over) return
+      reports.set(step, report)
+      if (waiting?.step === step) {
+        const { resolve } = waiting
+        waiting = undefined
+        resolve(report)
+      }
+    }
+    // The worker is told which code to drop (withCode) before it gets the chain: a chain longer than
+    // what a worker keeps could lose its own first hooks, so such a chain runs step by step instead.
+    if (request.steps.length > this.keepVersions) {
+      end()
+      return run
+    }
+    void this.pick().then((worker) => {
+      if (!worker) return end(this.unavailable())
+      if (request.signal?.aborted) return end()
+      const id = this.nextId++
+      worker.dispatched += 1
+      const steps = request.steps.map((step) => ({ hook: this.withCode(worker, step.hook), points: [...step.points], ctx: step.ctx }))
+      const onAbort = (): void => worker.post({ $: 'cancel', id })
+      request.signal?.addEventListener('abort', onAbort, { once: true })
+      worker.inflight.set(id, {
+        type: 'chain',
+        request,
+        stepped,
+        end: (outcome) => {
+          request.signal?.removeEventListener('abort', onAbort)
+          end(outcome)
+        },
+        deadline: now() + request.steps.length * request.limits.wallMs + this.hangGraceMs,
+        outstanding: 0,
+        pausedAt: 0,
+      })
+      worker.post({ $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits })
+    })
+    return run
   }
 
   /** Compiles and evaluates a hook in a throwaway isolate; reports its exported function names. */
@@ -350,20 +474,35 @@ export class WorkerPool {
         return
       case 'capability': {
         const inflight = worker.inflight.get(message.id)
-        if (inflight?.type !== 'invoke') return
+        const target = inflight && handlerOf(inflight, message.step)
+        if (!inflight || inflight.type === 'load' || !target) return
         if (inflight.outstanding++ === 0) inflight.pausedAt = now()
         const answer = (reply: CapabilityReply): void => {
           if (--inflight.outstanding === 0) inflight.deadline += now() - inflight.pausedAt
           worker.post({ $: 'capabilityResult', id: message.id, callId: message.callId, reply })
         }
-        void inflight.request.onCapability(message.capability, message.args).then(answer, (err: unknown) =>
+        void target.onCapability(message.capability, message.args).then(answer, (err: unknown) =>
           answer({ ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }),
         )
         return
       }
       case 'log': {
         const inflight = worker.inflight.get(message.id)
-        if (inflight?.type === 'invoke') inflight.request.onLog(message.message)
+        if (inflight) handlerOf(inflight, message.step)?.onLog(message.message)
+        return
+      }
+      case 'step': {
+        const inflight = worker.inflight.get(message.id)
+        if (inflight?.type !== 'chain' || message.step >= inflight.request.steps.length) return
+        inflight.stepped(message.step, { outcome: message.outcome, wallUs: message.wallUs, cpuUs: message.cpuUs })
+        return
+      }
+      case 'chained': {
+        const inflight = worker.inflight.get(message.id)
+        if (inflight?.type !== 'chain') return
+        worker.inflight.delete(message.id)
+        this.served()
+        inflight.end()
         return
       }
       case 'done': {
@@ -404,6 +543,8 @@ export class WorkerPool {
       if (inflight.type === 'invoke') {
         inflight.cleanup()
         inflight.resolve({ outcome: { ok: false, kind: 'worker-crash', message }, wallUs: 0, cpuUs: 0 })
+      } else if (inflight.type === 'chain') {
+        inflight.end({ ok: false, kind: 'worker-crash', message })
       } else {
         inflight.resolve({ ok: false, message })
       }
@@ -457,6 +598,13 @@ export class WorkerPool {
       await this.anyReady()
     }
   }
+}
+
+/** Who gets a capability call or log line: the invocation, or the chain's step that made it. */
+function handlerOf(inflight: Inflight, step: number | undefined): Pick<InvocationRequest, 'onCapability' | 'onLog'> | undefined {
+  if (inflight.type === 'invoke') return step === undefined ? inflight.request : undefined
+  if (inflight.type === 'chain') return step === undefined ? undefined : inflight.request.steps[step]
+  return undefined
 }
 
 function usable(w: Worker): boolean {

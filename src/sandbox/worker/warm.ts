@@ -73,12 +73,28 @@ export async function createWarm(memoryMb: number): Promise<WarmIsolate> {
   }
 }
 
+/** The most spares a chain can ask a worker to keep per memory limit (each is an idle isolate, ~1-2 MB). */
+const MAX_CHAIN_SPARES = 4
+
 /** Spare warm isolates per memory limit; refilled in the background after each take. */
 export class WarmPool {
   private readonly spares = new Map<number, WarmIsolate[]>()
   private readonly filling = new Set<number>()
+  /** Spares wanted per memory limit, when chains ask for more than `size` (see expect()). */
+  private readonly wanted = new Map<number, number>()
 
   constructor(private readonly size: number) {}
+
+  /**
+   * A chain run in one worker message takes one isolate per hook, back to back: keep as many spares
+   * for this memory limit as the longest chain seen, up to MAX_CHAIN_SPARES, so that its later hooks
+   * do not create their isolates on the critical path. With `size` 0 (on demand), nothing changes.
+   */
+  expect(memoryMb: number, count: number): void {
+    if (this.size <= 0) return
+    const want = Math.min(MAX_CHAIN_SPARES, Math.max(this.size, count))
+    if (want > (this.wanted.get(memoryMb) ?? this.size)) this.wanted.set(memoryMb, want)
+  }
 
   /** A warm isolate for this memory limit: a spare when one is ready, else a new one now. */
   async take(memoryMb: number): Promise<WarmIsolate> {
@@ -96,7 +112,7 @@ export class WarmPool {
     const list = this.spares.get(memoryMb) ?? []
     this.spares.set(memoryMb, list)
     const step = async (): Promise<void> => {
-      if (list.length >= this.size) {
+      if (list.length >= (this.wanted.get(memoryMb) ?? this.size)) {
         this.filling.delete(memoryMb)
         return
       }
