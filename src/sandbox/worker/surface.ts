@@ -33,6 +33,11 @@ export interface PreludeLimits {
  */
 export const MESSAGE_CHARS = 2000
 
+/** Message text as hookd keeps it (the prelude's own clip does the same inside the isolate). */
+export function clipMessage(text: string): string {
+  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}... (${text.length - MESSAGE_CHARS} more characters)`
+}
+
 /**
  * Runs inside the isolate, in two steps, so that no hook code at all (not even top-level code that
  * escapes the CommonJS wrapper) runs before `ctx` is built and the bridge's methods are captured:
@@ -333,6 +338,21 @@ return function hookdSetup(bridge, ctxJson, limitsJson) {
   };
 };
 })()`
+
+/**
+ * V8 compiles most of the prelude's functions lazily, on first call, and a code cache made at compile
+ * time does not hold them: without this, every invocation paid for compiling them (about 0.5 ms).
+ * So a warm isolate rehearses one invocation with a stand-in bridge and a stand-in hook, all hookd's
+ * own code and constant data. It changes no global and leaves nothing reachable: the closures it made
+ * are garbage, and no hook ever ran in the isolate.
+ */
+export const REHEARSAL = `(function (setup) {
+  'use strict';
+  const bridge = { applySyncPromise() { return '{"ok":true,"value":null}'; }, applyIgnored() {} };
+  const ctx = '{"workdir":"","session":{"id":""},"agent":{"id":"","modelId":""},"config":{"a":[1]},"system":{},"env":{}}';
+  const invoke = setup(bridge, ctx, '{"resultBytes":1048576,"logBytes":65536,"memoryMb":64}');
+  invoke(function (module) { module.exports = { p: function (ctx, call) { ctx.log('x', 1); return { arguments: { url: call.arguments.url } }; } }; }, 'p', '[{"id":"c","name":"n","arguments":{"url":"u"}}]', -1);
+})`
 
 /**
  * The script name hook code is compiled under, e.g. "hookd-hook:guard/index.js". The prelude reads line

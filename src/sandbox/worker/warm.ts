@@ -5,7 +5,7 @@
  * the creation moves off the critical path. The prelude is compiled with a code cache hookd produces.
  */
 import ivm from 'isolated-vm'
-import { PRELUDE } from './surface.js'
+import { PRELUDE, REHEARSAL } from './surface.js'
 
 export interface WarmIsolate {
   isolate: ivm.Isolate
@@ -20,21 +20,7 @@ export interface WarmIsolate {
 
 let preludeCache: ivm.ExternalCopy<ArrayBuffer> | undefined
 
-/**
- * V8 compiles most of the prelude's functions lazily, on first call, and a code cache made at compile
- * time does not hold them: without this, every invocation paid for compiling them (about 0.5 ms).
- * So a warm isolate rehearses one invocation with a stand-in bridge and a stand-in hook, all hookd's
- * own code and constant data. It changes no global and leaves nothing reachable: the closures it made
- * are garbage, and no hook ever ran in the isolate.
- */
-const REHEARSAL = `(function (setup) {
-  'use strict';
-  const bridge = { applySyncPromise() { return '{"ok":true,"value":null}'; }, applyIgnored() {} };
-  const ctx = '{"workdir":"","session":{"id":""},"agent":{"id":"","modelId":""},"config":{"a":[1]},"system":{},"env":{}}';
-  const invoke = setup(bridge, ctx, '{"resultBytes":1048576,"logBytes":65536,"memoryMb":64}');
-  invoke(function (module) { module.exports = { p: function (ctx, call) { ctx.log('x', 1); return { arguments: { url: call.arguments.url } }; } }; }, 'p', '[{"id":"c","name":"n","arguments":{"url":"u"}}]', -1);
-})`
-
+/** Runs REHEARSAL (surface.ts) in a warm isolate, so V8 has compiled the prelude before a hook needs it. */
 async function rehearse(context: ivm.Context, setup: ivm.Reference<unknown>): Promise<void> {
   const run = (await context.eval(REHEARSAL, { reference: true })) as ivm.Reference<unknown>
   await run.apply(undefined, [setup.derefInto()], { timeout: 1000 })
