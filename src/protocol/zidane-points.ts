@@ -9,6 +9,7 @@
  */
 import { z } from 'zod'
 import type { Alias, PointSpec } from './points.js'
+import { sameJson } from './json.js'
 
 export type ZidaneEvent = Record<string, unknown>
 
@@ -85,15 +86,11 @@ const eventSchema = z
   .record(z.string(), z.unknown())
   .transform((event): ZidaneState => ({ initial: event, current: event }))
 
-function same(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b)
-}
-
 /** The changed allowed fields between the event as sent and as the chain left it. */
 function changedFields(state: ZidaneState, fields: readonly string[]): ZidaneEvent {
   const out: ZidaneEvent = {}
   for (const field of fields) {
-    if (Object.hasOwn(state.current, field) && !same(state.initial[field], state.current[field])) {
+    if (Object.hasOwn(state.current, field) && !sameJson(state.initial[field], state.current[field])) {
       out[field] = state.current[field]
     }
   }

@@ -7,6 +7,7 @@ import { type AnyPoint, getPoint, handlerFor } from '../protocol/points.js'
 import type { HookTrace, PointResultData } from '../protocol/wire.js'
 import type { LoadedHook } from './registry.js'
 import type { InvocationReport } from './worker/supervisor.js'
+import { sameJson } from '../protocol/json.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export type ChainHook = Pick<LoadedHook, 'name' | 'version' | 'filename' | 'points'>
@@ -70,17 +71,13 @@ export function checkReturn(point: AnyPoint, value: unknown, nullKeeps = true): 
   return { changes, ignored }
 }
 
-function same(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b)
-}
-
 /** The top-level fields a mutating handler changed on its event. */
 function mutations(before: unknown, after: unknown): Record<string, unknown> | string {
   if (after === null || typeof after !== 'object' || Array.isArray(after)) return 'the event is no longer an object'
   const prev = (before ?? {}) as Record<string, unknown>
   const next = after as Record<string, unknown>
   const changed: Record<string, unknown> = {}
-  for (const key of Object.keys(next)) if (!same(prev[key], next[key])) changed[key] = next[key]
+  for (const key of Object.keys(next)) if (!sameJson(prev[key], next[key])) changed[key] = next[key]
   return changed
 }
 

@@ -12,6 +12,7 @@
  */
 import * as grpc from '@grpc/grpc-js'
 import { InvocationBudget } from './budget.js'
+import { clipMessage } from './worker/surface.js'
 import type { DiagnosticKind } from '../protocol/diagnostic.js'
 import type { CapabilityReply, InvokeOutcome, Limits } from './worker/protocol.js'
 import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
@@ -23,8 +24,6 @@ import {
   toInvocation,
 } from './remote-wire.js'
 
-/** The longest message text hookd keeps from a remote hook (as the sandbox's clip). */
-const MESSAGE_CHARS = 2000
 /** How long a hook may take to end its stream after answering, before hookd cancels it. */
 const END_GRACE_MS = 2000
 
@@ -54,11 +53,7 @@ let nextCallId = 1
 
 /** A gRPC error's text for a message: its details, without grpc-js's empty trailing resolution note. */
 export function grpcDetails(err: { details?: string; message: string }): string {
-  return clip((err.details || err.message).replace(/\.?\s*Resolution note:\s*$/, ''))
-}
-
-export function clip(text: string): string {
-  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}... (${text.length - MESSAGE_CHARS} more characters)`
+  return clipMessage((err.details || err.message).replace(/\.?\s*Resolution note:\s*$/, ''))
 }
 
 /**
@@ -100,7 +95,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       }
       resolve({ outcome: o, wallUs: Math.round((performance.now() - started) * 1000), cpuUs: 0 })
     }
-    const fail = (kind: DiagnosticKind, message: string): void => settle({ ok: false, kind, message: clip(message) }, 'cancel')
+    const fail = (kind: DiagnosticKind, message: string): void => settle({ ok: false, kind, message: clipMessage(message) }, 'cancel')
 
     /** Arms the wall-time timer for the budget left; paused while a capability call waits. */
     const arm = (): void => {
@@ -149,7 +144,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
     }
 
     const log = (message: string): void => {
-      const line = budget.log(clip(message))
+      const line = budget.log(clipMessage(message))
       if (line !== undefined) request.onLog(line)
     }
 
@@ -213,7 +208,7 @@ function answerOutcome(answer: HookAnswerWire, limits: Limits): InvokeOutcome {
   if (answer.outcome === 'error' && answer.error) {
     const { message, code, line } = answer.error
     const kind: DiagnosticKind = code === 'denied' ? 'capability-denied' : code === 'limit' ? 'limit' : 'throw'
-    return { ok: false, kind, message: clip(message || 'the remote hook reported a failure without a message'), ...(line > 0 ? { line } : {}) }
+    return { ok: false, kind, message: clipMessage(message || 'the remote hook reported a failure without a message'), ...(line > 0 ? { line } : {}) }
   }
   const value = answer.outcome === 'value' ? answer.value : undefined
   if (!value || value.length === 0) return { ok: true }

@@ -21,7 +21,8 @@ import { HookdError } from '../protocol/status.js'
 import { PROTOCOL_VERSION } from '../protocol/version.js'
 import { isPointName } from '../protocol/points.js'
 import { MAX_REMOTE_MESSAGE_BYTES, describeResponseWire, hookService, toDescribeRequest } from './remote-wire.js'
-import { type RunClient, clip, grpcDetails, runRemote } from './remote-invocation.js'
+import { type RunClient, grpcDetails, runRemote } from './remote-invocation.js'
+import { clipMessage } from './worker/surface.js'
 import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
 
 /** How long hookd waits for a remote hook's Describe. */
@@ -171,7 +172,7 @@ export class RemoteHooks {
     if (unknown.length) {
       const named = unknown.map((p) => {
         const near = this.suggest(p)
-        return near ? `'${clip(p)}' (did you mean '${near}'?)` : `'${clip(p)}'`
+        return near ? `'${clipMessage(p)}' (did you mean '${near}'?)` : `'${clipMessage(p)}'`
       })
       return { ok: false, message: `${where} describes unknown point${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; list only hook points in DescribeResponse.points` }
     }

@@ -6,6 +6,7 @@
 import type { PointCallResult } from '../client.js'
 import type { PointName } from '../../protocol/points.js'
 import type { HookTrace } from '../../protocol/wire.js'
+import { sameJson } from '../../protocol/json.js'
 
 export interface Decision {
   point: string
@@ -27,15 +28,11 @@ function actors(trace: readonly HookTrace[]): string[] {
   return trace.filter((t) => t.outcome === 'changed' || t.outcome === 'refused').map((t) => t.hook)
 }
 
-function same(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b)
-}
-
 /** "url: "http://a" -> "https://a"" for each argument that changed. */
 export function argumentChanges(before: Record<string, unknown>, after: Record<string, unknown>): string {
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])]
   return keys
-    .filter((k) => !same(before[k], after[k]))
+    .filter((k) => !sameJson(before[k], after[k]))
     .map((k) => (k in after ? (k in before ? `${k}: ${preview(before[k], 50)} -> ${preview(after[k], 50)}` : `${k} added: ${preview(after[k], 50)}`) : `${k} removed`))
     .join(', ')
 }

@@ -20,7 +20,7 @@ import {
   hookCodeKey,
   invokeOutcome,
 } from './protocol.js'
-import { MESSAGE_CHARS, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from './surface.js'
+import { clipMessage, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from './surface.js'
 import { InvocationBudget } from '../budget.js'
 import { WarmPool } from './warm.js'
 
@@ -251,7 +251,7 @@ export async function runInIsolate(
       })) as ivm.Script & ivm.CachedDataResult
     } catch (err) {
       if (isolate.isDisposed) throw err
-      const message = clip(errorText(err))
+      const message = clipMessage(errorText(err))
       const line = lineFromMessage(message)
       return settle({ ok: false, kind: 'load', message, ...(line !== undefined ? { line } : {}) })
     }
@@ -317,9 +317,6 @@ function parseReply(text: string, limits: Limits): InvokeOutcome {
   return reply
 }
 
-function clip(text: string): string {
-  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}... (${text.length - MESSAGE_CHARS} more characters)`
-}
 
 function errorText(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`
@@ -336,7 +333,7 @@ function failureFrom(err: unknown, stage: Stage, limits: Limits): InvokeOutcome 
   const line = lineFromMessage(stack)
   const at = line !== undefined ? { line } : {}
   // The prelude catches everything the hook throws; what escapes `invoke` is a rejection nobody handled.
-  if (stage === 'invoke') return { ok: false, kind: 'throw', message: clip(RUNNER_MESSAGES.unhandled(text)), ...at }
-  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clip(RUNNER_MESSAGES.topLevel(text)), ...at }
-  return { ok: false, kind: 'internal', message: clip(`hookd could not run the hook: ${text}`) }
+  if (stage === 'invoke') return { ok: false, kind: 'throw', message: clipMessage(RUNNER_MESSAGES.unhandled(text)), ...at }
+  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clipMessage(RUNNER_MESSAGES.topLevel(text)), ...at }
+  return { ok: false, kind: 'internal', message: clipMessage(`hookd could not run the hook: ${text}`) }
 }
