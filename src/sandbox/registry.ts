@@ -89,6 +89,12 @@ interface Remedy {
 export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const ABSENT = 'absent'
 
+/**
+ * The largest index.js hookd loads. Every invocation compiles the hook anew in its fresh isolate, from
+ * the code cache on the worker's own thread (worker/runner.ts): the cap bounds what that can cost.
+ */
+export const HOOK_SOURCE_MAX_BYTES = 1024 * 1024
+
 export class Registry {
   readonly root: string
   private readonly entries = new Map<string, Entry>()
@@ -229,6 +235,10 @@ export class Registry {
     if (files.source === undefined) return fail(`hook '${name}' has no index.js; create ${filename} exporting its points, or make it a remote hook by naming its server in ${name}/hook.json ("remote": "unix:PATH" or "HOST:PORT")`)
     if (files.source.trim() === '') {
       return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
+    }
+    const bytes = Buffer.byteLength(files.source)
+    if (bytes > HOOK_SOURCE_MAX_BYTES) {
+      return fail(`${filename} is ${bytes} bytes, over the ${HOOK_SOURCE_MAX_BYTES} bytes (1 MiB) hookd loads; bundle or minify it, or move data it reads to ctx.file`)
     }
     const source = files.source
     const version = versionOf(source, files.configText)

@@ -104,10 +104,24 @@ describe('nothing of the host in the isolate', () => {
     await expectServing(running)
   })
 
-  it('wrapper-escape: top-level code that closes the CommonJS wrapper early finds nothing of hookd', async () => {
+  it('wrapper-escape: code that closes the CommonJS wrapper early can only be the hook, and finds nothing of hookd', async () => {
     const run = await runHooks(running, ['wrapper-escape'])
     expect(run.diagnostics).toEqual([])
     expect(run.result).toEqual({ allow: true, arguments: { escaped: 'undefined/undefined/undefined/undefined' } })
+    await expectServing(running)
+  })
+  it('wrapper-throw: code that escapes the wrapper and throws before the module is entered fails to load', async () => {
+    const pushed: string[] = []
+    const run = await runHooks(running, ['wrapper-throw', 'ordinary'], {
+      capabilities: { diagnostic: (d) => pushed.push(`${d.hook}: ${d.kind}: ${d.message}`) },
+    })
+    expect(pushed).toEqual([
+      expect.stringMatching(/^wrapper-throw: load: the hook's top-level code failed: Error: thrown before any module was entered/),
+    ])
+    expect(run.diagnostics).toEqual([])
+    expect(run.result).toEqual({ allow: true, arguments: { ...UNCHANGED.arguments, ordinary: true } })
+    const listed = (await running.client.listHooks()).find((h) => h.name === 'wrapper-throw')
+    expect(listed?.status).toBe('broken')
     await expectServing(running)
   })
 })

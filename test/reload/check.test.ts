@@ -32,6 +32,8 @@ beforeAll(async () => {
     'badjson/hook.json': '{\n  "config": 1,\n  "colour": "red"\n}\n',
     'nopoint/index.js': `module.exports = {\n  beforetoolexecute(ctx, call) {},\n}\n`,
     'empty/index.js': '',
+    // Past the 1 MiB cap: a comment after a fine hook, so only the size is wrong.
+    'huge/index.js': `${guard('ok')}\n// ${'x'.repeat(1024 * 1024)}\n`,
   })
 })
 
@@ -67,8 +69,9 @@ describe('hookd check', () => {
     expect(run.stdout).toContain(`${at('badjson', 'hook.json')}:3: error: hook.json is invalid: Unrecognized key: "colour"`)
     expect(run.stdout).toContain(`${at('nopoint')}:2: error: the hook exports no hook point; it exports 'beforetoolexecute' (did you mean 'beforeToolExecute'?)`)
     expect(run.stdout).toContain(`${at('empty')}: error: empty/index.js is empty`)
+    expect(run.stdout).toMatch(new RegExp(`${at('huge')}: error: huge/index.js is \\d+ bytes, over the 1048576 bytes \\(1 MiB\\) hookd loads; bundle or minify it`))
     expect(run.stdout).not.toContain(at('fine'))
-    expect(run.stdout.trim().split('\n').at(-1)).toBe(`checked 6 hooks in ${broken}: 1 would load, 5 would not; 0 warnings`)
+    expect(run.stdout.trim().split('\n').at(-1)).toBe(`checked 7 hooks in ${broken}: 1 would load, 6 would not; 0 warnings`)
   })
 
   it('checks a single hook folder', async () => {
@@ -84,7 +87,7 @@ describe('hookd check', () => {
     const run = await hookd('check', '--json', broken)
     expect(run.code).toBe(1)
     const report = JSON.parse(run.stdout) as { errors: number; warnings: number; hooks: Array<{ name: string; ok: boolean }>; problems: Array<{ hook: string; line?: number }> }
-    expect(report.errors).toBe(5)
+    expect(report.errors).toBe(6)
     expect(report.hooks.filter((h) => h.ok).map((h) => h.name)).toEqual(['fine'])
     expect(report.problems.find((p) => p.hook === 'syntax')?.line).toBe(3)
   })

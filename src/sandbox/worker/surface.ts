@@ -7,13 +7,21 @@
  *   builds `ctx` from plain data plus one host function reachable only from the prelude's closures.
  *   It also calls the hook and copies its answer out as JSON text, with size checks, inside the
  *   isolate: no hook getter, proxy trap or toJSON ever runs outside it.
- * - `wrapHookSource` turns a CommonJS hook file into a function expression without moving its lines.
+ * - `wrapHookSource` turns a CommonJS hook file into a call of the prelude's entry with the module
+ *   function, without moving its lines.
  *
  * types/hook.d.ts declares the same surface for hook authors; keep the three in step. The threat model
  * and what each failure looks like are in docs/containment.md.
  */
+/**
+ * The global through which the hook's script hands its module function to the prelude (see PRELUDE):
+ * defined by `hookdSetup` just before the script runs, deleted by its first call, before any of the
+ * hook's own top-level code runs.
+ */
+const ENTRY = '__hookdEnter'
+
 /** The wrapper keeps the hook's own line numbers: it adds nothing before the first line's text. */
-const WRAP_HEAD = '(function (module, exports) {'
+const WRAP_HEAD = `${ENTRY}(function (module, exports) {`
 const WRAP_TAIL = '\n})'
 
 export function wrapHookSource(source: string): { code: string; columnOffset: number } {
@@ -39,15 +47,23 @@ export function clipMessage(text: string): string {
 }
 
 /**
- * Runs inside the isolate, in two steps, so that no hook code at all (not even top-level code that
- * escapes the CommonJS wrapper) runs before `ctx` is built and the bridge's methods are captured:
+ * Runs inside the isolate, in two steps, so that no hook code at all (not even code that escapes the
+ * CommonJS wrapper) runs before `ctx` is built and the bridge's methods are captured:
  *
- * 1. The prelude script evaluates to `hookdSetup(bridge, ctxJson, limitsJson)`, which the worker calls
- *    before it compiles the hook. It builds `ctx` and returns `hookdInvoke`.
- * 2. The worker compiles and runs the hook's wrapped source, then calls
- *    `hookdInvoke(factory, point, argsJson, resultArg)` (`point === null`: report the exports).
+ * 1. The prelude script evaluates to `hookdSetup(bridge, ctxJson, limitsJson, point, argsJson,
+ *    resultArg, token)`, which the worker calls synchronously before it runs the hook's script. It
+ *    builds `ctx`, defines the one-shot global entry (ENTRY) and returns `hookdEntered`.
+ * 2. The worker runs the hook's wrapped script, `__hookdEnter(function (module, exports) {...})`. The
+ *    entry deletes itself from the global, loads the module, calls the export `point` (`point ===
+ *    null`: reports the exports) and returns `token`, which becomes the script's completion value.
+ *    Loading and calling the hook take one trip to the isolate's thread instead of two.
  *
- * `hookdInvoke` returns nothing: the answer goes back through the bridge as `$done` with JSON text
+ * Code that escapes the wrapper early can at most call the entry itself, with a module function of its
+ * own: that is being the hook, which it is. The entry works once; a script that ends without its
+ * token was not the module hookd wrapped, and `hookdEntered()` tells the worker whether any module
+ * was entered before a script failed.
+ *
+ * The answer goes back through the bridge as `$done` with JSON text
  * {"ok":true,"value":"<json>"} | {"ok":true} | {"ok":false,"kind":...,"message":...,"line":...}.
  * The worker never awaits a promise of the isolate's, so a hook that replaces Promise.prototype.then,
  * the promise `constructor` or `Symbol.species` cannot touch the worker's side of the answer.
@@ -77,6 +93,7 @@ const freeze = Object.freeze;
 const keys = Object.keys;
 const getPrototypeOf = Object.getPrototypeOf;
 const defineProperty = Object.defineProperty;
+const deleteProperty = Reflect.deleteProperty;
 const ErrorCtor = Error;
 const RangeErrorPrototype = RangeError.prototype;
 const StringCtor = String;
@@ -88,7 +105,9 @@ const stringSlice = String.prototype.slice;
 const charCodeAt = String.prototype.charCodeAt;
 const objectToString = Object.prototype.toString;
 const MESSAGE_CHARS = ${MESSAGE_CHARS};
-const LINE = /hookd-hook:[^:\n]*:(\d{1,7})(?!\d)/;
+// A frame in the hook's file, with a line and a positive column: the wrapper's own call of the entry
+// (line 1, a negative column) is the outermost frame of every invocation and never the place to blame.
+const LINE = /hookd-hook:[^:\n]*:(\d{1,7}):\d/;
 const ASCII = /^[\x00-\x7f]*$/;
 
 function deepFreeze(value) {
@@ -164,7 +183,7 @@ function fail(kind, message, line) {
   return out + '}';
 }
 
-return function hookdSetup(bridge, ctxJson, limitsJson) {
+return function hookdSetup(bridge, ctxJson, limitsJson, point, argsJson, resultArg, token) {
   const applySync = bridge.applySyncPromise;
   const applyIgnored = bridge.applyIgnored;
   const limits = parse(limitsJson);
@@ -301,7 +320,7 @@ return function hookdSetup(bridge, ctxJson, limitsJson) {
     answer(serialize(resultOf(settled)));
   }
 
-  return function hookdInvoke(factory, point, argsJson, resultArg) {
+  function invoke(factory) {
     try {
       const args = parse(argsJson);
       let exportsValue;
@@ -335,23 +354,42 @@ return function hookdSetup(bridge, ctxJson, limitsJson) {
     } catch (err) {
       answer(fail('throw', 'the hook broke the call itself (' + describe(err) + ')'));
     }
-  };
+  }
+
+  let entered = false;
+  defineProperty(global, '${ENTRY}', {
+    __proto__: null,
+    configurable: true,
+    enumerable: false,
+    writable: false,
+    value: function enter(factory) {
+      if (entered) return undefined;
+      entered = true;
+      deleteProperty(global, '${ENTRY}');
+      invoke(factory);
+      return token;
+    },
+  });
+  return function hookdEntered() { return entered; };
 };
 })()`
 
 /**
  * V8 compiles most of the prelude's functions lazily, on first call, and a code cache made at compile
  * time does not hold them: without this, every invocation paid for compiling them (about 0.5 ms).
- * So a warm isolate rehearses one invocation with a stand-in bridge and a stand-in hook, all hookd's
- * own code and constant data. It changes no global and leaves nothing reachable: the closures it made
- * are garbage, and no hook ever ran in the isolate.
+ * So a warm isolate rehearses one invocation with a stand-in hook, all hookd's own code and constant
+ * data, and a real bridge that does nothing (`applyIgnored` only: the stand-in logs and answers). The
+ * first isolated-vm Reference an isolate sees also costs it ~90 us to set up, now paid here. The
+ * rehearsal changes no global and leaves nothing reachable: the closures it made are garbage, and no
+ * hook ever ran in the isolate.
  */
-export const REHEARSAL = `(function (setup) {
+export const REHEARSAL = `(function (setup, bridge) {
   'use strict';
-  const bridge = { applySyncPromise() { return '{"ok":true,"value":null}'; }, applyIgnored() {} };
   const ctx = '{"workdir":"","session":{"id":""},"agent":{"id":"","modelId":""},"config":{"a":[1]},"system":{},"env":{}}';
-  const invoke = setup(bridge, ctx, '{"resultBytes":1048576,"logBytes":65536,"memoryMb":64}');
-  invoke(function (module) { module.exports = { p: function (ctx, call) { ctx.log('x', 1); return { arguments: { url: call.arguments.url } }; } }; }, 'p', '[{"id":"c","name":"n","arguments":{"url":"u"}}]', -1);
+  const limits = '{"resultBytes":1048576,"logBytes":65536,"memoryMb":64}';
+  const entered = setup(bridge, ctx, limits, 'p', '[{"id":"c","name":"n","arguments":{"url":"u"}}]', -1, 't');
+  globalThis.${ENTRY}(function (module) { module.exports = { p: function (ctx, call) { ctx.log('x', 1); return { arguments: { url: call.arguments.url } }; } }; });
+  entered();
 })`
 
 /**
@@ -364,6 +402,6 @@ export function hookScriptName(filename: string): string {
 
 /** The 1-based line in a compile error's text such as "... [hookd-hook:guard/index.js:3:5]". */
 export function lineFromMessage(message: string): number | undefined {
-  const m = /hookd-hook:[^:\n]*:(\d{1,7})(?!\d)/.exec(message)
+  const m = /hookd-hook:[^:\n]*:(\d{1,7}):\d/.exec(message)
   return m ? Number(m[1]) : undefined
 }

@@ -20,30 +20,38 @@ export interface WarmIsolate {
 
 let preludeCache: ivm.ExternalCopy<ArrayBuffer> | undefined
 
+/** The rehearsal's bridge: answers and log lines sent to it are dropped. */
+const REHEARSAL_BRIDGE = new ivm.Reference(() => undefined)
+
 /** Runs REHEARSAL (surface.ts) in a warm isolate, so V8 has compiled the prelude before a hook needs it. */
-async function rehearse(context: ivm.Context, setup: ivm.Reference<unknown>): Promise<void> {
-  const run = (await context.eval(REHEARSAL, { reference: true })) as ivm.Reference<unknown>
-  await run.apply(undefined, [setup.derefInto()], { timeout: 1000 })
+function rehearse(context: ivm.Context, setup: ivm.Reference<unknown>): void {
+  const run = context.evalSync(REHEARSAL, { reference: true }) as ivm.Reference<unknown>
+  run.applySync(undefined, [setup.derefInto(), REHEARSAL_BRIDGE], { timeout: 1000 })
   run.release()
 }
 
-/** Creates an isolate with its context and evaluated prelude. */
-export async function createWarm(memoryMb: number): Promise<WarmIsolate> {
+/**
+ * Creates an isolate with its context and evaluated prelude. All of it is hookd's own code and runs
+ * synchronously on the worker's thread: an isolate costs CPU time each time it changes threads (V8
+ * hands its state over; measured ~70 us), and the invocation that takes this isolate starts on this
+ * thread too (setup and a cached compile, see runner.ts).
+ */
+export function createWarm(memoryMb: number): WarmIsolate {
   let catastrophe: (message: string) => void = () => {}
   const isolate = new ivm.Isolate({
     memoryLimit: Math.max(8, memoryMb),
     onCatastrophicError: (message: string) => catastrophe(message),
   })
   try {
-    const context = await isolate.createContext()
-    const prelude = (await isolate.compileScript(PRELUDE, {
+    const context = isolate.createContextSync()
+    const prelude = isolate.compileScriptSync(PRELUDE, {
       filename: 'hookd-prelude',
       ...(preludeCache ? { cachedData: preludeCache } : { produceCachedData: true }),
-    })) as ivm.Script & ivm.CachedDataResult
+    }) as ivm.Script & ivm.CachedDataResult
     if (!preludeCache && prelude.cachedData) preludeCache = prelude.cachedData
-    const setup = (await prelude.run(context, { reference: true })) as ivm.Reference<unknown>
+    const setup = prelude.runSync(context, { reference: true }) as ivm.Reference<unknown>
     prelude.release()
-    await rehearse(context, setup)
+    rehearse(context, setup)
     return {
       isolate,
       context,
@@ -83,7 +91,7 @@ export class WarmPool {
   }
 
   /** A warm isolate for this memory limit: a spare when one is ready, else a new one now. */
-  async take(memoryMb: number): Promise<WarmIsolate> {
+  take(memoryMb: number): WarmIsolate {
     return this.spares.get(memoryMb)?.shift() ?? createWarm(memoryMb)
   }
 
@@ -97,24 +105,24 @@ export class WarmPool {
     this.filling.add(memoryMb)
     const list = this.spares.get(memoryMb) ?? []
     this.spares.set(memoryMb, list)
-    const step = async (): Promise<void> => {
+    const step = (): void => {
       if (list.length >= (this.wanted.get(memoryMb) ?? this.size)) {
         this.filling.delete(memoryMb)
         return
       }
       if (!idle()) {
-        setTimeout(() => void step(), 1)
+        setTimeout(step, 1)
         return
       }
       try {
-        list.push(await createWarm(memoryMb))
-        setImmediate(() => void step())
+        list.push(createWarm(memoryMb))
+        setImmediate(step)
       } catch {
         // Retried after the next invocation; take() creates isolates itself meanwhile.
         this.filling.delete(memoryMb)
       }
     }
-    setImmediate(() => void step())
+    setImmediate(step)
   }
 
   /** Drops every spare (on shutdown or retirement). */
