@@ -375,21 +375,16 @@ return function hookdSetup(bridge, ctxJson, limitsJson, point, argsJson, resultA
 })()`
 
 /**
- * V8 compiles most of the prelude's functions lazily, on first call, and a code cache made at compile
- * time does not hold them: without this, every invocation paid for compiling them (about 0.5 ms).
- * So a warm isolate rehearses one invocation with a stand-in hook, all hookd's own code and constant
- * data, and a real bridge that does nothing (`applyIgnored` only: the stand-in logs and answers). The
- * first isolated-vm Reference an isolate sees also costs it ~90 us to set up, now paid here. The
- * rehearsal changes no global and leaves nothing reachable: the closures it made are garbage, and no
- * hook ever ran in the isolate.
+ * Run once in each warm isolate with a bridge that does nothing, and then dropped: the first isolated-vm
+ * Reference an isolate sees costs it ~90 us to set up, paid here instead of by the invocation. It runs
+ * no prelude or hook code and leaves nothing reachable. (A rehearsal of a whole invocation was needed
+ * while V8 compiled the prelude's functions lazily, one by one on first call; the worker now compiles
+ * scripts whole, so the prelude's code cache holds them all, and the rehearsal cost ~0.33 ms of CPU per
+ * isolate for no gain in latency.)
  */
-export const REHEARSAL = `(function (setup, bridge) {
+export const REFERENCE_PRIMER = `(function (bridge) {
   'use strict';
-  const ctx = '{"workdir":"","session":{"id":""},"agent":{"id":"","modelId":""},"config":{"a":[1]},"system":{},"env":{}}';
-  const limits = '{"resultBytes":1048576,"logBytes":65536,"memoryMb":64}';
-  const entered = setup(bridge, ctx, limits, 'p', '[{"id":"c","name":"n","arguments":{"url":"u"}}]', -1, 't');
-  globalThis.${ENTRY}(function (module) { module.exports = { p: function (ctx, call) { ctx.log('x', 1); return { arguments: { url: call.arguments.url } }; } }; });
-  entered();
+  return typeof bridge.applyIgnored;
 })`
 
 /**

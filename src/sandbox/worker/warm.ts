@@ -5,7 +5,7 @@
  * the creation moves off the critical path. The prelude is compiled with a code cache hookd produces.
  */
 import ivm from 'isolated-vm'
-import { PRELUDE, REHEARSAL } from './surface.js'
+import { PRELUDE, REFERENCE_PRIMER } from './surface.js'
 
 export interface WarmIsolate {
   isolate: ivm.Isolate
@@ -20,13 +20,13 @@ export interface WarmIsolate {
 
 let preludeCache: ivm.ExternalCopy<ArrayBuffer> | undefined
 
-/** The rehearsal's bridge: answers and log lines sent to it are dropped. */
-const REHEARSAL_BRIDGE = new ivm.Reference(() => undefined)
+/** The primer's bridge (see REFERENCE_PRIMER): it is never called. */
+const PRIMER_BRIDGE = new ivm.Reference(() => undefined)
 
-/** Runs REHEARSAL (surface.ts) in a warm isolate, so V8 has compiled the prelude before a hook needs it. */
-function rehearse(context: ivm.Context, setup: ivm.Reference<unknown>): void {
-  const run = context.evalSync(REHEARSAL, { reference: true }) as ivm.Reference<unknown>
-  run.applySync(undefined, [setup.derefInto(), REHEARSAL_BRIDGE], { timeout: 1000 })
+/** Has a warm isolate set up isolated-vm's Reference before an invocation needs it. */
+function prime(context: ivm.Context): void {
+  const run = context.evalSync(REFERENCE_PRIMER, { reference: true }) as ivm.Reference<unknown>
+  run.applySync(undefined, [PRIMER_BRIDGE], { timeout: 1000 })
   run.release()
 }
 
@@ -51,7 +51,7 @@ export function createWarm(memoryMb: number): WarmIsolate {
     if (!preludeCache && prelude.cachedData) preludeCache = prelude.cachedData
     const setup = prelude.runSync(context, { reference: true }) as ivm.Reference<unknown>
     prelude.release()
-    rehearse(context, setup)
+    prime(context)
     return {
       isolate,
       context,
