@@ -123,7 +123,7 @@ export function onCatastrophicError(handler: (message: string) => void): void {
 }
 
 /** Where a failure happened: it decides what a thrown value from isolated-vm means. */
-type Stage = 'setup' | 'compile' | 'evaluate' | 'run'
+type Stage = 'arm' | 'compile' | 'evaluate' | 'run'
 
 /**
  * Invocation run: one fresh isolate. `call` names the export to call and what to answer with (its
@@ -162,7 +162,7 @@ export async function runInIsolate(
   let waitedNs = 0n
   const budget = new InvocationBudget(limits)
   let timer: NodeJS.Timeout | undefined
-  let stage: Stage = 'setup'
+  let stage: Stage = 'arm'
 
   /** The first outcome wins; everything after it is ignored. */
   const settle = (o: InvokeOutcome): void => {
@@ -174,7 +174,7 @@ export async function runInIsolate(
   const end = (kind: DiagnosticKind, message: string): void => {
     if (outcome) return
     settle({ ok: false, kind, message })
-    dispose(isolate)
+    warm.dispose()
   }
 
   const watch = (): void => {
@@ -218,8 +218,8 @@ export async function runInIsolate(
     }
   }
 
-  // The one host function in the isolate: only the prelude's closures hold it (surface.ts).
-  const bridge = new ivm.Reference(async (op: unknown, text: unknown): Promise<string | undefined> => {
+  // What the isolate's bridge brings (surface.ts): the answer, log lines and capability calls.
+  warm.connect(async (op, text) => {
     if (typeof op !== 'string' || typeof text !== 'string') return undefined
     if (op === '$done') {
       settle(parseReply(text, limits))
@@ -233,18 +233,18 @@ export async function runInIsolate(
   })
 
   const drive = async (): Promise<void> => {
-    const { context, setup } = warm
+    const { context, arm } = warm
     const preludeLimits: PreludeLimits = { resultBytes: limits.resultBytes, logBytes: limits.logBytes, memoryMb: limits.memoryMb }
     const token = randomUUID()
-    // Setup is hookd's own code on hookd's data, and so is compiling: both run synchronously on this
+    // Arming is hookd's own code on hookd's data, and so is compiling: both run synchronously on this
     // thread, where the warm isolate was last used, which spares trips to the isolate's thread (each
     // measured at ~65-165 us, and ~70 us more whenever the isolate changes threads). Everything that
     // can run hook code stays asynchronous, so a hook can never hold the worker's own thread (a source
     // can close the wrapper early and run code at evaluation). A version's first compile makes its
     // code cache, also asynchronously: only cached compiles, whose cost the cache bounds, run here.
-    const entered = setup.applySync(
+    const entered = arm.applySync(
       undefined,
-      [bridge, JSON.stringify(ctx ?? {}), JSON.stringify(preludeLimits), call ? call.point : null, argsJson, call ? call.resultArg : -1, token],
+      [JSON.stringify(ctx ?? {}), JSON.stringify(preludeLimits), call ? call.point : null, argsJson, call ? call.resultArg : -1, token],
       { result: { reference: true }, timeout: limits.wallMs },
     ) as ivm.Reference<() => boolean>
     stage = 'compile'
@@ -293,7 +293,8 @@ export async function runInIsolate(
   signal?.removeEventListener('abort', onAbort)
   const cpuUs = isolate.isDisposed || catastrophic ? 0 : Math.round(cpuNs() / 1000)
   const wallUs = Math.round(Number(process.hrtime.bigint() - started) / 1000)
-  bridge.release()
+  // From here the bridge answers nothing; a catastrophic isolate is left alone, as isolated-vm asks.
+  warm.connect(undefined)
   active -= 1
   // The answer is settled and the bridge ignores the hook from here on. Disposing (about 0.4 ms) and
   // warming the next isolates (about 3 ms, partly synchronous) wait until the caller has sent the answer,
@@ -301,7 +302,7 @@ export async function runInIsolate(
   // from the sidecar and the host while they relayed it (1 hook, paced: p50 4.1 ms, 2.7 ms deferred).
   const afterAnswer = (): void => {
     setTimeout(() => {
-      if (!catastrophic) dispose(isolate)
+      if (!catastrophic) warm.dispose()
       warmIsolates.refillWhenIdle(limits.memoryMb, () => active === 0)
     }, AFTER_ANSWER_MS)
   }
@@ -310,14 +311,6 @@ export async function runInIsolate(
 
 /** How long after an answer is written its isolate is disposed and spares are made (see afterAnswer). */
 const AFTER_ANSWER_MS = 1
-
-function dispose(isolate: ivm.Isolate): void {
-  try {
-    if (!isolate.isDisposed) isolate.dispose()
-  } catch {
-    // Already disposed by isolated-vm (memory limit) between the check and the call.
-  }
-}
 
 function replyText(reply: CapabilityReply): string {
   // `value` is always present, so the prelude never reads it from a prototype the hook changed.

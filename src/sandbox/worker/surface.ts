@@ -15,7 +15,7 @@
  */
 /**
  * The global through which the hook's script hands its module function to the prelude (see PRELUDE):
- * defined by `hookdSetup` just before the script runs, deleted by its first call, before any of the
+ * defined by `hookdArm` just before the script runs, deleted by its first call, before any of the
  * hook's own top-level code runs.
  */
 const ENTRY = '__hookdEnter'
@@ -50,10 +50,12 @@ export function clipMessage(text: string): string {
  * Runs inside the isolate, in two steps, so that no hook code at all (not even code that escapes the
  * CommonJS wrapper) runs before `ctx` is built and the bridge's methods are captured:
  *
- * 1. The prelude script evaluates to `hookdSetup(bridge, ctxJson, limitsJson, point, argsJson,
- *    resultArg, token)`, which the worker calls synchronously before it runs the hook's script. It
- *    builds `ctx`, defines the one-shot global entry (ENTRY) and returns `hookdEntered`.
- * 2. The worker runs the hook's wrapped script, `__hookdEnter(function (module, exports) {...})`. The
+ * 1. The prelude script evaluates to `hookdSetup(bridge)`, which the worker calls when it warms the
+ *    isolate, before there is an invocation: it makes ctx's functions and returns `hookdArm`.
+ * 2. For the invocation, the worker calls `hookdArm(ctxJson, limitsJson, point, argsJson, resultArg,
+ *    token)` synchronously, before it runs the hook's script. It builds `ctx`, defines the one-shot
+ *    global entry (ENTRY) and returns `hookdEntered`. An isolate is armed once.
+ * 3. The worker runs the hook's wrapped script, `__hookdEnter(function (module, exports) {...})`. The
  *    entry deletes itself from the global, loads the module, calls the export `point` (`point ===
  *    null`: reports the exports) and returns `token`, which becomes the script's completion value.
  *    Loading and calling the hook take one trip to the isolate's thread instead of two.
@@ -183,17 +185,16 @@ function fail(kind, message, line) {
   return out + '}';
 }
 
-return function hookdSetup(bridge, ctxJson, limitsJson, point, argsJson, resultArg, token) {
+return function hookdSetup(bridge) {
   const applySync = bridge.applySyncPromise;
   const applyIgnored = bridge.applyIgnored;
-  const limits = parse(limitsJson);
-  const resultLimit = limits.resultBytes;
-  const logLimit = limits.logBytes;
-  const memoryMb = limits.memoryMb;
-  const data = parse(ctxJson);
   const denied = new WeakSetCtor();
   const limited = new WeakSetCtor();
   const hostTimeout = new WeakSetCtor();
+  // The invocation's, set once by hookdArm.
+  let resultLimit = 0, logLimit = 0, memoryMb = 0, point = null, argsJson = '[]', resultArg = -1, token = '';
+  let ctx;
+  let armed = false;
   let answered = false;
   let logChars = 0;
   let logClosed = false;
@@ -233,25 +234,18 @@ return function hookdSetup(bridge, ctxJson, limitsJson, point, argsJson, resultA
     ReflectApply(applyIgnored, bridge, [undefined, ['log', line]]);
   }
 
-  const ctx = freeze({
-    workdir: data.workdir,
-    session: deepFreeze(data.session),
-    agent: deepFreeze(data.agent),
-    config: deepFreeze(data.config),
-    system: deepFreeze(data.system),
-    env: deepFreeze(data.env),
-    log: freeze(log),
-    notify: freeze(function notify(message) { call('notify', [message]); }),
-    confirm: freeze(function confirm(message) { return call('confirm', [message]) === true; }),
-    file: freeze({
-      read: freeze(function read(path) { return call('file.read', [path]); }),
-      write: freeze(function write(path, text) { call('file.write', [path, text]); }),
-      exists: freeze(function exists(path) { return call('file.exists', [path]); }),
-      list: freeze(function list(dir) { return call('file.list', [dir === undefined ? '.' : dir]); }),
-    }),
-    http: freeze({
-      fetch: freeze(function fetch(url, init) { return call('http.fetch', init === undefined ? [url] : [url, init]); }),
-    }),
+  // ctx's functions, made ahead of the invocation; hookdArm adds the invocation's data.
+  const ctxLog = freeze(log);
+  const ctxNotify = freeze(function notify(message) { call('notify', [message]); });
+  const ctxConfirm = freeze(function confirm(message) { return call('confirm', [message]) === true; });
+  const ctxFile = freeze({
+    read: freeze(function read(path) { return call('file.read', [path]); }),
+    write: freeze(function write(path, text) { call('file.write', [path, text]); }),
+    exists: freeze(function exists(path) { return call('file.exists', [path]); }),
+    list: freeze(function list(dir) { return call('file.list', [dir === undefined ? '.' : dir]); }),
+  });
+  const ctxHttp = freeze({
+    fetch: freeze(function fetch(url, init) { return call('http.fetch', init === undefined ? [url] : [url, init]); }),
   });
 
   function failure(kind, err) {
@@ -357,35 +351,45 @@ return function hookdSetup(bridge, ctxJson, limitsJson, point, argsJson, resultA
   }
 
   let entered = false;
-  defineProperty(global, '${ENTRY}', {
-    __proto__: null,
-    configurable: true,
-    enumerable: false,
-    writable: false,
-    value: function enter(factory) {
-      if (entered) return undefined;
-      entered = true;
-      deleteProperty(global, '${ENTRY}');
-      invoke(factory);
-      return token;
-    },
-  });
-  return function hookdEntered() { return entered; };
+  function enter(factory) {
+    if (entered) return undefined;
+    entered = true;
+    deleteProperty(global, '${ENTRY}');
+    invoke(factory);
+    return token;
+  }
+  function hookdEntered() { return entered; }
+
+  return function hookdArm(ctxJson, limitsJson, callPoint, callArgsJson, callResultArg, callToken) {
+    if (armed) throw new ErrorCtor('hookd: an isolate serves one invocation');
+    armed = true;
+    const limits = parse(limitsJson);
+    resultLimit = limits.resultBytes;
+    logLimit = limits.logBytes;
+    memoryMb = limits.memoryMb;
+    point = callPoint;
+    argsJson = callArgsJson;
+    resultArg = callResultArg;
+    token = callToken;
+    const data = parse(ctxJson);
+    ctx = freeze({
+      workdir: data.workdir,
+      session: deepFreeze(data.session),
+      agent: deepFreeze(data.agent),
+      config: deepFreeze(data.config),
+      system: deepFreeze(data.system),
+      env: deepFreeze(data.env),
+      log: ctxLog,
+      notify: ctxNotify,
+      confirm: ctxConfirm,
+      file: ctxFile,
+      http: ctxHttp,
+    });
+    defineProperty(global, '${ENTRY}', { __proto__: null, configurable: true, enumerable: false, writable: false, value: enter });
+    return hookdEntered;
+  };
 };
 })()`
-
-/**
- * Run once in each warm isolate with a bridge that does nothing, and then dropped: the first isolated-vm
- * Reference an isolate sees costs it ~90 us to set up, paid here instead of by the invocation. It runs
- * no prelude or hook code and leaves nothing reachable. (A rehearsal of a whole invocation was needed
- * while V8 compiled the prelude's functions lazily, one by one on first call; the worker now compiles
- * scripts whole, so the prelude's code cache holds them all, and the rehearsal cost ~0.33 ms of CPU per
- * isolate for no gain in latency.)
- */
-export const REFERENCE_PRIMER = `(function (bridge) {
-  'use strict';
-  return typeof bridge.applyIgnored;
-})`
 
 /**
  * The script name hook code is compiled under, e.g. "hookd-hook:guard/index.js". The prelude reads line

@@ -5,43 +5,49 @@
  * the creation moves off the critical path. The prelude is compiled with a code cache hookd produces.
  */
 import ivm from 'isolated-vm'
-import { PRELUDE, REFERENCE_PRIMER } from './surface.js'
+import { PRELUDE } from './surface.js'
+
+/** What the isolate's bridge passes on: the prelude's calls, `op` naming what it wants (surface.ts). */
+export type BridgeHandler = (op: unknown, text: unknown) => Promise<string | undefined>
 
 export interface WarmIsolate {
   isolate: ivm.Isolate
   context: ivm.Context
-  /** The prelude's setup function (see surface.ts). */
-  setup: ivm.Reference<unknown>
+  /** The prelude's `hookdArm` (see surface.ts): called once, for the invocation the isolate serves. */
+  arm: ivm.Reference<unknown>
   /** CPU time the isolate used before it was handed out (warm-up), to subtract from the hook's. */
   cpuBaseNs: bigint
   /** Where isolated-vm's catastrophic-error report for this isolate goes. */
   onCatastrophe(handler: (message: string) => void): void
+  /**
+   * Where the isolate's bridge sends the prelude's calls: the invocation's handler, then `undefined`
+   * once it has its outcome, after which the bridge answers nothing.
+   */
+  connect(handler: BridgeHandler | undefined): void
+  /** Disposes the isolate and releases its bridge (once; later calls do nothing). */
+  dispose(): void
 }
 
 let preludeCache: ivm.ExternalCopy<ArrayBuffer> | undefined
 
-/** The primer's bridge (see REFERENCE_PRIMER): it is never called. */
-const PRIMER_BRIDGE = new ivm.Reference(() => undefined)
-
-/** Has a warm isolate set up isolated-vm's Reference before an invocation needs it. */
-function prime(context: ivm.Context): void {
-  const run = context.evalSync(REFERENCE_PRIMER, { reference: true }) as ivm.Reference<unknown>
-  run.applySync(undefined, [PRIMER_BRIDGE], { timeout: 1000 })
-  run.release()
-}
-
 /**
- * Creates an isolate with its context and evaluated prelude. All of it is hookd's own code and runs
- * synchronously on the worker's thread: an isolate costs CPU time each time it changes threads (V8
- * hands its state over; measured ~70 us), and the invocation that takes this isolate starts on this
- * thread too (setup and a cached compile, see runner.ts).
+ * Creates an isolate with its context and evaluated prelude, and calls the prelude's setup with the
+ * isolate's bridge, so that ctx's functions exist before any invocation (no hook code runs here). All
+ * of it is hookd's own code and runs synchronously on the worker's thread: an isolate costs CPU time
+ * each time it changes threads (V8 hands its state over; measured ~70 us), and the invocation that
+ * takes this isolate starts on this thread too (arming and a cached compile, see runner.ts). Setup is
+ * also the isolate's first sight of an isolated-vm Reference, which costs it ~90 us, paid here.
  */
 export function createWarm(memoryMb: number): WarmIsolate {
   let catastrophe: (message: string) => void = () => {}
+  let handler: BridgeHandler | undefined
+  let released = false
   const isolate = new ivm.Isolate({
     memoryLimit: Math.max(8, memoryMb),
     onCatastrophicError: (message: string) => catastrophe(message),
   })
+  // The one host function in the isolate: only the prelude's closures hold it.
+  const bridge = new ivm.Reference(async (op: unknown, text: unknown): Promise<string | undefined> => handler?.(op, text))
   try {
     const context = isolate.createContextSync()
     const prelude = isolate.compileScriptSync(PRELUDE, {
@@ -51,17 +57,33 @@ export function createWarm(memoryMb: number): WarmIsolate {
     if (!preludeCache && prelude.cachedData) preludeCache = prelude.cachedData
     const setup = prelude.runSync(context, { reference: true }) as ivm.Reference<unknown>
     prelude.release()
-    prime(context)
+    const arm = setup.applySync(undefined, [bridge], { result: { reference: true }, timeout: 1000 }) as ivm.Reference<unknown>
+    setup.release()
     return {
       isolate,
       context,
-      setup,
+      arm,
       cpuBaseNs: isolate.cpuTime,
-      onCatastrophe: (handler) => {
-        catastrophe = handler
+      onCatastrophe: (next) => {
+        catastrophe = next
+      },
+      connect: (next) => {
+        handler = next
+      },
+      dispose: () => {
+        handler = undefined
+        if (released) return
+        released = true
+        bridge.release()
+        try {
+          if (!isolate.isDisposed) isolate.dispose()
+        } catch {
+          // Already disposed by isolated-vm (memory limit) between the check and the call.
+        }
       },
     }
   } catch (err) {
+    bridge.release()
     if (!isolate.isDisposed) isolate.dispose()
     throw err
   }
@@ -127,6 +149,6 @@ export class WarmPool {
 
   /** Drops every spare (on shutdown or retirement). */
   drain(): void {
-    for (const list of this.spares.values()) for (const w of list.splice(0)) if (!w.isolate.isDisposed) w.isolate.dispose()
+    for (const list of this.spares.values()) for (const w of list.splice(0)) w.dispose()
   }
 }
