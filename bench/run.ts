@@ -12,9 +12,11 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { createRequire } from 'node:module'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import * as grpc from '@grpc/grpc-js'
 import { createHooks } from 'hookable'
 import { HookdClient, bridgeHookable } from '../src/host/index.js'
 import { BUILT_CLI, CLI_ARGS, ROOT, startServe, stopProcess } from '../test/support/processes.js'
+import { ECHO_SERVICE } from './echo-floor.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const OUT = join(ROOT, 'bench', 'out')
@@ -22,8 +24,8 @@ const WORKERS = availableParallelism()
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 5)
 
 const counts = SMOKE
-  ? { latency: 40, warmup: 5, process: 3, sessions: 4, perSession: 10, floorMs: 300, rssFirst: 60, rssSecond: 240, unsubscribed: 20_000 }
-  : { latency: 2000, warmup: 200, process: 60, sessions: 16, perSession: 250, floorMs: 3000, rssFirst: 1000, rssSecond: 20_000, unsubscribed: 1_000_000 }
+  ? { latency: 40, warmup: 5, process: 3, sessions: 4, perSession: 10, floorMs: 300, rounds: 1, rssFirst: 60, rssSecond: 240, unsubscribed: 20_000 }
+  : { latency: 2000, warmup: 200, process: 60, sessions: 16, perSession: 250, floorMs: 3000, rounds: 3, rssFirst: 1000, rssSecond: 20_000, unsubscribed: 1_000_000 }
 
 const HOOK = `module.exports = {
   beforeToolExecute(ctx, call) {
@@ -42,6 +44,11 @@ function percentile(sorted: number[], p: number): number {
 function summary(samplesUs: number[]): { p50: number; p99: number } {
   const sorted = [...samplesUs].sort((a, b) => a - b)
   return { p50: Math.round(percentile(sorted, 50) * 10) / 10, p99: Math.round(percentile(sorted, 99) * 10) / 10 }
+}
+
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0
 }
 
 async function time<T>(fn: () => Promise<T>): Promise<number> {
@@ -74,6 +81,21 @@ async function treeRssMb(pid: number): Promise<number> {
   }
   await visit(pid)
   return Math.round((kb / 1024) * 10) / 10
+}
+
+/**
+ * The tree's resident memory once a burst is over: the median of 5 readings 100 ms apart, after 200 ms
+ * of quiet. A single reading moves by 10-20 % with where each process's garbage collector happens to
+ * be (measured: a worker's heapUsed swings between ~11 and ~35 MB under load).
+ */
+async function settledRssMb(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 200))
+  const readings: number[] = []
+  for (let i = 0; i < 5; i++) {
+    readings.push(await treeRssMb(pid))
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return median(readings)
 }
 
 const call = { id: 'c1', name: 'shell', arguments: { command: 'ls -la' } }
@@ -137,20 +159,28 @@ async function main(): Promise<void> {
       )
     }
 
-    // Throughput: many concurrent sessions, every invocation in a fresh isolate.
+    // Throughput: many concurrent sessions, every invocation in a fresh isolate, against the floor:
+    // isolate + context + compile + run + dispose in a tight loop, no gRPC, same parallelism. The two
+    // alternate for `rounds` rounds, each round's ratio taken from runs seconds apart, so that a
+    // change in the machine's speed during the run moves both sides of a ratio alike.
     const sessions = await Promise.all(
       Array.from({ length: counts.sessions }, (_, i) => client.openSession({ sessionId: `tp-${i}`, hooks: ['one'] })),
     )
-    const tpStart = process.hrtime.bigint()
-    await Promise.all(sessions.map(async (s) => {
-      for (let i = 0; i < counts.perSession; i++) await s.call('beforeToolExecute', call)
-    }))
-    const tpSeconds = Number(process.hrtime.bigint() - tpStart) / 1e9
-    const throughput = Math.round((counts.sessions * counts.perSession) / tpSeconds)
+    const rounds: Array<{ hookd: number; floor: number; ratio: number }> = []
+    for (let round = 0; round < counts.rounds; round++) {
+      const tpStart = process.hrtime.bigint()
+      await Promise.all(sessions.map(async (s) => {
+        for (let i = 0; i < counts.perSession; i++) await s.call('beforeToolExecute', call)
+      }))
+      const tpSeconds = Number(process.hrtime.bigint() - tpStart) / 1e9
+      const hookd = Math.round((counts.sessions * counts.perSession) / tpSeconds)
+      const floor = await rawIsolateFloor(hookFile)
+      rounds.push({ hookd, floor, ratio: Math.round((hookd / floor) * 100) / 100 })
+    }
     for (const s of sessions) s.abandon()
 
-    // The floor: isolate + context + compile + run + dispose in a tight loop, no gRPC, same parallelism.
-    const floor = await rawIsolateFloor(hookFile)
+    // The latency floors of the two process boundaries, paced like hookd's calls.
+    const echo = await echoFloors(dir, PACE_MS)
 
     // Memory after many invocations.
     const rssSession = await client.openSession({ sessionId: 'rss', hooks: ['one'] })
@@ -161,9 +191,9 @@ async function main(): Promise<void> {
       }))
     }
     await burst(counts.rssFirst)
-    const rssFirst = await treeRssMb(sidecar.pid as number)
+    const rssFirst = await settledRssMb(sidecar.pid as number)
     await burst(counts.rssSecond - counts.rssFirst)
-    const rssSecond = await treeRssMb(sidecar.pid as number)
+    const rssSecond = await settledRssMb(sidecar.pid as number)
     rssSession.abandon()
 
     // Host-side cost of a point nobody subscribed to: the bridge registers nothing for it.
@@ -184,10 +214,14 @@ async function main(): Promise<void> {
         hookd_1hook: oneHook,
         hookd_3hooks: threeHooks,
         hookd_1hook_back_to_back: oneHookBackToBack,
+        grpc_echo: echo.grpc,
+        ipc_echo: echo.ipc,
         inprocess_hookable: summary(inprocSamples),
         process_per_hook: summary(processSamples),
       },
-      throughput_per_s: { hookd: throughput, raw_isolate_floor: floor },
+      throughput_per_s: { hookd: median(rounds.map((r) => r.hookd)), raw_isolate_floor: median(rounds.map((r) => r.floor)) },
+      throughput_ratio: median(rounds.map((r) => r.ratio)),
+      throughput_rounds: rounds,
       unsubscribed_point_ns: unsubscribedNs,
       rss_mb: { after_1k: rssFirst, after_20k: rssSecond },
       counts,
@@ -219,6 +253,57 @@ async function rawIsolateFloor(hookFile: string): Promise<number> {
   return Math.round(runs.reduce((a, b) => a + b, 0))
 }
 
+/**
+ * Bare round trips through the two process boundaries a hook call crosses (bench/echo-floor.ts): a
+ * grpc-js bidirectional stream on a Unix socket and Node IPC, each to a process that only echoes, with
+ * the same pacing and counts as hookd's latency runs.
+ */
+async function echoFloors(dir: string, paceMs: number): Promise<{ grpc: { p50: number; p99: number }; ipc: { p50: number; p99: number } }> {
+  const address = `unix:${join(dir, 'echo.sock')}`
+  const child = fork(join(ROOT, 'bench', 'echo-floor.ts'), [address], { execArgv: ['--import', import.meta.resolve('tsx')] })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve())
+      child.once('exit', (code) => reject(new Error(`echo floor process exited ${code}`)))
+    })
+    const EchoClient = grpc.makeGenericClientConstructor(ECHO_SERVICE, 'Echo')
+    const echoClient = new EchoClient(address, grpc.credentials.createInsecure())
+    const stream = (echoClient as unknown as { Echo(): grpc.ClientDuplexStream<Buffer, Buffer> }).Echo()
+    let answered: () => void = () => {}
+    stream.on('data', () => answered())
+    const frame = Buffer.from(JSON.stringify(call))
+    const viaGrpc = (): Promise<void> => new Promise((resolve) => {
+      answered = resolve
+      stream.write(frame)
+    })
+    const viaIpc = (): Promise<void> => new Promise((resolve) => {
+      child.once('message', () => resolve())
+      child.send(call)
+    })
+    const measure = async (once: () => Promise<void>): Promise<{ p50: number; p99: number }> => {
+      for (let i = 0; i < counts.warmup; i++) await once()
+      const samples: number[] = []
+      for (let i = 0; i < counts.latency; i++) {
+        if (paceMs) await new Promise((r) => setTimeout(r, paceMs))
+        samples.push(await time(once))
+      }
+      return summary(samples)
+    }
+    const grpcEcho = await measure(viaGrpc)
+    const ipcEcho = await measure(viaIpc)
+    await new Promise<void>((resolve) => {
+      stream.on('end', resolve)
+      stream.on('error', () => resolve())
+      stream.resume()
+      stream.end()
+    })
+    echoClient.close()
+    return { grpc: grpcEcho, ipc: ipcEcho }
+  } finally {
+    child.disconnect()
+  }
+}
+
 function print(r: Record<string, unknown>): void {
   const lat = r.latency_us as Record<string, { p50: number; p99: number }>
   const tp = r.throughput_per_s as Record<string, number>
@@ -227,12 +312,14 @@ function print(r: Record<string, unknown>): void {
     [`hookd, 1 hook, calls ${r.pace_ms} ms apart (p50 / p99 us)`, `${lat.hookd_1hook?.p50} / ${lat.hookd_1hook?.p99}`],
     [`hookd, 3 hooks, calls ${r.pace_ms} ms apart (p50 / p99 us)`, `${lat.hookd_3hooks?.p50} / ${lat.hookd_3hooks?.p99}`],
     ['hookd, 1 hook, back to back (p50 / p99 us)', `${lat.hookd_1hook_back_to_back?.p50} / ${lat.hookd_1hook_back_to_back?.p99}`],
+    [`bare gRPC stream echo, ${r.pace_ms} ms apart (p50 / p99 us)`, `${lat.grpc_echo?.p50} / ${lat.grpc_echo?.p99}`],
+    [`bare Node IPC echo, ${r.pace_ms} ms apart (p50 / p99 us)`, `${lat.ipc_echo?.p50} / ${lat.ipc_echo?.p99}`],
     ['in-process hookable (p50 / p99 us)', `${lat.inprocess_hookable?.p50} / ${lat.inprocess_hookable?.p99}`],
     ['process per hook (p50 / p99 us)', `${lat.process_per_hook?.p50} / ${lat.process_per_hook?.p99}`],
     ['process per hook / hookd p50', `${((lat.process_per_hook?.p50 ?? 0) / (lat.hookd_1hook?.p50 || 1)).toFixed(1)}x`],
     ['hookd throughput (invocations/s)', `${tp.hookd}`],
     ['raw isolate floor (invocations/s)', `${tp.raw_isolate_floor}`],
-    ['hookd / floor', `${((tp.hookd ?? 0) / (tp.raw_isolate_floor || 1)).toFixed(2)}`],
+    ['hookd / floor (median of rounds)', `${r.throughput_ratio} (${(r.throughput_rounds as Array<{ ratio: number }>).map((x) => x.ratio).join(', ')})`],
     ['unsubscribed point (ns)', `${r.unsubscribed_point_ns}`],
     ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
   ]
