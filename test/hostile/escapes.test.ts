@@ -110,6 +110,19 @@ describe('nothing of the host in the isolate', () => {
     expect(run.result).toEqual({ allow: true, arguments: { escaped: 'undefined/undefined/undefined/undefined' } })
     await expectServing(running)
   })
+  it('wrapper-twice: a script that enters its own module and not the wrapped one is not a module', async () => {
+    const run = await runHooks(running, ['wrapper-twice'])
+    expect(run.diagnostics).toEqual([
+      failed(
+        'wrapper-twice',
+        'load',
+        "the hook's source closes hookd's CommonJS module wrapper early, so it did not load as a module; remove the unbalanced `})`",
+      ),
+    ])
+    expect(run.result).toEqual(UNCHANGED)
+    await expectServing(running)
+  })
+
   it('wrapper-throw: code that escapes the wrapper and throws before the module is entered fails to load', async () => {
     const pushed: string[] = []
     const run = await runHooks(running, ['wrapper-throw', 'ordinary'], {
