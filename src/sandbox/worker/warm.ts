@@ -74,12 +74,14 @@ export function createWarm(memoryMb: number): WarmIsolate {
         handler = undefined
         if (released) return
         released = true
-        bridge.release()
+        // The isolate first: a hook still running (a limit or a cancel ended it) stops before its
+        // bridge goes away under it.
         try {
           if (!isolate.isDisposed) isolate.dispose()
         } catch {
           // Already disposed by isolated-vm (memory limit) between the check and the call.
         }
+        bridge.release()
       },
     }
   } catch (err) {
