@@ -9,7 +9,6 @@
  * cancel or a failure of the isolate. After it, the bridge ignores the hook and the isolate is disposed,
  * so nothing a hook left behind (timers of its own, finalizers, pending promises) runs on.
  */
-import { randomUUID } from 'node:crypto'
 import ivm from 'isolated-vm'
 import type { DiagnosticKind } from '../../protocol/diagnostic.js'
 import {
@@ -82,7 +81,6 @@ export const RUNNER_MESSAGES = {
   unhandled: (text: string) => `an unhandled promise rejection: ${text}`,
   topLevel: (text: string) => `the hook's top-level code failed: ${text}`,
   badReply: () => 'hookd could not read the sandbox prelude\'s answer',
-  notModule: () => "the hook's source closes hookd's CommonJS module wrapper early, so it did not load as a module; remove the unbalanced `})`",
 } as const
 
 /** Hook code by name and version; the code cache is produced here, by hookd, never taken from a hook. */
@@ -235,7 +233,6 @@ export async function runInIsolate(
   const drive = async (): Promise<void> => {
     const { context, arm } = warm
     const preludeLimits: PreludeLimits = { resultBytes: limits.resultBytes, logBytes: limits.logBytes, memoryMb: limits.memoryMb }
-    const token = randomUUID()
     // Arming is hookd's own code on hookd's data, and so is compiling: both run synchronously on this
     // thread, where the warm isolate was last used, which spares trips to the isolate's thread (each
     // measured at ~65-165 us, and ~70 us more whenever the isolate changes threads). Everything that
@@ -244,7 +241,7 @@ export async function runInIsolate(
     // code cache, also asynchronously: only cached compiles, whose cost the cache bounds, run here.
     const entered = arm.applySync(
       undefined,
-      [JSON.stringify(ctx ?? {}), JSON.stringify(preludeLimits), call ? call.point : null, argsJson, call ? call.resultArg : -1, token],
+      [JSON.stringify(ctx ?? {}), JSON.stringify(preludeLimits), call ? call.point : null, argsJson, call ? call.resultArg : -1],
       { result: { reference: true }, timeout: limits.wallMs },
     ) as ivm.Reference<() => boolean>
     stage = 'compile'
@@ -265,12 +262,10 @@ export async function runInIsolate(
     }
     if (!hook.cachedData && script.cachedData) hook.cachedData = script.cachedData
     // One trip: the script calls the prelude's entry, which loads the module and calls the export; the
-    // answer arrives through the bridge. Its completion value is the token unless the source was not the
-    // module it was wrapped as.
+    // answer arrives through the bridge.
     stage = 'run'
-    let completion: unknown
     try {
-      completion = await script.run(context, { timeout: limits.wallMs })
+      await script.run(context, { timeout: limits.wallMs })
     } catch (err) {
       // What escaped the script before any module was entered is top-level code that broke out of
       // the wrapper; after, a rejection nobody handled.
@@ -279,7 +274,6 @@ export async function runInIsolate(
     } finally {
       entered.release()
     }
-    if (completion !== token) settle({ ok: false, kind: 'load', message: RUNNER_MESSAGES.notModule() })
   }
 
   const onAbort = (): void => end('cancelled', RUNNER_MESSAGES.cancelled())

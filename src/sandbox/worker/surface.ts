@@ -47,23 +47,23 @@ export function clipMessage(text: string): string {
 }
 
 /**
- * Runs inside the isolate, in two steps, so that no hook code at all (not even code that escapes the
+ * Runs inside the isolate, in three steps, so that no hook code at all (not even code that escapes the
  * CommonJS wrapper) runs before `ctx` is built and the bridge's methods are captured:
  *
  * 1. The prelude script evaluates to `hookdSetup(bridge)`, which the worker calls when it warms the
  *    isolate, before there is an invocation: it makes ctx's functions and returns `hookdArm`.
- * 2. For the invocation, the worker calls `hookdArm(ctxJson, limitsJson, point, argsJson, resultArg,
- *    token)` synchronously, before it runs the hook's script. It builds `ctx`, defines the one-shot
- *    global entry (ENTRY) and returns `hookdEntered`. An isolate is armed once.
+ * 2. For the invocation, the worker calls `hookdArm(ctxJson, limitsJson, point, argsJson, resultArg)`
+ *    synchronously, before it runs the hook's script. It builds `ctx`, defines the one-shot global
+ *    entry (ENTRY) and returns `hookdEntered`. An isolate is armed once.
  * 3. The worker runs the hook's wrapped script, `__hookdEnter(function (module, exports) {...})`. The
- *    entry deletes itself from the global, loads the module, calls the export `point` (`point ===
- *    null`: reports the exports) and returns `token`, which becomes the script's completion value.
- *    Loading and calling the hook take one trip to the isolate's thread instead of two.
+ *    entry deletes itself from the global, loads the module and calls the export `point` (`point ===
+ *    null`: reports the exports). Loading and calling the hook take one trip to the isolate's thread
+ *    instead of two.
  *
- * Code that escapes the wrapper early can at most call the entry itself, with a module function of its
- * own: that is being the hook, which it is. The entry works once; a script that ends without its
- * token was not the module hookd wrapped, and `hookdEntered()` tells the worker whether any module
- * was entered before a script failed.
+ * The wrapper's call is evaluated first, so the entry is always called unless the script throws while
+ * evaluating its arguments; `hookdEntered()` tells the worker, when a script failed, whether that was
+ * before the module was entered. Code that escapes the wrapper early can at most call the entry itself
+ * first, with a module function of its own: that is being the hook, which it is. The entry works once.
  *
  * The answer goes back through the bridge as `$done` with JSON text
  * {"ok":true,"value":"<json>"} | {"ok":true} | {"ok":false,"kind":...,"message":...,"line":...}.
@@ -192,7 +192,7 @@ return function hookdSetup(bridge) {
   const limited = new WeakSetCtor();
   const hostTimeout = new WeakSetCtor();
   // The invocation's, set once by hookdArm.
-  let resultLimit = 0, logLimit = 0, memoryMb = 0, point = null, argsJson = '[]', resultArg = -1, token = '';
+  let resultLimit = 0, logLimit = 0, memoryMb = 0, point = null, argsJson = '[]', resultArg = -1;
   let ctx;
   let armed = false;
   let answered = false;
@@ -352,15 +352,14 @@ return function hookdSetup(bridge) {
 
   let entered = false;
   function enter(factory) {
-    if (entered) return undefined;
+    if (entered) return;
     entered = true;
     deleteProperty(global, '${ENTRY}');
     invoke(factory);
-    return token;
   }
   function hookdEntered() { return entered; }
 
-  return function hookdArm(ctxJson, limitsJson, callPoint, callArgsJson, callResultArg, callToken) {
+  return function hookdArm(ctxJson, limitsJson, callPoint, callArgsJson, callResultArg) {
     if (armed) throw new ErrorCtor('hookd: an isolate serves one invocation');
     armed = true;
     const limits = parse(limitsJson);
@@ -370,7 +369,6 @@ return function hookdSetup(bridge) {
     point = callPoint;
     argsJson = callArgsJson;
     resultArg = callResultArg;
-    token = callToken;
     const data = parse(ctxJson);
     ctx = freeze({
       workdir: data.workdir,
