@@ -47,14 +47,24 @@ function summary(samplesUs: number[]): { p50: number; p99: number } {
 }
 
 function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0
+  return percentile([...xs].sort((a, b) => a - b), 50)
 }
 
 async function time<T>(fn: () => Promise<T>): Promise<number> {
   const start = process.hrtime.bigint()
   await fn()
   return Number(process.hrtime.bigint() - start) / 1000
+}
+
+/** Latency of `once`: `counts.warmup` calls not counted, then `counts.latency` calls `paceMs` apart. */
+async function paced(once: () => Promise<unknown>, paceMs: number): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < counts.warmup; i++) await once()
+  const samples: number[] = []
+  for (let i = 0; i < counts.latency; i++) {
+    if (paceMs) await new Promise((r) => setTimeout(r, paceMs))
+    samples.push(await time(once))
+  }
+  return summary(samples)
 }
 
 /** Starts `hookd serve` as its own process, as a host would run it. */
@@ -119,14 +129,9 @@ async function main(): Promise<void> {
     // for creating its isolate (that sustained cost is what the throughput figures measure).
     const latency = async (names: string[], paceMs: number): Promise<{ p50: number; p99: number }> => {
       const session = await client.openSession({ sessionId: `lat-${names.length}-${paceMs}`, hooks: names })
-      for (let i = 0; i < counts.warmup; i++) await session.call('beforeToolExecute', call)
-      const samples: number[] = []
-      for (let i = 0; i < counts.latency; i++) {
-        if (paceMs) await new Promise((r) => setTimeout(r, paceMs))
-        samples.push(await time(() => session.call('beforeToolExecute', call)))
-      }
+      const measured = await paced(() => session.call('beforeToolExecute', call), paceMs)
       session.abandon()
-      return summary(samples)
+      return measured
     }
     const oneHook = await latency(['one'], PACE_MS)
     const threeHooks = await latency(['one', 'two', 'three'], PACE_MS)
@@ -280,17 +285,8 @@ async function echoFloors(dir: string, paceMs: number): Promise<{ grpc: { p50: n
       child.once('message', () => resolve())
       child.send(call)
     })
-    const measure = async (once: () => Promise<void>): Promise<{ p50: number; p99: number }> => {
-      for (let i = 0; i < counts.warmup; i++) await once()
-      const samples: number[] = []
-      for (let i = 0; i < counts.latency; i++) {
-        if (paceMs) await new Promise((r) => setTimeout(r, paceMs))
-        samples.push(await time(once))
-      }
-      return summary(samples)
-    }
-    const grpcEcho = await measure(viaGrpc)
-    const ipcEcho = await measure(viaIpc)
+    const grpcEcho = await paced(viaGrpc, paceMs)
+    const ipcEcho = await paced(viaIpc, paceMs)
     await new Promise<void>((resolve) => {
       stream.on('end', resolve)
       stream.on('error', () => resolve())
