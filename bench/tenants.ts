@@ -17,7 +17,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { HookdClient } from '../src/host/index.js'
-import { hashToken, newToken } from '../src/sandbox/tenant-token.js'
+import { hashToken, newToken } from '../src/sidecar/tenancy/tenant-token.js'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'

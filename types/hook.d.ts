@@ -18,7 +18,7 @@
  * `@type {import('hookd/hook').Hook<{ level: number }>}` makes `ctx.config.level` a number.
  *
  * These declarations mirror the point catalog (src/protocol/points.ts) and the capability surface
- * (src/sandbox/worker/surface.ts, src/protocol/capabilities.ts); test/types/hook-types.test.ts fails
+ * (src/sidecar/worker/isolate/surface.ts, src/protocol/capabilities.ts); test/types/hook-types.test.ts fails
  * the build when they drift apart. docs/capabilities.md documents every `ctx` member.
  */
 
@@ -104,7 +104,7 @@ export type DefaultConfig = { readonly [key: string]: unknown }
  *
  * `ctx` is the hook's only way out. Besides it, a hook's isolate holds the language built-ins and
  * nothing else (no `require`, `process`, `Buffer`, timers or `fetch`), and hookd removes three
- * built-ins before any hook code runs (src/sandbox/worker/surface.ts, docs/containment.md):
+ * built-ins before any hook code runs (src/sidecar/worker/isolate/surface.ts, docs/containment.md):
  * `console` (it would print nowhere: log with `ctx.log`), `WebAssembly` (its memory escapes the
  * memory limit) and `Atomics.waitAsync` (it can abort the sandbox worker). Using them throws a
  * `ReferenceError` or `TypeError`.

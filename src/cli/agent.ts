@@ -11,7 +11,7 @@ import type { Model } from '../host/agent/model.js'
 import { SCRIPTED_PREFIX, ScriptedModel } from '../host/agent/scripted-model.js'
 import { TerminalUI } from '../host/agent/terminal.js'
 import { HookdError } from '../protocol/status.js'
-import { Sidecar } from '../sandbox/server.js'
+import { Sidecar } from '../sidecar/sidecar.js'
 import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6'

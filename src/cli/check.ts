@@ -6,10 +6,10 @@
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { closestPoint, exportLine } from '../sandbox/hook-files.js'
-import { Registry, HOOK_NAME } from '../sandbox/registry.js'
-import { DEFAULT_LIMITS } from '../sandbox/worker/protocol.js'
-import { WorkerPool } from '../sandbox/worker/supervisor.js'
+import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
+import { Registry, HOOK_NAME } from '../sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS } from '../sidecar/worker/protocol.js'
+import { WorkerPool } from '../sidecar/worker/pool/worker-pool.js'
 import { UsageError, parse } from './args.js'
 
 export const CHECK_HELP = `Usage: hookd check [DIR] [--json]

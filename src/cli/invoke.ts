@@ -8,7 +8,7 @@ import { terminalConfirm } from '../host/capabilities.js'
 import { POINT_NAMES, getPoint, isPointName } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import type { LogLineData } from '../protocol/wire.js'
-import { Sidecar } from '../sandbox/server.js'
+import { Sidecar } from '../sidecar/sidecar.js'
 import { CommandError, UsageError, list, parse } from './args.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectFlagsGiven, connectHint, connectOptions } from './connect-flags.js'
 

@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises'
 import { parseAddress } from '../protocol/address.js'
-import type { SidecarOptions } from '../sandbox/server.js'
-import { readTenants } from '../sandbox/tenants-file.js'
+import type { SidecarOptions } from '../sidecar/sidecar.js'
+import { readTenants } from '../sidecar/tenancy/tenants-file.js'
 import { UsageError, positiveInt } from './args.js'
 
 export const TENANCY_HELP = `  --tenants FILE           serve several tenants, each with its own token, hooks, policy, limits and

@@ -1,8 +1,8 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
 import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
-import { Sidecar } from '../sandbox/server.js'
-import { DEFAULT_LIMITS, type Limits } from '../sandbox/worker/protocol.js'
+import { Sidecar } from '../sidecar/sidecar.js'
+import { DEFAULT_LIMITS, type Limits } from '../sidecar/worker/protocol.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import { TENANCY_FLAGS, TENANCY_HELP, tenancySettings } from './serve-tenancy.js'
 

@@ -8,8 +8,8 @@
 import { stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { HookdError } from '../protocol/status.js'
-import { hashToken, newToken } from '../sandbox/tenant-token.js'
-import { readTenants } from '../sandbox/tenants-file.js'
+import { hashToken, newToken } from '../sidecar/tenancy/tenant-token.js'
+import { readTenants } from '../sidecar/tenancy/tenants-file.js'
 import { CommandError, UsageError, parse } from './args.js'
 
 export const TENANT_HELP = `Usage: hookd tenant token [--id ID] [--hooks DIR] [--json]

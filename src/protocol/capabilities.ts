@@ -2,7 +2,7 @@
  * The host capabilities a hook can call through `ctx`, with the zod schema of each call's arguments as
  * they travel in CapabilityCall.args. The sidecar validates a call against it, checks the session's
  * policy and only then forwards it; the host validates again on arrival. The ctx functions that make
- * these calls inside the isolate are in src/sandbox/worker/surface.ts; docs/capabilities.md documents
+ * these calls inside the isolate are in src/sidecar/worker/isolate/surface.ts; docs/capabilities.md documents
  * them for hook and host authors, and types/hook.d.ts declares them for hook authors.
  *
  * The schemas bound every string a hook can send. A capability call crosses gRPC to the host, whose

@@ -4,7 +4,7 @@
  * (undefined: no opinion), throws (a HookFailure), or takes over the raw stream for hostile tests.
  */
 import * as grpc from '@grpc/grpc-js'
-import { hookService } from '../../src/sandbox/remote-wire.js'
+import { hookService } from '../../src/sidecar/runners/remote/remote-wire.js'
 
 export interface Invocation {
   callId: number

@@ -5,7 +5,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { HookdClient, type SessionOptions } from '../../src/host/index.js'
-import { Sidecar, type SidecarOptions } from '../../src/sandbox/server.js'
+import { Sidecar, type SidecarOptions } from '../../src/sidecar/sidecar.js'
 
 export interface Running {
   sidecar: Sidecar

@@ -3,7 +3,7 @@
  * host, and queued work leaving on abort. Driven by hand-released tasks: no timing.
  */
 import { describe, expect, it } from 'vitest'
-import { FairQueue, type Slot } from '../../src/sandbox/fair-queue.js'
+import { FairQueue, type Slot } from '../../src/sidecar/tenancy/fair-queue.js'
 
 /** A task that records when it starts and finishes when released. */
 function task(log: string[], name: string): { run: (slot: Slot) => Promise<string>; release(): void; slot: Promise<Slot> } {

@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HookdError } from '../../src/host/index.js'
-import { hashToken, newToken } from '../../src/sandbox/tenant-token.js'
+import { hashToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
 import { waitFor } from '../reload/support.js'
 import { hook, sessionOptions } from '../support/sidecar.js'
 import { type TenantFixture, startTenants, toolCall } from './support.js'

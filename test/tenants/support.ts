@@ -6,8 +6,8 @@ import { mkdtemp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { HookdClient } from '../../src/host/index.js'
-import { Sidecar, type SidecarOptions } from '../../src/sandbox/server.js'
-import { hashToken, newToken } from '../../src/sandbox/tenant-token.js'
+import { Sidecar, type SidecarOptions } from '../../src/sidecar/sidecar.js'
+import { hashToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
 import { addFiles } from '../support/sidecar.js'
 
 export interface TenantSpec {

@@ -2,8 +2,8 @@
  * The tenants file's validation (messages that point at the bad entry) and the credential helpers.
  */
 import { describe, expect, it } from 'vitest'
-import { bearerToken, hashBytes, hashToken, matchToken, newToken } from '../../src/sandbox/tenant-token.js'
-import { parseTenants } from '../../src/sandbox/tenants-file.js'
+import { bearerToken, hashBytes, hashToken, matchToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
+import { parseTenants } from '../../src/sidecar/tenancy/tenants-file.js'
 
 const hash = (c: string): string => `sha256:${c.repeat(64)}`
 const parse = (tenants: unknown): string => {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { POINT_NAMES, type PointName } from '../protocol/points.js'
+import { POINT_NAMES, type PointName } from '../../protocol/points.js'
 
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({

@@ -9,7 +9,7 @@ import type * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { ReflectionService } from '@grpc/reflection'
 import { protoPath as healthProto } from 'grpc-health-check'
-import { LOADER_OPTIONS, SERVICE_NAME, packageDefinition } from '../protocol/wire.js'
+import { LOADER_OPTIONS, SERVICE_NAME, packageDefinition } from '../../protocol/wire.js'
 
 export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health'
 

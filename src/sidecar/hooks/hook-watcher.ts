@@ -17,7 +17,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path'
 import { type FSWatcher, watch } from 'chokidar'
-import { HookdError } from '../protocol/status.js'
+import { HookdError } from '../../protocol/status.js'
 import type { Registry } from './registry.js'
 
 export interface WatchOptions {

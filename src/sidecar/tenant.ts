@@ -4,7 +4,7 @@
  */
 import type * as grpc from '@grpc/grpc-js'
 import type { HookdError } from '../protocol/status.js'
-import type { SessionDeps } from './session.js'
+import type { SessionDeps } from './session/session.js'
 
 /** What a call runs as. */
 export interface Tenant {

@@ -5,7 +5,7 @@
  * the creation moves off the critical path. The prelude is compiled with a code cache hookd produces.
  */
 import ivm from 'isolated-vm'
-import { PRELUDE } from './surface.js'
+import { PRELUDE } from '../isolate/surface.js'
 
 /** What the isolate's bridge passes on: the prelude's calls, `op` naming what it wants (surface.ts). */
 export type BridgeHandler = (op: unknown, text: unknown) => Promise<string | undefined>

@@ -10,8 +10,8 @@
  * unix path absolute, without `.` or `..`): no DNS lookups, no symbolic links followed.
  */
 import { isAbsolute, resolve } from 'node:path'
-import { HookdError } from '../protocol/status.js'
-import type { RemoteAddress } from './remote.js'
+import { HookdError } from '../../../protocol/status.js'
+import type { RemoteAddress } from './remote-hooks.js'
 
 /** Why a remote hook's address is refused, or undefined when it is allowed. */
 export type RemoteAllow = (address: RemoteAddress) => string | undefined

@@ -10,7 +10,7 @@
  * so nothing a hook left behind (timers of its own, finalizers, pending promises) runs on.
  */
 import ivm from 'isolated-vm'
-import type { DiagnosticKind } from '../../protocol/diagnostic.js'
+import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
 import {
   type CapabilityReply,
   type CtxData,
@@ -19,10 +19,10 @@ import {
   type Limits,
   hookCodeKey,
   invokeOutcome,
-} from './protocol.js'
-import { clipMessage, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from './surface.js'
-import { InvocationBudget } from '../budget.js'
-import { WarmPool } from './warm.js'
+} from '../protocol.js'
+import { clipMessage, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from '../isolate/surface.js'
+import { InvocationBudget } from '../../runners/invocation-budget.js'
+import { WarmPool } from './warm-isolates.js'
 
 /** Spare warm isolates per memory limit (HOOKD_WARM_ISOLATES, default 2; 0 creates each on demand). */
 const warmIsolates = new WarmPool(Number(process.env.HOOKD_WARM_ISOLATES ?? 2))

@@ -7,8 +7,8 @@
  * (src/host/capabilities.ts) check real paths again.
  */
 import { isAbsolute, normalize, sep } from 'node:path'
-import type { FileAccess } from '../protocol/wire.js'
-import { type CapabilityArgs, type CapabilityName, originOf, quoted } from '../protocol/capabilities.js'
+import type { FileAccess } from '../../protocol/wire.js'
+import { type CapabilityArgs, type CapabilityName, originOf, quoted } from '../../protocol/capabilities.js'
 
 export { originOf }
 

@@ -2,12 +2,12 @@
  * Runs one point through a session's hooks, in declared order: each hook's validated answer becomes
  * the next hook's input; a failing hook becomes a diagnostic and is skipped; a refusal stops the chain.
  */
-import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type AnyPoint, getPoint, handlerFor } from '../protocol/points.js'
-import type { HookTrace, PointResultData } from '../protocol/wire.js'
-import type { LoadedHook } from './registry.js'
-import type { InvocationReport } from './worker/supervisor.js'
-import { sameJson } from '../protocol/json.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { type AnyPoint, getPoint, handlerFor } from '../../protocol/points.js'
+import type { HookTrace, PointResultData } from '../../protocol/wire.js'
+import type { LoadedHook } from '../hooks/registry.js'
+import type { InvocationReport } from '../worker/pool/worker-pool.js'
+import { sameJson } from '../../protocol/json.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export type ChainHook = Pick<LoadedHook, 'name' | 'version' | 'filename' | 'points'>

@@ -8,7 +8,7 @@
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { z } from 'zod'
-import { LOADER_OPTIONS } from '../protocol/wire.js'
+import { LOADER_OPTIONS } from '../../../protocol/wire.js'
 
 export const HOOK_PROTO_FILE = 'hookd/v1/hook.proto'
 export const HOOK_SERVICE_NAME = 'hookd.v1.Hook'

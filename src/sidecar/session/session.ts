@@ -4,10 +4,10 @@
  * nothing of gRPC: the server (or the unary Invoke) supplies a `SessionLink` to reach the host.
  */
 import { arch, platform } from 'node:os'
-import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type AnyPoint, POINT_NAMES, getPoint, handlerFor } from '../protocol/points.js'
-import { HookdError } from '../protocol/status.js'
-import { PROTOCOL_VERSION, HOOKD_VERSION } from '../protocol/version.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { type AnyPoint, POINT_NAMES, getPoint, handlerFor } from '../../protocol/points.js'
+import { HookdError } from '../../protocol/status.js'
+import { PROTOCOL_VERSION, HOOKD_VERSION } from '../../protocol/version.js'
 import {
   type CapabilityCallData,
   type HookInfoData,
@@ -15,16 +15,16 @@ import {
   type OpenSessionWire,
   type PointResultData,
   parseJsonBytes,
-} from '../protocol/wire.js'
-import { type ChainStep, runChain } from './chain.js'
+} from '../../protocol/wire.js'
+import { type ChainStep, runChain } from '../chain/chain.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
-import type { LoadedHook, Registry } from './registry.js'
-import type { CapabilityReply, CtxData, Limits } from './worker/protocol.js'
-import { CAPABILITIES, isCapabilityName } from '../protocol/capabilities.js'
-import type { ChainRun, InvocationReport, InvocationRequest, WorkerPool } from './worker/supervisor.js'
+import type { LoadedHook, Registry } from '../hooks/registry.js'
+import type { CapabilityReply, CtxData, Limits } from '../worker/protocol.js'
+import { CAPABILITIES, isCapabilityName } from '../../protocol/capabilities.js'
+import type { ChainRun, InvocationReport, InvocationRequest, WorkerPool } from '../worker/pool/worker-pool.js'
 import { type AuditLog, decide } from './audit.js'
-import { quotaResult } from './quota.js'
-import { type TenantScope, tenantEnv, tenantRefusal } from './tenant-scope.js'
+import { quotaResult } from '../tenancy/quota.js'
+import { type TenantScope, tenantEnv, tenantRefusal } from '../tenancy/tenant-scope.js'
 
 /** How a session reaches its host. */
 export interface SessionLink {

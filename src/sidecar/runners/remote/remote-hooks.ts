@@ -16,14 +16,14 @@
  */
 import { dirname, resolve } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
-import { formatAddress, parseAddress } from '../protocol/address.js'
-import { HookdError } from '../protocol/status.js'
-import { PROTOCOL_VERSION } from '../protocol/version.js'
-import { isPointName } from '../protocol/points.js'
+import { formatAddress, parseAddress } from '../../../protocol/address.js'
+import { HookdError } from '../../../protocol/status.js'
+import { PROTOCOL_VERSION } from '../../../protocol/version.js'
+import { isPointName } from '../../../protocol/points.js'
 import { MAX_REMOTE_MESSAGE_BYTES, describeResponseWire, hookService, toDescribeRequest } from './remote-wire.js'
 import { type RunClient, grpcDetails, runRemote } from './remote-invocation.js'
-import { clipMessage } from './worker/surface.js'
-import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
+import { clipMessage } from '../../worker/isolate/surface.js'
+import type { InvocationReport, InvocationRequest } from '../../worker/pool/worker-pool.js'
 
 /** How long hookd waits for a remote hook's Describe. */
 export const DESCRIBE_TIMEOUT_MS = 5000

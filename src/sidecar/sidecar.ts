@@ -22,14 +22,14 @@ import {
   parseJsonBytes,
   pointResultToWire,
 } from '../protocol/wire.js'
-import { addReflection } from './reflection.js'
-import { Registry } from './registry.js'
-import { AuditLog, type AuditOptions } from './audit.js'
-import { SingleTenant, type Tenancy, type Tenant, Tenants, type TenantsOptions } from './tenants.js'
-import type { WatchOptions } from './watch.js'
-import { DEFAULT_WAITS, Session, type SessionDeps } from './session.js'
+import { addReflection } from './grpc/reflection.js'
+import { Registry } from './hooks/registry.js'
+import { AuditLog, type AuditOptions } from './session/audit.js'
+import { SingleTenant, type Tenancy, type Tenant, Tenants, type TenantsOptions } from './tenancy/tenants.js'
+import type { WatchOptions } from './hooks/hook-watcher.js'
+import { DEFAULT_WAITS, Session, type SessionDeps } from './session/session.js'
 import { DEFAULT_LIMITS, type Limits } from './worker/protocol.js'
-import { type PoolOptions, WorkerPool } from './worker/supervisor.js'
+import { type PoolOptions, WorkerPool } from './worker/pool/worker-pool.js'
 
 export interface SidecarOptions {
   /** The hooks folder. Required without `tenants`; with them, each tenant names its own. */

@@ -10,9 +10,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { HookdError } from '../protocol/status.js'
-import type { PointResultData } from '../protocol/wire.js'
-import { GATE_POINTS } from '../protocol/zidane-points.js'
+import { HookdError } from '../../protocol/status.js'
+import type { PointResultData } from '../../protocol/wire.js'
+import { GATE_POINTS } from '../../protocol/zidane-points.js'
 
 export interface AuditOptions {
   /** A file path (appended to), or '-' for stdout. */

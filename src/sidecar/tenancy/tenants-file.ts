@@ -6,13 +6,13 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { z } from 'zod'
-import { originOf } from '../protocol/capabilities.js'
-import { HookdError } from '../protocol/status.js'
-import { FILE_ACCESS } from '../protocol/wire.js'
-import type { SessionPolicy } from './policy.js'
-import { remotePattern } from './remote-allow.js'
+import { originOf } from '../../protocol/capabilities.js'
+import { HookdError } from '../../protocol/status.js'
+import { FILE_ACCESS } from '../../protocol/wire.js'
+import type { SessionPolicy } from '../session/policy.js'
+import { remotePattern } from '../runners/remote/remote-allow.js'
 import { HASH_PATTERN } from './tenant-token.js'
-import type { Limits } from './worker/protocol.js'
+import type { Limits } from '../worker/protocol.js'
 
 /** Per-invocation limits a tenant may set (absent: the sidecar's own), and its quotas. */
 export interface TenantLimits {

@@ -9,10 +9,10 @@
  * quota as the reason), so that being over quota never lets a tool call past its guards; every other
  * point is returned unchanged, as when a host's failure policy answers for an absent sidecar.
  */
-import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type AnyPoint, handlerFor } from '../protocol/points.js'
-import type { HookTrace, PointResultData } from '../protocol/wire.js'
-import type { LoadedHook } from './registry.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { type AnyPoint, handlerFor } from '../../protocol/points.js'
+import type { HookTrace, PointResultData } from '../../protocol/wire.js'
+import type { LoadedHook } from '../hooks/registry.js'
 import type { TenantLimits } from './tenants-file.js'
 
 export type Admission = { ok: true; release(): void } | { ok: false; message: string }

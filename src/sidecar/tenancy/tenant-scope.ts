@@ -7,10 +7,10 @@
  * tenant's: a call must pass both. The tenant's side is read at every call, so a tenants-file edit that
  * narrows a policy applies to open sessions at once.
  */
-import type { CapabilityArgs, CapabilityName } from '../protocol/capabilities.js'
-import { type SessionPolicy, refusal } from './policy.js'
+import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
+import { type SessionPolicy, refusal } from '../session/policy.js'
 import type { Admission } from './quota.js'
-import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest } from './worker/supervisor.js'
+import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest } from '../worker/pool/worker-pool.js'
 
 export interface TenantScope {
   readonly id: string

@@ -6,11 +6,11 @@
  * aborts, as isolated-vm's README asks.
  */
 import v8 from 'node:v8'
-import { type AnyPoint, type PointName, getPoint } from '../../protocol/points.js'
-import { type ChainStep, runChain } from '../chain.js'
-import type { InvocationReport } from './supervisor.js'
-import type { CapabilityReply, FromWorker, ToWorker } from './protocol.js'
-import { type InvocationHost, expectChain, forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './runner.js'
+import { type AnyPoint, type PointName, getPoint } from '../../../protocol/points.js'
+import { type ChainStep, runChain } from '../../chain/chain.js'
+import type { InvocationReport } from '../pool/worker-pool.js'
+import type { CapabilityReply, FromWorker, ToWorker } from '../protocol.js'
+import { type InvocationHost, expectChain, forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './run-in-isolate.js'
 
 // Scripts compiled from here on (the prelude, hook code) are compiled whole, not function by function
 // on first call: the code cache hookd makes at a hook version's first compile then holds its inner

@@ -11,11 +11,11 @@
  * ignored. Never rejects.
  */
 import * as grpc from '@grpc/grpc-js'
-import { InvocationBudget } from './budget.js'
-import { clipMessage } from './worker/surface.js'
-import type { DiagnosticKind } from '../protocol/diagnostic.js'
-import type { CapabilityReply, InvokeOutcome, Limits } from './worker/protocol.js'
-import type { InvocationReport, InvocationRequest } from './worker/supervisor.js'
+import { InvocationBudget } from '../invocation-budget.js'
+import { clipMessage } from '../../worker/isolate/surface.js'
+import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
+import type { CapabilityReply, InvokeOutcome, Limits } from '../../worker/protocol.js'
+import type { InvocationReport, InvocationRequest } from '../../worker/pool/worker-pool.js'
 import {
   type HookAnswerWire,
   hookMessageProblem,

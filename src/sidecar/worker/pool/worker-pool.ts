@@ -9,9 +9,9 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { HookdError } from '../../protocol/status.js'
-import type { CtxData, CapabilityReply, HookCode, InvokeOutcome, Limits, LoadOutcome, ToWorker } from './protocol.js'
-import { fromWorker, hookCodeKey } from './protocol.js'
+import { HookdError } from '../../../protocol/status.js'
+import type { CtxData, CapabilityReply, HookCode, InvokeOutcome, Limits, LoadOutcome, ToWorker } from '../protocol.js'
+import { fromWorker, hookCodeKey } from '../protocol.js'
 
 export interface InvocationRequest {
   hook: HookCode & { source: string }
@@ -156,7 +156,7 @@ class Worker {
 
 const here = fileURLToPath(import.meta.url)
 const fromSource = here.endsWith('.ts')
-const ENTRY = fileURLToPath(new URL(fromSource ? './main.ts' : './main.js', import.meta.url))
+const ENTRY = fileURLToPath(new URL(fromSource ? '../process/main.ts' : '../process/main.js', import.meta.url))
 // isolated-vm needs --no-node-snapshot on Node 20. From source, the worker loads TypeScript through tsx,
 // resolved here: a bare 'tsx' would be looked up from the worker's working directory, which may be any.
 // A worker's own heap holds only messages and bookkeeping (hooks run in their isolates' heaps), but

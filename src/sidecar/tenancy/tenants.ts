@@ -12,19 +12,19 @@
  */
 import { readdir } from 'node:fs/promises'
 import type * as grpc from '@grpc/grpc-js'
-import type { Diagnostic } from '../protocol/diagnostic.js'
-import { HookdError } from '../protocol/status.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { HookdError } from '../../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
-import { Registry } from './registry.js'
-import { tenantRemoteAllow } from './remote-allow.js'
-import type { Tenancy, Tenant } from './tenancy.js'
+import { Registry } from '../hooks/registry.js'
+import { tenantRemoteAllow } from '../runners/remote/remote-allow.js'
+import type { Tenancy, Tenant } from '../tenant.js'
 import { type TenantBase, TenantState } from './tenant-state.js'
 import { bearerToken, matchToken } from './tenant-token.js'
 import { type TenantConfig, parseTenants, readTenants } from './tenants-file.js'
-import { TenantsFileWatcher, type TenantsWatchOptions } from './tenants-watch.js'
-import type { Limits } from './worker/protocol.js'
+import { TenantsFileWatcher, type TenantsWatchOptions } from './tenants-file-watcher.js'
+import type { Limits } from '../worker/protocol.js'
 
-export { SingleTenant, type Tenancy, type Tenant } from './tenancy.js'
+export { SingleTenant, type Tenancy, type Tenant } from '../tenant.js'
 export type { TenantBase } from './tenant-state.js'
 
 export interface TenantsOptions {

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import { type FSWatcher, watch } from 'chokidar'
-import { HookdError } from '../protocol/status.js'
+import { HookdError } from '../../protocol/status.js'
 
 export interface TenantsWatchOptions {
   debounceMs?: number

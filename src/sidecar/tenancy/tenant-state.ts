@@ -3,20 +3,20 @@
  * tenants-file edit), its registry, its limits, quotas and fair-queue lane, and the streams to end when
  * its credential is revoked. It is both the `Tenant` a call runs as and the `TenantScope` its sessions see.
  */
-import type { HookdError } from '../protocol/status.js'
-import type { AuditLog } from './audit.js'
+import type { HookdError } from '../../protocol/status.js'
+import type { AuditLog } from '../session/audit.js'
 import type { FairQueue } from './fair-queue.js'
-import type { SessionPolicy } from './policy.js'
+import type { SessionPolicy } from '../session/policy.js'
 import { type Admission, Quota } from './quota.js'
-import type { Registry } from './registry.js'
-import type { SessionDeps } from './session.js'
-import type { Tenant } from './tenancy.js'
+import type { Registry } from '../hooks/registry.js'
+import type { SessionDeps } from '../session/session.js'
+import type { Tenant } from '../tenant.js'
 import type { TenantScope } from './tenant-scope.js'
 import { hashBytes } from './tenant-token.js'
 import type { TenantConfig } from './tenants-file.js'
-import type { WatchOptions } from './watch.js'
-import type { Limits } from './worker/protocol.js'
-import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest, WorkerPool } from './worker/supervisor.js'
+import type { WatchOptions } from '../hooks/hook-watcher.js'
+import type { Limits } from '../worker/protocol.js'
+import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest, WorkerPool } from '../worker/pool/worker-pool.js'
 
 /** What every tenant shares. */
 export interface TenantBase {
