@@ -46,6 +46,7 @@ run: build
 
 typecheck: node_modules/.installed
 	npx tsc -p tsconfig.json
+	npx tsc -p tsconfig.prelude.json
 
 python-deps:
 	scripts/python-deps.sh

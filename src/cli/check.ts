@@ -7,8 +7,9 @@ import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
-import { Registry, HOOK_NAME } from '../sidecar/hooks/registry.js'
-import { DEFAULT_LIMITS } from '../sidecar/worker/protocol.js'
+import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
+import { Registry } from '../sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS } from '../sidecar/limits.js'
 import { WorkerPool } from '../sidecar/worker/pool/worker-pool.js'
 import { UsageError, parse } from './args.js'
 
@@ -127,7 +128,7 @@ export async function checkHooks(dir: string): Promise<CheckReport> {
   await pool.start()
   try {
     // Each hook is loaded once: a remote hook that does not answer is reported, not asked again.
-    const registry = new Registry(root, pool, DEFAULT_LIMITS, { retryRemotes: false })
+    const registry = new Registry(root, { loader: pool, runner: pool, limits: DEFAULT_LIMITS, retryRemotes: false })
     try {
       await checkEach(registry, names, hooks, problems, show)
     } finally {
@@ -154,7 +155,7 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     const failed = await registry.loadOne(name)
     const loaded = registry.get(name)
     const checked: CheckedHook = { name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [] }
-    if (loaded?.remote) checked.remote = loaded.remote.address.text
+    if (loaded?.remote !== undefined) checked.remote = loaded.remote
     hooks.push(checked)
     if (failed) {
       const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }

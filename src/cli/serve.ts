@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { Sidecar } from '../sidecar/sidecar.js'
-import { DEFAULT_LIMITS, type Limits } from '../sidecar/worker/protocol.js'
+import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import { TENANCY_FLAGS, TENANCY_HELP, tenancySettings } from './serve-tenancy.js'
 
@@ -70,7 +70,7 @@ export async function serve(argv: string[]): Promise<number> {
   set('resultBytes', 'result-bytes', values['result-bytes'])
   set('logBytes', 'log-bytes', values['log-bytes'])
   set('capabilityCalls', 'capability-calls', values['capability-calls'])
-  if (limits.memoryMb !== undefined && limits.memoryMb < 8) throw new UsageError('--memory-mb must be at least 8')
+  if (limits.memoryMb !== undefined && limits.memoryMb < MIN_MEMORY_MB) throw new UsageError(`--memory-mb must be at least ${MIN_MEMORY_MB}`)
   const workers = positiveInt('workers', values.workers)
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])

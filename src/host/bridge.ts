@@ -62,7 +62,7 @@ export function bridgeHookable(hooks: HookableLike, session: BridgeTarget, optio
     unregister = []
     for (const name of session.subscribedPoints()) {
       const point = getPoint(name)
-      if (!point || point.family !== 'zidane' || !isPointName(name)) continue
+      if (!point || point.family !== 'event' || !isPointName(name)) continue
       const observer = Object.keys(point.fields).length === 0
       unregister.push(
         hooks.hook(name, async (context) => {

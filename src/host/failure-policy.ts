@@ -4,8 +4,7 @@
  * outcome is built from the point catalog, so it has exactly the shape a real answer would have.
  */
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type AnyPoint, type PointName, getPoint } from '../protocol/points.js'
-import { GATE_POINTS } from '../protocol/zidane-points.js'
+import { type AnyPoint, GATE_POINTS, type PointName, getPoint, isGate } from '../protocol/points.js'
 
 export type FailureMode = 'closed' | 'open'
 
@@ -25,7 +24,7 @@ export interface FailurePolicy {
 export const DEFAULT_DEADLINE_MS = 5000
 
 export function modeFor(point: string, policy: FailurePolicy = {}): FailureMode {
-  return policy.points?.[point as PointName]?.mode ?? (GATE_POINTS.includes(point) ? 'closed' : 'open')
+  return policy.points?.[point as PointName]?.mode ?? ((GATE_POINTS as readonly string[]).includes(point) ? 'closed' : 'open')
 }
 
 export function deadlineFor(point: string, policy: FailurePolicy = {}): number {
@@ -37,12 +36,9 @@ export function deadlineFor(point: string, policy: FailurePolicy = {}): number {
  * says hookd could not answer and why; otherwise the payload's own values, unchanged.
  */
 export function failureResult(point: AnyPoint, payload: unknown, mode: FailureMode, why: string): { result: unknown; diagnostic: Diagnostic } {
-  let state = point.payload.parse(payload)
+  let state: unknown = point.payload.parse(payload)
   const reason = `hookd could not answer ${point.name}: ${why}`
-  if (mode === 'closed') {
-    if ('block' in point.fields) state = point.apply(state, { block: true, reason }, 'hookd')
-    else if ('allow' in point.fields) state = point.apply(state, { allow: false, reason }, 'hookd')
-  }
+  if (mode === 'closed' && isGate(point)) state = point.refuse(state, reason, 'hookd')
   const decided = mode === 'closed' ? 'the call was refused (fail closed)' : 'nothing was changed (fail open)'
   return {
     result: point.result(state),

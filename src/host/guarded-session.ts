@@ -5,9 +5,9 @@
  * says what happened. The session reconnects with backoff and reopens itself (same session id) when
  * the sidecar comes back.
  */
-import type { PointName, PointPayload } from '../protocol/points.js'
+import { backoffDelay } from '../protocol/backoff.js'
+import { GATE_POINTS, type PointName, type PointPayload } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
-import { GATE_POINTS } from '../protocol/zidane-points.js'
 import { type ConnectOptions, HookdClient, type PointCallResult, type SessionOptions } from './client.js'
 import { type FailurePolicy, deadlineFor, failureResult, modeFor, requirePoint } from './failure-policy.js'
 import type { HostSession } from './session.js'
@@ -64,7 +64,7 @@ export class GuardedSession {
    * gates are reported, so that they fail closed rather than go unguarded.
    */
   subscribedPoints(): ReadonlySet<string> {
-    return this.points ?? new Set(GATE_POINTS)
+    return this.points ?? new Set<string>(GATE_POINTS)
   }
 
   /** Calls `listener` whenever the subscribed points may have changed (after a (re)connect). */
@@ -156,9 +156,8 @@ export class GuardedSession {
   private scheduleReconnect(): void {
     if (this.reconnecting || this.closed) return
     this.reconnecting = true
-    const initial = this.guard.reconnect?.initialMs ?? 100
-    const max = this.guard.reconnect?.maxMs ?? 5000
-    let wait = initial
+    const schedule = { firstMs: this.guard.reconnect?.initialMs ?? 100, maxMs: this.guard.reconnect?.maxMs ?? 5000 }
+    let failures = 0
     const attempt = (): void => {
       if (this.closed) {
         this.reconnecting = false
@@ -170,11 +169,11 @@ export class GuardedSession {
         },
         (err: unknown) => {
           this.lastError = err instanceof Error ? err.message : String(err)
-          wait = Math.min(max, wait * 2)
-          setTimeout(attempt, wait).unref()
+          failures += 1
+          setTimeout(attempt, backoffDelay(schedule, failures)).unref()
         },
       )
     }
-    setTimeout(attempt, initial).unref()
+    setTimeout(attempt, backoffDelay(schedule, 0)).unref()
   }
 }

@@ -32,6 +32,12 @@ export class HookdError extends Error {
     return ERROR_CODES[this.code]
   }
 
+  /** `err` itself when it is a HookdError; anything else is hookd's own fault (INTERNAL). */
+  static from(err: unknown): HookdError {
+    if (err instanceof HookdError) return err
+    return new HookdError('internal', `hookd failed: ${err instanceof Error ? err.message : String(err)}`)
+  }
+
   static fromGrpc(grpcCode: number, message: string): HookdError {
     const entry = Object.entries(ERROR_CODES).find(([, v]) => v === grpcCode)
     return new HookdError((entry?.[0] as ErrorCode | undefined) ?? 'internal', message)

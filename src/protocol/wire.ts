@@ -97,7 +97,18 @@ export const diagnosticWire = z
     return out
   })
 
-export function diagnosticToWire(d: Diagnostic): Record<string, unknown> {
+/** A Diagnostic as proto-loader encodes it. */
+export interface DiagnosticOut {
+  hook: string
+  point: string
+  kind: string
+  message: string
+  file: string
+  line: number
+  version: string
+}
+
+export function diagnosticToWire(d: Diagnostic): DiagnosticOut {
   return {
     hook: d.hook,
     point: d.point,
@@ -133,7 +144,9 @@ export const traceWire = z.object({
   cpuUs: u64,
 })
 
-export function traceToWire(t: HookTrace): Record<string, unknown> {
+export type HookTraceOut = Omit<HookTrace, 'outcome'> & { outcome: string }
+
+export function traceToWire(t: HookTrace): HookTraceOut {
   return { ...t, outcome: `HOOK_OUTCOME_${t.outcome.toUpperCase().replace(/-/g, '_')}` }
 }
 
@@ -160,7 +173,17 @@ export const pointResultWire = z.object({
   decisionId: z.string().default(''),
 })
 
-export function pointResultToWire(r: PointResultData): Record<string, unknown> {
+export interface PointResultOut {
+  seq: number
+  point: string
+  result: Buffer
+  diagnostics: DiagnosticOut[]
+  trace: HookTraceOut[]
+  durationUs: number
+  decisionId: string
+}
+
+export function pointResultToWire(r: PointResultData): PointResultOut {
   return {
     seq: r.seq,
     point: r.point,
@@ -231,7 +254,16 @@ export const hookInfoWire = z
     return out
   })
 
-export function hookInfoToWire(h: HookInfoData): Record<string, unknown> {
+export interface HookInfoOut {
+  name: string
+  version: string
+  points: string[]
+  status: string
+  lastError: DiagnosticOut | null
+  loadedAtMs: number
+}
+
+export function hookInfoToWire(h: HookInfoData): HookInfoOut {
   return {
     name: h.name,
     version: h.version,
@@ -262,6 +294,28 @@ export const hostMessageWire = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('close'), close: z.object({ reason: z.string() }) }),
 ])
 export type HostMessage = z.infer<typeof hostMessageWire>
+
+/** OpenSession as proto-loader encodes it. */
+export interface OpenSessionOut {
+  protocolVersion: number
+  sessionId: string
+  agentId: string
+  modelId: string
+  hooks: string[]
+  workdir: string
+  interactive: boolean
+  autoApprove: boolean
+  policy: { file: string; httpOrigins: string[]; env: string[]; denyConfirm: boolean }
+  env: Record<string, string>
+}
+
+/** Every HostMessage a host writes: exactly one field set, each typed. */
+export type HostFrame =
+  | { open: OpenSessionOut }
+  | { call: { seq: number; point: string; payload: Buffer } }
+  | { capabilityResult: { id: number; value: Buffer } | { id: number; error: { code: string; message: string } } }
+  | { cancel: { seq: number } }
+  | { close: { reason: string } }
 
 export const invokeRequestWire = z.object({
   session: openSessionWire.nullable(),
@@ -300,6 +354,15 @@ export const sidecarMessageWire = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('closed'), closed: z.object({ result: pointResultWire.nullable() }) }),
 ])
 export type SidecarMessage = z.infer<typeof sidecarMessageWire>
+
+/** Every SidecarMessage the sidecar writes: exactly one field set, each typed. */
+export type SidecarFrame =
+  | { opened: { sessionId: string; hooks: HookInfoOut[]; sidecarVersion: string; protocolVersion: number } }
+  | { result: PointResultOut }
+  | { capabilityCall: { id: number; seq: number; hook: string; point: string; capability: string; args: Buffer } }
+  | { log: LogLineData }
+  | { diagnostic: DiagnosticOut }
+  | { closed: { result: PointResultOut | null } }
 
 export const invokeResponseWire = z.object({
   result: pointResultWire.nullable(),

@@ -9,8 +9,10 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { getPoint } from '../../src/protocol/points.js'
-import { DEFAULT_LIMITS, type CapabilityReply, type Limits } from '../../src/sidecar/worker/protocol.js'
-import { type ChainRequest, WorkerPool } from '../../src/sidecar/worker/pool/worker-pool.js'
+import { DEFAULT_LIMITS, type Limits } from '../../src/sidecar/limits.js'
+import { type CapabilityReply } from '../../src/sidecar/runners/hook-runner.js'
+import { type ChainRequest } from '../../src/sidecar/runners/hook-runner.js'
+import { WorkerPool } from '../../src/sidecar/worker/pool/worker-pool.js'
 import { CALL, FIXTURES, HOSTILE_LIMITS, runHooks, startHostile } from './support.js'
 
 const LIMITS: Limits = { ...DEFAULT_LIMITS, ...HOSTILE_LIMITS }

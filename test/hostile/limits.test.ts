@@ -23,11 +23,11 @@ const WALL = `ran longer than its wall-time limit of ${HOSTILE_LIMITS.wallMs} ms
 const MEMORY = `ran out of its memory limit of ${HOSTILE_LIMITS.memoryMb} MB and was stopped`
 
 /** Runs one fixture alone and expects exactly one diagnostic and the call unchanged. */
-async function expectFailure(hook: string, kind: Parameters<typeof failed>[1], message: string, line?: number): Promise<void> {
-  const run = await runHooks(running, [hook])
+async function expectFailure(hook: string, kind: Parameters<typeof failed>[1], message: string, line?: number, on: Running = running): Promise<void> {
+  const run = await runHooks(on, [hook])
   expect(run.diagnostics).toEqual([failed(hook, kind, message, line)])
   expect(run.result).toEqual(UNCHANGED)
-  await expectServing(running)
+  await expectServing(on)
 }
 
 describe('loops and promises that never end', () => {
@@ -100,6 +100,19 @@ describe('memory', () => {
 })
 
 describe('answers, logs and capability calls', () => {
+  // Floods run a lot of code by design: against a sidecar whose CPU and wall-time limits are far away,
+  // so that on a busy machine only the limit under test can fire.
+  let roomy: Running
+  const FLOODS = ['log-flood', 'capability-flood', 'capability-flood-caught']
+
+  beforeAll(async () => {
+    roomy = await startHostile({ limits: { cpuMs: 10_000, wallMs: 20_000 }, only: FLOODS })
+  })
+
+  afterAll(async () => {
+    await roomy?.stop()
+  })
+
   it('huge-result: an answer over the size limit is refused inside the isolate', async () => {
     await expectFailure(
       'huge-result',
@@ -117,7 +130,7 @@ describe('answers, logs and capability calls', () => {
   })
 
   it('log-flood: ctx.log stops at the volume limit with one truncation marker, and the answer still counts', async () => {
-    const run = await runHooks(running, ['log-flood'])
+    const run = await runHooks(roomy, ['log-flood'])
     expect(run.diagnostics).toEqual([])
     expect(run.result).toEqual({ allow: true, arguments: { ...CALL.arguments, flooded: true } })
     // Each line costs its UTF-8 bytes plus one: 'line 0'..'line 466' fill 4093 of the 4096 bytes.
@@ -126,7 +139,7 @@ describe('answers, logs and capability calls', () => {
       ...lines,
       `[hookd: this invocation's ctx.log output passed the limit of ${HOSTILE_LIMITS.logBytes} bytes; the rest was dropped]`,
     ])
-    await expectServing(running)
+    await expectServing(roomy)
   })
 
   it('capability-flood: calls past the capability limit fail with kind limit', async () => {
@@ -135,18 +148,19 @@ describe('answers, logs and capability calls', () => {
       'limit',
       `Error: ctx.file.exists: over the limit of ${HOSTILE_LIMITS.capabilityCalls} capability calls per invocation`,
       4,
+      roomy,
     )
   })
 
   it('capability-flood-caught: calls past the limit never reach the host', async () => {
     const notified: string[] = []
-    const run = await runHooks(running, ['capability-flood-caught'], {
+    const run = await runHooks(roomy, ['capability-flood-caught'], {
       capabilities: { notify: (message) => void notified.push(message.title) },
     })
     expect(run.diagnostics).toEqual([])
     expect(run.result).toEqual({ allow: true, arguments: { codes: { ok: 16, limit: 984 } } })
     expect(notified).toEqual(Array.from({ length: 16 }, (_, i) => `n${i}`))
-    await expectServing(running)
+    await expectServing(roomy)
   })
 
   it('confirm-unanswered: the host-side ceiling ends the wait; the wait did not count as wall time', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import type { Diagnostic, DiagnosticKind } from '../../src/protocol/diagnostic.js'
 import type { LogLineData, SessionOptions } from '../../src/host/index.js'
-import type { Limits } from '../../src/sidecar/worker/protocol.js'
+import type { Limits } from '../../src/sidecar/limits.js'
 import { type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures')

@@ -21,9 +21,9 @@ import type {
   ToolResult,
 } from 'hookd/hook'
 import type { CAPABILITY_ERROR_CODES, CapabilityArgs, CapabilityName, FetchResult } from '../../src/protocol/capabilities.js'
-import { type PointSpec, type RiendaPointName as PointName, riendaPoints } from '../../src/protocol/points.js'
+import { type PointSpec, type StepPointName as PointName, stepPoints } from '../../src/protocol/points.js'
 
-type Points = typeof riendaPoints
+type Points = typeof stepPoints
 
 /** The fields a point lets a hook return, from the catalog. */
 type CatalogFields<N extends PointName> = Points[N] extends PointSpec<infer _P, infer _S, infer F, infer _O> ? F : never
@@ -77,10 +77,10 @@ describe('hookd/hook mirrors the point catalog', () => {
       beforeToolExecute: { allow: true, reason: true, arguments: true },
       afterToolExecute: { text: true, isError: true },
     }
-    for (const name of Object.keys(riendaPoints) as PointName[]) {
-      expect(Object.keys(declared[name]).sort(), name).toEqual(Object.keys(riendaPoints[name].fields).sort())
+    for (const name of Object.keys(stepPoints) as PointName[]) {
+      expect(Object.keys(declared[name]).sort(), name).toEqual(Object.keys(stepPoints[name].fields).sort())
     }
-    expect(Object.keys(declared).sort()).toEqual(Object.keys(riendaPoints).sort())
+    expect(Object.keys(declared).sort()).toEqual(Object.keys(stepPoints).sort())
   })
 })
 

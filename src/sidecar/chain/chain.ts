@@ -6,7 +6,7 @@ import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, getPoint, handlerFor } from '../../protocol/points.js'
 import type { HookTrace, PointResultData } from '../../protocol/wire.js'
 import type { LoadedHook } from '../hooks/registry.js'
-import type { InvocationReport } from '../worker/pool/worker-pool.js'
+import type { InvocationReport } from '../runners/hook-runner.js'
 import { sameJson } from '../../protocol/json.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */

@@ -1,56 +1,50 @@
 /**
- * The hook registry: the hook folders under one root, each `<root>/<name>/index.js` with an optional
- * `hook.json`. Every version of a hook is compiled and evaluated in a throwaway isolate before it is
- * served; one that fails to load is reported as a `load` diagnostic and never served. Versions are
- * content hashes of the hook's files.
+ * The hook registry: the hook folders under one root, each `<root>/<name>/index.js` (a sandboxed hook) or
+ * a `hook.json` naming a server (a remote hook), with an optional `hook.json` configuration. Every version
+ * of a hook is loaded before it is served: a sandboxed hook is compiled and evaluated in a throwaway
+ * isolate, a remote hook is asked what it serves (Describe). One that fails to load is reported as a
+ * `load` diagnostic and never served. Versions are content hashes of the hook's files.
  *
- * Hot reload (see watch.ts and docs/hot-reload.md) feeds the registry settled snapshots of a folder
+ * Each served hook carries the `HookRunner` that runs it, so a session runs a hook without knowing
+ * which kind it is.
+ *
+ * Hot reload (hook-watcher.ts, docs/hot-reload.md) feeds the registry settled snapshots of a folder
  * (`read` then `apply`). A new version replaces the served one in a single assignment, so a point call
  * that already resolved its hooks keeps the version it started with. A version that fails to load leaves
  * the last good one serving (status `stale`). Whatever changes is announced to subscribers, which the
  * sessions turn into diagnostics pushed to their hosts.
  */
-import { createHash } from 'node:crypto'
-import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { HookdError } from '../../protocol/status.js'
 import { type PointName, isPointName } from '../../protocol/points.js'
 import type { HookInfoData, HookStatus } from '../../protocol/wire.js'
-import type { Limits } from '../worker/protocol.js'
-import type { WorkerPool } from '../worker/pool/worker-pool.js'
-import { HookWatcher, type WatchOptions } from './hook-watcher.js'
-import { checkHookJson, closestPoint, exportLine, versionOf } from './hook-files.js'
-import { type RemoteAddress, type RemoteHook, RemoteHooks, remoteAddress } from '../runners/remote/remote-hooks.js'
+import type { Limits } from '../limits.js'
+import type { HookRunner, RunnableHook } from '../runners/hook-runner.js'
+import { type RemoteAddress, RemoteHooks, remoteAddress } from '../runners/remote/remote-hooks.js'
 import type { RemoteAllow } from '../runners/remote/remote-allow.js'
+import { Semaphore } from '../semaphore.js'
+import type { LoadOutcome } from '../worker/protocol.js'
+import { ABSENT, type HookFiles, hookFolderNames, readHookFolder } from './hook-folder.js'
+import { checkHookJson, closestPoint, exportLine, versionOf } from './hook-files.js'
+import { HookWatcher, type WatchOptions } from './hook-watcher.js'
 
 /** A hook version that loaded and can be served. */
-export interface LoadedHook {
-  name: string
-  version: string
-  /** Relative to the root, for diagnostics and stack traces: "guard/index.js". */
-  filename: string
-  source: string
+export interface LoadedHook extends RunnableHook {
   config: unknown
   /** The points it handles, in catalog order of its exports. */
   points: ReadonlySet<PointName>
   /** Exported functions whose names are not points. */
   unknownExports: readonly string[]
   loadedAtMs: number
-  /** Set for a remote hook: the chain invokes it instead of a sandbox worker. */
-  remote?: RemoteHook
+  /** What runs it: the sandbox's runner, or its remote server's client. */
+  runner: HookRunner
+  /** A remote hook's address as hook.json writes it (for `hookd check` and `hookd list`). */
+  remote?: string
 }
 
-/** A hook folder's files as read at one moment. Equal digests mean the same files, byte for byte. */
-export interface HookFiles {
-  name: string
-  /** False when `<root>/<name>` is not a folder (any more). */
-  present: boolean
-  source?: string
-  /** Why index.js could not be read, when it exists but is unreadable. */
-  sourceError?: string
-  configText?: string
-  digest: string
+/** Loads sandboxed hooks in a throwaway isolate (the worker pool). */
+export interface HookLoader {
+  load(hook: RunnableHook, limits: Limits): Promise<LoadOutcome>
 }
 
 /** What changed, for the sessions that use the hook. Each carries the diagnostic to push. */
@@ -71,6 +65,12 @@ interface Entry {
 }
 
 export interface RegistryOptions {
+  /** Loads sandboxed hooks (compiles and evaluates each version once before it serves). */
+  loader: HookLoader
+  /** Runs sandboxed hooks: given to each one the registry serves. */
+  runner: HookRunner
+  /** The limits a load runs under. */
+  limits: Limits
   /**
    * Which remote-hook addresses this registry's folders may name (a tenant's `remoteHooks`,
    * remote-allow.ts). A refused address is a `load` failure and is never contacted. Absent: any.
@@ -78,6 +78,11 @@ export interface RegistryOptions {
   allowRemote?: RemoteAllow
   /** Ask a remote hook that could not be described again later (1 s doubling to 30 s). Default true. */
   retryRemotes?: boolean
+  /**
+   * Sandboxed hooks loaded at once. A load's wall-time limit runs from when the worker starts it: loading
+   * a whole folder at once on a busy machine would spend those limits waiting for each other. Default 2.
+   */
+  loadConcurrency?: number
 }
 
 /** What a load failure's message tells the reader to do; `stale` when an older version still serves. */
@@ -86,12 +91,24 @@ interface Remedy {
   stale: string
 }
 
-export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
-const ABSENT = 'absent'
+/** A version loaded, or why not. */
+type LoadResult =
+  | { ok: true; hook: LoadedHook }
+  | {
+      ok: false
+      message: string
+      file: string
+      line?: number | undefined
+      /** Absent: the message itself says what to do. */
+      remedy: Remedy | undefined
+      /** The same failure as last time (a remote hook's retry): not announced again. */
+      repeat?: boolean
+    }
 
 /**
  * The largest index.js hookd loads. Every invocation compiles the hook anew in its fresh isolate, from
- * the code cache on the worker's own thread (worker/runner.ts): the cap bounds what that can cost.
+ * the code cache on the worker's own thread (worker/process/run-in-isolate.ts): the cap bounds what that
+ * can cost.
  */
 export const HOOK_SOURCE_MAX_BYTES = 1024 * 1024
 
@@ -105,17 +122,15 @@ export class Registry {
   private readonly listeners = new Set<RegistryListener>()
   private watcher: HookWatcher | undefined
   /** Clients of remote hooks and their Describe retries. */
-  readonly remotes: RemoteHooks
-  private readonly allowRemote: RemoteAllow | undefined
+  private readonly remotes: RemoteHooks
+  private readonly loads: Semaphore
 
   constructor(
     root: string,
-    private readonly pool: WorkerPool,
-    private readonly limits: Limits,
-    options: RegistryOptions = {},
+    private readonly options: RegistryOptions,
   ) {
     this.root = resolve(root)
-    this.allowRemote = options.allowRemote
+    this.loads = new Semaphore(options.loadConcurrency ?? 2)
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
     this.remotes = new RemoteHooks(closestPoint, options.retryRemotes === false ? undefined : reload)
   }
@@ -134,16 +149,8 @@ export class Registry {
   }
 
   /** The hook folder names under the root, sorted. */
-  async names(): Promise<string[]> {
-    try {
-      const dirents = await readdir(this.root, { withFileTypes: true })
-      return dirents
-        .filter((d) => (d.isDirectory() || d.isSymbolicLink()) && HOOK_NAME.test(d.name))
-        .map((d) => d.name)
-        .sort()
-    } catch (err) {
-      throw new HookdError('not-found', `cannot read the hooks folder ${this.root}: ${(err as Error).message}; pass --hooks DIR with a folder of hooks`)
-    }
+  names(): Promise<string[]> {
+    return hookFolderNames(this.root)
   }
 
   /** Loads (or reloads) one hook folder now. Returns a diagnostic when it failed to load. */
@@ -152,32 +159,8 @@ export class Registry {
   }
 
   /** Reads a hook folder's files, without loading them. */
-  async read(name: string): Promise<HookFiles> {
-    const dir = join(this.root, name)
-    if (!HOOK_NAME.test(name)) return { name, present: false, digest: ABSENT }
-    try {
-      if (!(await stat(dir)).isDirectory()) return { name, present: false, digest: ABSENT }
-    } catch {
-      return { name, present: false, digest: ABSENT }
-    }
-    const files: HookFiles = { name, present: true, digest: '' }
-    try {
-      files.source = await readFile(join(dir, 'index.js'), 'utf8')
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') files.sourceError = (err as Error).message
-    }
-    try {
-      files.configText = await readFile(join(dir, 'hook.json'), 'utf8')
-    } catch {
-      // No hook.json: the hook has no configuration.
-    }
-    files.digest = createHash('sha256')
-      .update(files.source === undefined ? `-${files.sourceError ?? ''}` : `+${files.source}`)
-      .update('\0')
-      .update(files.configText === undefined ? '-' : `+${files.configText}`)
-      .digest('hex')
-    return files
+  read(name: string): Promise<HookFiles> {
+    return readHookFolder(this.root, name)
   }
 
   /** The digest of the files last applied for a hook; that of an absent folder when there is none. */
@@ -186,8 +169,9 @@ export class Registry {
   }
 
   /**
-   * Applies a snapshot: loads it in a throwaway isolate and, if it loads, serves it (one assignment).
-   * A snapshot of a missing folder removes the hook. Returns the diagnostic when it failed to load.
+   * Applies a snapshot: loads it and, if it loads, serves it (one assignment). A snapshot of a missing
+   * folder removes the hook. `force`: a remote hook's retry, which must describe it again although its
+   * files are the same. Returns the diagnostic when it failed to load.
    */
   async apply(files: HookFiles, force = false): Promise<Diagnostic | undefined> {
     const { name } = files
@@ -199,129 +183,16 @@ export class Registry {
       if (current) this.remove(current)
       return undefined
     }
-    // `force`: a remote hook's retry, which must describe it again although its files are the same.
     if (!force) {
       if (current?.digest === files.digest) return current.lastError
       this.remotes.settled(name)
     }
-    const filename = `${name}/index.js`
-    const fail = (error: string, file = filename, line?: number): Diagnostic => this.fail(files, error, file, line, editRemedy(file))
-
-    if (files.sourceError !== undefined) return fail(`cannot read ${filename}: ${files.sourceError}`)
-    // hook.json first: its "remote" makes a remote hook, which has no index.js.
-    let config: unknown
-    let remote: RemoteAddress | undefined
-    if (files.configText !== undefined) {
-      const checked = checkHookJson(files.configText)
-      if (!checked.ok) return fail(checked.message, `${name}/hook.json`, checked.line)
-      config = checked.config
-      if (checked.remote !== undefined) {
-        try {
-          remote = remoteAddress(checked.remote, join(this.root, name, 'hook.json'))
-        } catch (err) {
-          return fail((err as Error).message, `${name}/hook.json`, exportLine(files.configText, '"remote"'))
-        }
-      }
-    }
-    if (remote) {
-      if (files.source !== undefined) {
-        return fail(`hook.json declares a remote hook, and ${filename} exists too; a hook is either sandboxed (index.js) or remote (hook.json "remote"): remove one`, `${name}/hook.json`)
-      }
-      const refused = this.allowRemote?.(remote)
-      // Refused before any connection: a tenant must not make the sidecar dial an address it chose.
-      if (refused !== undefined) return this.fail(files, refused, `${name}/hook.json`, exportLine(files.configText ?? '', '"remote"'), undefined)
-      return this.applyRemote(files, remote, config, generation)
-    }
-    if (files.source === undefined) return fail(`hook '${name}' has no index.js; create ${filename} exporting its points, or make it a remote hook by naming its server in ${name}/hook.json ("remote": "unix:PATH" or "HOST:PORT")`)
-    if (files.source.trim() === '') {
-      return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
-    }
-    const bytes = Buffer.byteLength(files.source)
-    if (bytes > HOOK_SOURCE_MAX_BYTES) {
-      return fail(`${filename} is ${bytes} bytes, over the ${HOOK_SOURCE_MAX_BYTES} bytes (1 MiB) hookd loads; bundle or minify it, or move data it reads to ctx.file`)
-    }
-    const source = files.source
-    const version = versionOf(source, files.configText)
-    const outcome = await this.pool.load({ name, version, filename, source }, this.limits)
+    const result = await this.load(files)
     // A newer snapshot (or a removal) was applied while this one loaded: it wins.
     if (this.generations.get(name) !== generation) return undefined
-    if (!outcome.ok) return fail(outcome.message, filename, outcome.line)
-    const points = new Set<PointName>()
-    const unknownExports: string[] = []
-    for (const exported of outcome.exports) {
-      if (isPointName(exported)) points.add(exported)
-      else unknownExports.push(exported)
-    }
-    if (points.size === 0) {
-      // Serving it would silently switch the hook off (a typo in the only export name, say).
-      const hints = unknownExports.map((e) => {
-        const near = closestPoint(e)
-        return near ? `'${e}' (did you mean '${near}'?)` : `'${e}'`
-      })
-      const exported = hints.length ? `; it exports ${hints.join(', ')}` : ''
-      return fail(
-        `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`,
-        filename,
-        exportLine(source, unknownExports[0]),
-      )
-    }
-    const loaded: LoadedHook = {
-      name,
-      version,
-      filename,
-      source,
-      config: config ?? {},
-      points,
-      unknownExports,
-      loadedAtMs: Date.now(),
-    }
-    return this.serve(loaded, files.digest)
-  }
-
-  /** Loads a remote hook by asking its Describe; a failure is retried (remote.ts). */
-  private async applyRemote(files: HookFiles, address: RemoteAddress, config: unknown, generation: number): Promise<Diagnostic | undefined> {
-    const { name } = files
-    const filename = `${name}/hook.json`
-    const outcome = await this.remotes.describe(name, address)
-    if (this.generations.get(name) !== generation) return undefined
-    if (!outcome.ok) {
-      const current = this.entries.get(name)
-      // A retry that fails the same way is not announced again.
-      if (this.remotes.failed(name, outcome.message) && current?.lastError) return current.lastError
-      // The message says what to do; a retry picks up a server that starts (or is fixed) later.
-      const retry = 'hookd asks the server again after 1 s, then less often (up to every 30 s)'
-      const line = exportLine(files.configText ?? '', '"remote"')
-      return this.fail(files, outcome.message, filename, line, this.remotes.retrying ? { skipped: retry, stale: retry } : undefined)
-    }
-    this.remotes.settled(name)
-    const loaded: LoadedHook = {
-      name,
-      version: versionOf(`remote\0${address.text}\0${outcome.version}\0${outcome.exports.join(',')}`, files.configText),
-      filename,
-      source: '',
-      config: config ?? {},
-      points: new Set(outcome.exports.filter(isPointName)),
-      unknownExports: [],
-      loadedAtMs: Date.now(),
-      remote: this.remotes.hook(name, address),
-    }
-    return this.serve(loaded, files.digest)
-  }
-
-  /** Serves a version that loaded (one assignment) and announces it. */
-  private serve(loaded: LoadedHook, digest: string): undefined {
-    const { name, version, filename } = loaded
-    const previous = this.entries.get(name)?.served
-    this.entries.set(name, { name, served: loaded, status: 'ready', digest })
-    this.tombstones.delete(name)
-    const message = !previous
-      ? `hook '${name}' loaded version ${version}`
-      : previous.version === version
-        ? `hook '${name}' loads again: serving version ${version}`
-        : `hook '${name}' reloaded: now serving version ${version} (was ${previous.version})`
-    const diagnostic: Diagnostic = { hook: name, point: '', kind: 'reload', message, file: filename, version }
-    this.emit(previous ? { type: 'loaded', name, hook: loaded, previous, diagnostic } : { type: 'loaded', name, hook: loaded, diagnostic })
-    return undefined
+    if (result.ok) return this.serve(result.hook, files.digest)
+    if (result.repeat && current?.lastError) return current.lastError
+    return this.fail(files, result.message, result.file, result.line, result.remedy)
   }
 
   /** The version served now, or undefined when the hook does not exist or never loaded. */
@@ -337,10 +208,6 @@ export class Registry {
   /** The last version a hook served before its folder was removed (undefined once it is back). */
   removed(name: string): LoadedHook | undefined {
     return this.entries.has(name) ? undefined : this.tombstones.get(name)
-  }
-
-  lastError(name: string): Diagnostic | undefined {
-    return this.entries.get(name)?.lastError
   }
 
   list(): HookInfoData[] {
@@ -384,6 +251,130 @@ export class Registry {
     const watcher = this.watcher
     this.watcher = undefined
     await watcher?.close()
+  }
+
+  /** Loads a snapshot of a present folder: a remote hook if hook.json names a server, else a sandboxed one. */
+  private async load(files: HookFiles): Promise<LoadResult> {
+    const { name } = files
+    const filename = `${name}/index.js`
+    const jsonFile = `${name}/hook.json`
+    const fail = (message: string, file = filename, line?: number): LoadResult => ({ ok: false, message, file, line, remedy: editRemedy(file) })
+
+    if (files.sourceError !== undefined) return fail(`cannot read ${filename}: ${files.sourceError}`)
+    // hook.json first: its "remote" makes a remote hook, which has no index.js.
+    let config: unknown = {}
+    let remote: RemoteAddress | undefined
+    if (files.configText !== undefined) {
+      const checked = checkHookJson(files.configText)
+      if (!checked.ok) return fail(checked.message, jsonFile, checked.line)
+      config = checked.config ?? {}
+      if (checked.remote !== undefined) {
+        try {
+          remote = remoteAddress(checked.remote, join(this.root, name, 'hook.json'))
+        } catch (err) {
+          return fail((err as Error).message, jsonFile, exportLine(files.configText, '"remote"'))
+        }
+      }
+    }
+    if (remote) {
+      if (files.source !== undefined) {
+        return fail(
+          `hook.json declares a remote hook, and ${filename} exists too; a hook is either sandboxed (index.js) or remote (hook.json "remote"): remove one`,
+          jsonFile,
+        )
+      }
+      const refused = this.options.allowRemote?.(remote)
+      // Refused before any connection: a tenant must not make the sidecar dial an address it chose.
+      if (refused !== undefined) return { ok: false, message: refused, file: jsonFile, line: exportLine(files.configText ?? '', '"remote"'), remedy: undefined }
+      return this.loadRemote(files, remote, config)
+    }
+    return this.loadSandboxed(files, config, fail)
+  }
+
+  private async loadSandboxed(files: HookFiles, config: unknown, fail: (message: string, file?: string, line?: number) => LoadResult): Promise<LoadResult> {
+    const { name } = files
+    const filename = `${name}/index.js`
+    if (files.source === undefined) {
+      return fail(
+        `hook '${name}' has no index.js; create ${filename} exporting its points, or make it a remote hook by naming its server in ${name}/hook.json ("remote": "unix:PATH" or "HOST:PORT")`,
+      )
+    }
+    if (files.source.trim() === '') {
+      return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
+    }
+    const bytes = Buffer.byteLength(files.source)
+    if (bytes > HOOK_SOURCE_MAX_BYTES) {
+      return fail(`${filename} is ${bytes} bytes, over the ${HOOK_SOURCE_MAX_BYTES} bytes (1 MiB) hookd loads; bundle or minify it, or move data it reads to ctx.file`)
+    }
+    const source = files.source
+    const version = versionOf(source, files.configText)
+    const outcome = await this.loads.run(() => this.options.loader.load({ name, version, filename, source }, this.options.limits))
+    if (!outcome.ok) return fail(outcome.message, filename, outcome.line)
+    const points = new Set<PointName>()
+    const unknownExports: string[] = []
+    for (const exported of outcome.exports) {
+      if (isPointName(exported)) points.add(exported)
+      else unknownExports.push(exported)
+    }
+    if (points.size === 0) {
+      // Serving it would silently switch the hook off (a typo in the only export name, say).
+      const hints = unknownExports.map((e) => {
+        const near = closestPoint(e)
+        return near ? `'${e}' (did you mean '${near}'?)` : `'${e}'`
+      })
+      const exported = hints.length ? `; it exports ${hints.join(', ')}` : ''
+      return fail(
+        `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`,
+        filename,
+        exportLine(source, unknownExports[0]),
+      )
+    }
+    const hook: LoadedHook = { name, version, filename, source, config, points, unknownExports, loadedAtMs: Date.now(), runner: this.options.runner }
+    return { ok: true, hook }
+  }
+
+  /** Loads a remote hook by asking its Describe; a failure is retried (remote-hooks.ts). */
+  private async loadRemote(files: HookFiles, address: RemoteAddress, config: unknown): Promise<LoadResult> {
+    const { name } = files
+    const filename = `${name}/hook.json`
+    const outcome = await this.remotes.describe(name, address)
+    if (!outcome.ok) {
+      const repeat = this.remotes.failed(name, outcome.message)
+      // The message says what to do; a retry picks up a server that starts (or is fixed) later.
+      const retry = 'hookd asks the server again after 1 s, then less often (up to every 30 s)'
+      const line = exportLine(files.configText ?? '', '"remote"')
+      return { ok: false, message: outcome.message, file: filename, line, remedy: this.remotes.retrying ? { skipped: retry, stale: retry } : undefined, repeat }
+    }
+    this.remotes.settled(name)
+    const hook: LoadedHook = {
+      name,
+      version: versionOf(`remote\0${address.text}\0${outcome.version}\0${outcome.exports.join(',')}`, files.configText),
+      filename,
+      source: '',
+      config,
+      points: new Set(outcome.exports.filter(isPointName)),
+      unknownExports: [],
+      loadedAtMs: Date.now(),
+      runner: this.remotes.hook(name, address),
+      remote: address.text,
+    }
+    return { ok: true, hook }
+  }
+
+  /** Serves a version that loaded (one assignment) and announces it. */
+  private serve(loaded: LoadedHook, digest: string): undefined {
+    const { name, version, filename } = loaded
+    const previous = this.entries.get(name)?.served
+    this.entries.set(name, { name, served: loaded, status: 'ready', digest })
+    this.tombstones.delete(name)
+    const message = !previous
+      ? `hook '${name}' loaded version ${version}`
+      : previous.version === version
+        ? `hook '${name}' loads again: serving version ${version}`
+        : `hook '${name}' reloaded: now serving version ${version} (was ${previous.version})`
+    const diagnostic: Diagnostic = { hook: name, point: '', kind: 'reload', message, file: filename, version }
+    this.emit(previous ? { type: 'loaded', name, hook: loaded, previous, diagnostic } : { type: 'loaded', name, hook: loaded, diagnostic })
+    return undefined
   }
 
   /** Records a load failure. `remedy` absent: the error itself says what to do. */

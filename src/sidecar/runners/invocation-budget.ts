@@ -3,7 +3,8 @@
  * runner) and a remote one (remote-invocation.ts): capability calls, the size of their arguments, and
  * ctx.log volume, after which one truncation marker is sent and the rest dropped.
  */
-import type { CapabilityReply, Limits } from '../worker/protocol.js'
+import type { CapabilityReply } from './hook-runner.js'
+import type { Limits } from '../limits.js'
 
 export const BUDGET_MESSAGES = {
   capabilityCalls: (l: Limits, capability: string) =>

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { HookdError } from '../../protocol/status.js'
 import type { PointResultData } from '../../protocol/wire.js'
-import { GATE_POINTS } from '../../protocol/zidane-points.js'
+import { getPoint, isGate } from '../../protocol/points.js'
 
 export interface AuditOptions {
   /** A file path (appended to), or '-' for stdout. */
@@ -125,7 +125,8 @@ export class AuditLog {
  * that are not gates.
  */
 export function gateDecision(point: string, result: unknown): GateDecision | undefined {
-  if (!GATE_POINTS.includes(point)) return undefined
+  const spec = getPoint(point)
+  if (!spec || !isGate(spec)) return undefined
   const r = (result !== null && typeof result === 'object' ? result : {}) as Record<string, unknown>
   const reason = typeof r.reason === 'string' ? r.reason : undefined
   if (typeof r.allow === 'boolean') {

@@ -1,13 +1,15 @@
 /**
  * A session: one agent run. It resolves the declared hooks, runs point calls through the chain, checks
- * capability calls against the session's policy and forwards the allowed ones to the host. It knows
- * nothing of gRPC: the server (or the unary Invoke) supplies a `SessionLink` to reach the host.
+ * capability calls against the session's policy (and its tenant's) and forwards the allowed ones to the
+ * host. It knows nothing of gRPC: the Session stream (or the unary Invoke) supplies a `SessionLink` to
+ * reach the host.
  */
 import { arch, platform } from 'node:os'
+import { CAPABILITIES, isCapabilityName } from '../../protocol/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, POINT_NAMES, getPoint, handlerFor } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
-import { PROTOCOL_VERSION, HOOKD_VERSION } from '../../protocol/version.js'
+import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
   type CapabilityCallData,
   type HookInfoData,
@@ -17,14 +19,20 @@ import {
   parseJsonBytes,
 } from '../../protocol/wire.js'
 import { type ChainStep, runChain } from '../chain/chain.js'
+import type { LoadedHook } from '../hooks/registry.js'
+import {
+  type CapabilityReply,
+  type ChainRun,
+  type CtxData,
+  type HookRunner,
+  type InvocationHost,
+  type InvocationReport,
+  failedReport,
+} from '../runners/hook-runner.js'
+import type { Tenant } from '../tenant.js'
+import { decide } from './audit.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
-import type { LoadedHook, Registry } from '../hooks/registry.js'
-import type { CapabilityReply, CtxData, Limits } from '../worker/protocol.js'
-import { CAPABILITIES, isCapabilityName } from '../../protocol/capabilities.js'
-import type { ChainRun, InvocationReport, InvocationRequest, WorkerPool } from '../worker/pool/worker-pool.js'
-import { type AuditLog, decide } from './audit.js'
-import { quotaResult } from '../tenancy/quota.js'
-import { type TenantScope, tenantEnv, tenantRefusal } from '../tenancy/tenant-scope.js'
+import { quotaResult } from './quota-result.js'
 
 /** How a session reaches its host. */
 export interface SessionLink {
@@ -37,25 +45,10 @@ export interface SessionLink {
   diagnostic(d: Diagnostic): void
   /**
    * True for the unary Invoke: a call over the tenant's quota fails with RESOURCE_EXHAUSTED. A stream
-   * is not ended for it: the call is answered with a `quota` diagnostic instead (see quota.ts).
+   * is not ended for it: the call is answered with a `quota` diagnostic instead (see quota-result.ts).
    */
   quotaFails?: boolean
 }
-
-/** Sidecar-wide settings every session shares. */
-export interface SessionDeps {
-  registry: Registry
-  pool: WorkerPool
-  limits: Limits
-  /** Ceilings on waiting for the host: confirm (a human), everything else. */
-  waits: { confirmMs: number; capabilityMs: number }
-  /** Multi-tenant sidecars: the session's tenant (policy ceiling, quotas, fair queue). See tenants.ts. */
-  tenant?: TenantScope
-  /** Where every point result is recorded (`hookd serve --audit`). */
-  audit?: AuditLog
-}
-
-export const DEFAULT_WAITS = { confirmMs: 10 * 60_000, capabilityMs: 30_000 }
 
 interface PendingCapability {
   resolve(reply: CapabilityReply): void
@@ -77,7 +70,7 @@ export class Session {
   private unfollow: (() => void) | undefined
 
   private constructor(
-    private readonly deps: SessionDeps,
+    private readonly tenant: Tenant,
     private readonly open: OpenSessionWire,
     private readonly link: SessionLink,
   ) {
@@ -92,11 +85,12 @@ export class Session {
           confirm: !policy.denyConfirm,
         }
       : DEFAULT_POLICY
-    this.env = Object.fromEntries(Object.entries(open.env).filter(([name]) => this.policy.env.includes(name)))
+    const offered = Object.fromEntries(Object.entries(open.env).filter(([name]) => this.policy.env.includes(name)))
+    this.env = tenant.env(offered)
   }
 
   /** Validates an open request; fails with a HookdError naming what was wrong. */
-  static open(deps: SessionDeps, open: OpenSessionWire, link: SessionLink): { session: Session; hooks: HookInfoData[] } {
+  static open(tenant: Tenant, open: OpenSessionWire, link: SessionLink): { session: Session; hooks: HookInfoData[] } {
     if (open.protocolVersion !== PROTOCOL_VERSION) {
       throw new HookdError(
         'failed-precondition',
@@ -109,16 +103,18 @@ export class Session {
       if (seen.has(name)) throw new HookdError('invalid-argument', `hook '${name}' is declared twice; declare each hook once`)
       seen.add(name)
     }
-    const missing = open.hooks.filter((name) => !deps.registry.has(name))
+    const registry = tenant.registry
+    const missing = open.hooks.filter((name) => !registry.has(name))
     if (missing.length) {
-      const known = deps.registry.list().map((h) => h.name)
+      const known = registry.list().map((h) => h.name)
+      const where = tenant.id === undefined ? registry.root : `tenant '${tenant.id}''s hooks`
       throw new HookdError(
         'not-found',
-        `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} in ${deps.tenant ? `tenant '${deps.tenant.id}''s hooks` : deps.registry.root} (available: ${known.length ? known.join(', ') : 'none'})`,
+        `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} in ${where} (available: ${known.length ? known.join(', ') : 'none'})`,
       )
     }
-    const session = new Session(deps, open, link)
-    const infos = deps.registry.list()
+    const session = new Session(tenant, open, link)
+    const infos = registry.list()
     const hooks = open.hooks.map((name) => infos.find((h) => h.name === name) as HookInfoData)
     // A declared hook that exists but never loaded is reported now and skipped on every point.
     // A stale hook (its newest edit failed to load) is served in its older version: say so too.
@@ -133,7 +129,7 @@ export class Session {
    */
   followRegistry(): void {
     if (this.unfollow || this.closed) return
-    this.unfollow = this.deps.registry.subscribe((event) => {
+    this.unfollow = this.tenant.registry.subscribe((event) => {
       if (this.hooks.includes(event.name)) this.link.diagnostic(event.diagnostic)
     })
   }
@@ -161,21 +157,21 @@ export class Session {
       throw new HookdError('invalid-argument', `${pointName} payload${where}: ${issue?.message ?? 'invalid'}`)
     }
     accept()
-    const who = { tenant: this.deps.tenant?.id, session: this.id }
-    const admission = this.deps.tenant?.admit()
-    if (admission && !admission.ok) {
+    const who = { tenant: this.tenant.id, session: this.id }
+    const admission = this.tenant.admit()
+    if (!admission.ok) {
       if (this.link.quotaFails) throw new HookdError('resource-exhausted', admission.message)
-      const hooks = this.hooks.flatMap((name) => this.deps.registry.get(name) ?? [])
-      return decide(quotaResult(point, seq, payload.data, hooks, admission.message), who, payload.data, this.deps.audit)
+      const hooks = this.hooks.flatMap((name) => this.tenant.registry.get(name) ?? [])
+      return decide(quotaResult(point, seq, payload.data, hooks, admission.message), who, payload.data, this.tenant.audit)
     }
     const abort = new AbortController()
     this.running.set(seq, abort)
     try {
       const result = await runChain(point, seq, payload.data, this.steps(seq, point, payload.data, abort.signal), abort.signal)
-      return decide(result, who, payload.data, this.deps.audit)
+      return decide(result, who, payload.data, this.tenant.audit)
     } finally {
       this.running.delete(seq)
-      admission?.release()
+      admission.release()
     }
   }
 
@@ -234,84 +230,79 @@ export class Session {
   }
 
   /**
-   * One ChainStep per declared hook that serves the point. When two or more run and every one is a
-   * sandboxed hook, they run in one worker message (WorkerPool.invokeChain): the worker runs the chain
-   * and reports each step as it ends, and the chain here (runChain) awaits those reports instead of one
-   * round trip per hook, so it still judges every answer with the catalog's rules. A step the worker
-   * did not run (its worker died mid-chain, or a cancel raced it) is invoked on its own, as always.
-   * Remote hooks and removed hooks keep the step-by-step path for the whole call.
+   * One ChainStep per declared hook that serves the point, each run by its hook's runner. When two or
+   * more run and every one has the same runner, and that runner can run a chain in one trip (the worker
+   * pool: one worker message for the whole chain), they go as one chain: the runner reports each step as
+   * it ends, and the chain here (runChain) awaits those reports instead of one round trip per hook, so it
+   * still judges every answer with the catalog's rules. A step the runner did not run (its worker died
+   * mid-chain, or a cancel raced it) is invoked on its own, as always.
    */
   private steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal): ChainStep[] {
     const pointName = point.name
     const steps: ChainStep[] = []
-    const batchable: Array<{ request: InvocationRequest; hook: LoadedHook }> = []
-    let batch = true
+    const served: Array<{ hook: LoadedHook; ctx: CtxData; host: InvocationHost }> = []
+    let removed = false
     for (const name of this.hooks) {
       // The version current when the call started is the one that runs.
-      const hook = this.deps.registry.get(name)
+      const hook = this.tenant.registry.get(name)
       if (!hook) {
         // Removed while this session used it: a `hook-removed` diagnostic on each point it handled.
-        const gone = this.deps.registry.removed(name)
+        const gone = this.tenant.registry.removed(name)
         if (gone && handlerFor(point, gone.points)) {
-          steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(this.deps.registry.root, name)) })
-          batch = false
+          steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(this.tenant.registry.root, name)) })
+          removed = true
         }
         continue
       }
       if (!handlerFor(point, hook.points)) continue
-      const ctx: CtxData = {
-        workdir: this.open.workdir,
-        session: { id: this.id, interactive: this.open.interactive, autoApprove: this.open.autoApprove },
-        agent: { id: this.open.agentId, modelId: this.open.modelId },
-        config: hook.config,
-        system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
-        env: tenantEnv(this.deps.tenant, this.env),
-        hook: { name, version: hook.version, point: pointName },
+      const ctx = this.ctxFor(hook, pointName)
+      const host: InvocationHost = {
+        onCapability: (capability, args) => this.capability(seq, name, pointName, capability, args),
+        onLog: (message) => this.link.log({ seq, hook: name, point: pointName, message, timeMs: Date.now() }),
       }
-      const base = {
-        hook: { name, version: hook.version, filename: hook.filename, source: hook.source },
-        ctx,
-        limits: this.deps.limits,
-        signal,
-        onCapability: (capability: string, capArgs: unknown) => this.capability(seq, name, pointName, capability, capArgs),
-        onLog: (message: string) => this.link.log({ seq, hook: name, point: pointName, message, timeMs: Date.now() }),
-      }
-      if (hook.remote) batch = false
-      else batchable.push({ request: { ...base, point: '', args: [] }, hook })
+      served.push({ hook, ctx, host })
+      const code = { name, version: hook.version, filename: hook.filename, source: hook.source }
+      const limits = this.tenant.limits
       steps.push({
         hook,
         invoke: (handler, args, resultArg) =>
-          // A remote hook runs in its own process (remote.ts); a sandboxed one in a worker, through the tenant's lane.
-          (hook.remote ?? this.deps.tenant ?? this.deps.pool).invoke({
-            ...base,
-            point: handler,
-            args,
-            ...(resultArg !== undefined ? { resultArg } : {}),
-          }),
+          hook.runner.invoke({ ...host, hook: code, ctx, limits, signal, point: handler, args, ...(resultArg !== undefined ? { resultArg } : {}) }),
       })
     }
-    if (!batch || batchable.length < 2) return steps
+    const runner: HookRunner | undefined = served[0]?.hook.runner
+    if (removed || served.length < 2 || !runner?.invokeChain || served.some((s) => s.hook.runner !== runner)) return steps
 
-    // Started by the first step the chain invokes: the worker's chain skips the same steps before it.
+    // Started by the first step the chain invokes: the runner's chain skips the same steps before it.
     let run: ChainRun | undefined
     const start = (): ChainRun =>
-      (run ??= (this.deps.tenant ?? this.deps.pool).invokeChain({
+      (run ??= (runner.invokeChain as NonNullable<HookRunner['invokeChain']>).call(runner, {
         point: pointName,
         initial,
-        steps: batchable.map(({ request, hook }) => ({
-          hook: request.hook,
+        steps: served.map(({ hook, ctx, host }) => ({
+          ...host,
+          hook: { name: hook.name, version: hook.version, filename: hook.filename, source: hook.source },
           points: [...hook.points],
-          ctx: request.ctx,
-          onCapability: request.onCapability,
-          onLog: request.onLog,
+          ctx,
         })),
-        limits: this.deps.limits,
+        limits: this.tenant.limits,
         signal,
       }))
     return steps.map((step, i) => ({
       hook: step.hook,
       invoke: async (handler, args, resultArg) => (await start().report(i)) ?? step.invoke(handler, args, resultArg),
     }))
+  }
+
+  private ctxFor(hook: LoadedHook, point: string): CtxData {
+    return {
+      workdir: this.open.workdir,
+      session: { id: this.id, interactive: this.open.interactive, autoApprove: this.open.autoApprove },
+      agent: { id: this.open.agentId, modelId: this.open.modelId },
+      config: hook.config,
+      system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
+      env: this.env,
+      hook: { name: hook.name, version: hook.version, point },
+    }
   }
 
   private async capability(seq: number, hook: string, point: string, capability: string, raw: unknown): Promise<CapabilityReply> {
@@ -325,12 +316,13 @@ export class Session {
       return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid arguments${where}: ${issue?.message ?? 'invalid'}` }
     }
     const args = parsed.data
-    const why = refusal(this.policy, capability, args as never) ?? (this.deps.tenant && tenantRefusal(this.deps.tenant, capability, args as never))
+    const why = refusal(this.policy, capability, args as never) ?? this.tenant.refusal(capability, args as never)
     if (why) return { ok: false, code: 'denied', message: why }
     if (capability === 'confirm' && !this.open.interactive) return { ok: true, value: this.open.autoApprove }
 
     const id = this.nextCapabilityId++
-    const ceiling = capability === 'confirm' ? this.deps.waits.confirmMs : this.deps.waits.capabilityMs
+    const waits = this.tenant.waits
+    const ceiling = capability === 'confirm' ? waits.confirmMs : waits.capabilityMs
     const answer = new Promise<CapabilityReply>((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(id)
@@ -357,6 +349,8 @@ export class Session {
 }
 
 function removedReport(root: string, name: string): InvocationReport {
-  const message = `the hook's folder ${root}/${name} was removed while this session used it; skipped. Restore the folder, or drop '${name}' from the agent's hooks`
-  return { outcome: { ok: false, kind: 'hook-removed', message }, wallUs: 0, cpuUs: 0 }
+  return failedReport(
+    'hook-removed',
+    `the hook's folder ${root}/${name} was removed while this session used it; skipped. Restore the folder, or drop '${name}' from the agent's hooks`,
+  )
 }

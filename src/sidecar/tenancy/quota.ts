@@ -9,13 +9,8 @@
  * quota as the reason), so that being over quota never lets a tool call past its guards; every other
  * point is returned unchanged, as when a host's failure policy answers for an absent sidecar.
  */
-import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, handlerFor } from '../../protocol/points.js'
-import type { HookTrace, PointResultData } from '../../protocol/wire.js'
-import type { LoadedHook } from '../hooks/registry.js'
+import type { Admission } from '../tenant.js'
 import type { TenantLimits } from './tenants-file.js'
-
-export type Admission = { ok: true; release(): void } | { ok: false; message: string }
 
 /** One tenant's counters. Kept across tenants-file reloads; `configure` changes the limits in place. */
 export class Quota {
@@ -66,36 +61,10 @@ export class Quota {
     }
   }
 
-  /** Point calls admitted and not yet finished. */
-  get inFlight(): number {
-    return this.running
-  }
-
   private refill(): void {
     const now = performance.now()
     const rate = this.limits.invocationsPerSecond
     if (rate !== undefined) this.tokens = Math.min(rate, this.tokens + ((now - this.refilledAt) / 1000) * rate)
     this.refilledAt = now
   }
-}
-
-/**
- * The answer to a Session point call over quota: no hook runs; a gate refuses the call with the quota as
- * its reason; any other point comes back unchanged. Every hook that would have run is traced `not-run`.
- */
-export function quotaResult(point: AnyPoint, seq: number, payload: unknown, hooks: readonly LoadedHook[], message: string): PointResultData {
-  let state = payload
-  let decided = 'no hook ran and nothing was changed'
-  if ('block' in point.fields) {
-    state = point.apply(state, { block: true, reason: message }, 'hookd')
-    decided = 'no hook ran and the call was refused'
-  } else if ('allow' in point.fields) {
-    state = point.apply(state, { allow: false, reason: message }, 'hookd')
-    decided = 'no hook ran and the call was refused'
-  }
-  const diagnostic: Diagnostic = { hook: '', point: point.name, kind: 'quota', message: `${message}; ${decided}` }
-  const trace: HookTrace[] = hooks
-    .filter((h) => handlerFor(point, h.points))
-    .map((h) => ({ hook: h.name, version: h.version, outcome: 'not-run', durationUs: 0, cpuUs: 0 }))
-  return { seq, point: point.name, result: point.result(state), diagnostics: [diagnostic], trace, durationUs: 0 }
 }

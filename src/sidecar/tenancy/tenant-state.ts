@@ -1,36 +1,24 @@
 /**
  * One tenant of a multi-tenant sidecar while it is served: its configuration (replaced in place by a
  * tenants-file edit), its registry, its limits, quotas and fair-queue lane, and the streams to end when
- * its credential is revoked. It is both the `Tenant` a call runs as and the `TenantScope` its sessions see.
+ * its credential is revoked. It is the `Tenant` its calls run as.
+ *
+ * The tenant's capability policy is a ceiling on its sessions' policies: a call must pass both. It is
+ * read at every call, so a tenants-file edit that narrows a policy applies to open sessions at once.
  */
+import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
 import type { HookdError } from '../../protocol/status.js'
-import type { AuditLog } from '../session/audit.js'
-import type { FairQueue } from './fair-queue.js'
-import type { SessionPolicy } from '../session/policy.js'
-import { type Admission, Quota } from './quota.js'
 import type { Registry } from '../hooks/registry.js'
-import type { SessionDeps } from '../session/session.js'
-import type { Tenant } from '../tenant.js'
-import type { TenantScope } from './tenant-scope.js'
+import type { HostWaits, Limits } from '../limits.js'
+import type { HookRunner } from '../runners/hook-runner.js'
+import type { AuditLog } from '../session/audit.js'
+import { refusal } from '../session/policy.js'
+import type { Admission, Tenant } from '../tenant.js'
+import { Quota } from './quota.js'
 import { hashBytes } from './tenant-token.js'
 import type { TenantConfig } from './tenants-file.js'
-import type { WatchOptions } from '../hooks/hook-watcher.js'
-import type { Limits } from '../worker/protocol.js'
-import type { ChainRequest, ChainRun, InvocationReport, InvocationRequest, WorkerPool } from '../worker/pool/worker-pool.js'
 
-/** What every tenant shares. */
-export interface TenantBase {
-  pool: WorkerPool
-  /** The sidecar's limits: a tenant's own limits replace them field by field. */
-  limits: Limits
-  waits: SessionDeps['waits']
-  audit?: AuditLog
-  /** Hot reload of each tenant's hooks folder. */
-  watch: false | WatchOptions
-}
-
-export class TenantState implements Tenant, TenantScope {
-  readonly deps: SessionDeps
+export class TenantState implements Tenant {
   readonly quota: Quota
   private readonly ends = new Set<(err: HookdError) => void>()
 
@@ -39,21 +27,11 @@ export class TenantState implements Tenant, TenantScope {
     public registry: Registry,
     /** Mutated in place on a limits edit: the registry and open sessions hold this object. */
     readonly limits: Limits,
-    private readonly base: TenantBase,
-    private readonly queue: FairQueue,
+    readonly waits: HostWaits,
+    readonly runner: HookRunner,
+    readonly audit: AuditLog | undefined,
   ) {
     this.quota = new Quota(config.id, config.limits)
-    const self = this
-    this.deps = {
-      get registry(): Registry {
-        return self.registry
-      },
-      pool: base.pool,
-      limits,
-      waits: base.waits,
-      tenant: this,
-      ...(base.audit ? { audit: base.audit } : {}),
-    }
   }
 
   get id(): string {
@@ -64,76 +42,20 @@ export class TenantState implements Tenant, TenantScope {
     return hashBytes(this.config.tokenHash)
   }
 
-  policy(): SessionPolicy {
-    return this.config.policy
+  refusal<N extends CapabilityName>(capability: N, args: CapabilityArgs<N>): string | undefined {
+    const why = refusal(this.config.policy, capability, args)
+    if (!why) return undefined
+    const who = `tenant '${this.id}'`
+    return why.replace('this session', who).replace(' is not allowed (', ` is not allowed for ${who} (`)
+  }
+
+  env(offered: Readonly<Record<string, string>>): Record<string, string> {
+    const allowed = this.config.policy.env
+    return Object.fromEntries(Object.entries(offered).filter(([name]) => allowed.includes(name)))
   }
 
   admit(): Admission {
     return this.quota.admit()
-  }
-
-  invoke(request: InvocationRequest): Promise<InvocationReport> {
-    return this.queue.run<InvocationReport>(
-      this.id,
-      (slot) =>
-        this.base.pool.invoke({
-          ...request,
-          onCapability: async (capability, args) => {
-            slot.pause()
-            try {
-              return await request.onCapability(capability, args)
-            } finally {
-              slot.resume()
-            }
-          },
-        }),
-      request.signal,
-      () => ({ outcome: { ok: false, kind: 'cancelled', message: 'the host cancelled the point call before the hook started' }, wallUs: 0, cpuUs: 0 }),
-    )
-  }
-
-  /**
-   * One slot of the fair queue for the whole chain: a chain of n hooks runs them back to back in one
-   * worker, as n sequential invocations of one lane would (a lane's calls never run in parallel within
-   * a point call), so fairness between lanes is kept at the granularity of a point call. The slot is
-   * freed while a step waits on its host, as for a single invocation.
-   */
-  invokeChain(request: ChainRequest): ChainRun {
-    let started: (run: ChainRun | undefined) => void = () => {}
-    const ready = new Promise<ChainRun | undefined>((resolve) => {
-      started = resolve
-    })
-    const done = this.queue.run<void>(
-      this.id,
-      (slot) => {
-        const run = this.base.pool.invokeChain({
-          ...request,
-          steps: request.steps.map((step) => ({
-            ...step,
-            onCapability: async (capability, args) => {
-              slot.pause()
-              try {
-                return await step.onCapability(capability, args)
-              } finally {
-                slot.resume()
-              }
-            },
-          })),
-        })
-        started(run)
-        return run.done
-      },
-      request.signal,
-      () => started(undefined),
-    )
-    return {
-      report: async (step) => {
-        const run = await ready
-        if (run) return run.report(step)
-        return { outcome: { ok: false, kind: 'cancelled', message: 'the host cancelled the point call before the hook started' }, wallUs: 0, cpuUs: 0 }
-      },
-      done,
-    }
   }
 
   track(end: (err: HookdError) => void): () => void {

@@ -12,7 +12,7 @@ import { FILE_ACCESS } from '../../protocol/wire.js'
 import type { SessionPolicy } from '../session/policy.js'
 import { remotePattern } from '../runners/remote/remote-allow.js'
 import { HASH_PATTERN } from './tenant-token.js'
-import type { Limits } from '../worker/protocol.js'
+import { type Limits, limitsSchema } from '../limits.js'
 
 /** Per-invocation limits a tenant may set (absent: the sidecar's own), and its quotas. */
 export interface TenantLimits {
@@ -42,13 +42,8 @@ export interface TenantConfig {
 const POSITIVE = 'expected a positive integer'
 const positiveInt = z.number({ error: POSITIVE }).int({ error: POSITIVE }).positive({ error: POSITIVE })
 
-const limitsSchema = z.strictObject({
-  memoryMb: z.number({ error: POSITIVE }).int({ error: POSITIVE }).min(8, { error: 'expected an integer of at least 8' }).optional(),
-  cpuMs: positiveInt.optional(),
-  wallMs: positiveInt.optional(),
-  resultBytes: positiveInt.optional(),
-  logBytes: positiveInt.optional(),
-  capabilityCalls: positiveInt.optional(),
+/** A tenant's per-invocation limits (absent: the sidecar's own), and its quotas. */
+const tenantLimitsSchema = limitsSchema.extend({
   concurrentInvocations: positiveInt.optional(),
   invocationsPerSecond: positiveInt.optional(),
 })
@@ -98,7 +93,7 @@ const tenantSchema = z.strictObject({
     .string({ error: 'expected a string' })
     .regex(HASH_PATTERN, { error: "expected 'sha256:' and 64 lowercase hex digits; run 'hookd tenant token' to make a token and its hash" }),
   hooks: z.string({ error: 'expected the path of a hooks folder' }).min(1, { error: 'expected the path of a hooks folder' }),
-  limits: limitsSchema.default({}),
+  limits: tenantLimitsSchema.default({}),
   policy: policySchema.default({ file: 'none', httpOrigins: [], env: [], confirm: true }),
   remoteHooks: remoteHooksSchema,
 })
@@ -129,7 +124,7 @@ function present(json: unknown, path: readonly PropertyKey[]): boolean {
 function describe(issue: Issue, json: unknown): string {
   const where = issuePath(issue.path)
   if (issue.code === 'unrecognized_keys') {
-    const fields = issue.path.length === 0 ? 'tenants' : issue.path.at(-1) === 'limits' ? Object.keys(limitsSchema.shape).join(', ') : issue.path.at(-1) === 'policy' ? Object.keys(policySchema.shape).join(', ') : Object.keys(tenantSchema.shape).join(', ')
+    const fields = issue.path.length === 0 ? 'tenants' : issue.path.at(-1) === 'limits' ? Object.keys(tenantLimitsSchema.shape).join(', ') : issue.path.at(-1) === 'policy' ? Object.keys(policySchema.shape).join(', ') : Object.keys(tenantSchema.shape).join(', ')
     return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')} (known fields: ${fields})`
   }
   if (issue.code === 'invalid_type' && !present(json, issue.path)) return `${where}: missing; ${issue.message}`

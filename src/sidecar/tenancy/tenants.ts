@@ -11,21 +11,22 @@
  * reconnect and open on the new one). Policy and limit edits apply to open sessions at their next call.
  */
 import { readdir } from 'node:fs/promises'
-import type * as grpc from '@grpc/grpc-js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
 import { Registry } from '../hooks/registry.js'
 import { tenantRemoteAllow } from '../runners/remote/remote-allow.js'
 import type { Tenancy, Tenant } from '../tenant.js'
-import { type TenantBase, TenantState } from './tenant-state.js'
+import { TenantState } from './tenant-state.js'
 import { bearerToken, matchToken } from './tenant-token.js'
 import { type TenantConfig, parseTenants, readTenants } from './tenants-file.js'
 import { TenantsFileWatcher, type TenantsWatchOptions } from './tenants-file-watcher.js'
-import type { Limits } from '../worker/protocol.js'
+import type { HostWaits, Limits } from '../limits.js'
+import type { AuditLog } from '../session/audit.js'
+import type { WatchOptions } from '../hooks/hook-watcher.js'
+import type { WorkerPool } from '../worker/pool/worker-pool.js'
+import { FairLane } from './fair-lane.js'
 
-export { SingleTenant, type Tenancy, type Tenant } from '../tenant.js'
-export type { TenantBase } from './tenant-state.js'
 
 export interface TenantsOptions {
   /** The tenants file. */
@@ -42,6 +43,17 @@ export interface TenantsOptions {
   report?(line: string): void
 }
 
+/** What every tenant shares. */
+export interface TenantsDeps {
+  pool: WorkerPool
+  /** The sidecar's limits: a tenant's own limits replace them field by field. */
+  limits: Limits
+  waits: HostWaits
+  audit?: AuditLog
+  /** Hot reload of each tenant's hooks folder. */
+  watch: false | WatchOptions
+}
+
 const defaultReport = (line: string): void => {
   process.stderr.write(`hookd: ${line}\n`)
 }
@@ -51,18 +63,19 @@ export class Tenants implements Tenancy {
   private watcher: TenantsFileWatcher | undefined
   private readonly report: (line: string) => void
   private readonly queue: FairQueue
+  private readonly lanes = new Map<string, FairLane>()
   private closed = false
 
   private constructor(
     private readonly options: TenantsOptions,
-    private readonly base: TenantBase,
+    private readonly base: TenantsDeps,
   ) {
     this.report = options.report ?? defaultReport
     this.queue = new FairQueue(options.slots ?? base.pool.size)
   }
 
   /** Reads the tenants file and loads every tenant's hooks. A bad file fails the start, saying why. */
-  static async start(options: TenantsOptions, base: TenantBase): Promise<Tenants> {
+  static async start(options: TenantsOptions, base: TenantsDeps): Promise<Tenants> {
     const tenants = new Tenants(options, base)
     const { text, tenants: configs } = await readTenants(options.file)
     await tenants.apply(configs)
@@ -93,8 +106,8 @@ export class Tenants implements Tenancy {
     return this.tenants.find((t) => t.id === id)?.registry
   }
 
-  identify(metadata: grpc.Metadata): Tenant {
-    const bearer = bearerToken(metadata.get('authorization'))
+  identify(authorization: ReadonlyArray<string | Buffer>): Tenant {
+    const bearer = bearerToken(authorization)
     if (!bearer.ok) {
       throw new HookdError('unauthenticated', `${bearer.why}; this sidecar serves several tenants: send your tenant's token as 'authorization: Bearer <token>' metadata`)
     }
@@ -159,7 +172,7 @@ export class Tenants implements Tenancy {
       current.delete(config.id)
       const registry = prepared.get(config.id)
       if (!existing) {
-        next.push(new TenantState(config, registry as Registry, this.limitsFor(config), this.base, this.queue))
+        next.push(new TenantState(config, registry as Registry, this.limitsFor(config), this.base.waits, this.laneOf(config.id), this.base.audit))
         summary.push(`added '${config.id}'`)
         continue
       }
@@ -191,11 +204,22 @@ export class Tenants implements Tenancy {
       const ended = gone.end(new HookdError('unauthenticated', `tenant '${gone.id}' was removed from this sidecar's tenants; its token is no longer accepted`))
       retired.push(gone.registry)
       this.queue.forget(gone.id)
+      this.lanes.delete(gone.id)
       summary.push(`removed '${gone.id}' (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
     }
     this.tenants = next
     await Promise.all(retired.map((r) => r.close()))
     return summary
+  }
+
+  /** The tenant's lane of the fair queue, in front of the workers. */
+  private laneOf(id: string): FairLane {
+    let lane = this.lanes.get(id)
+    if (!lane) {
+      lane = new FairLane(this.queue, id, this.base.pool)
+      this.lanes.set(id, lane)
+    }
+    return lane
   }
 
   private limitsFor(config: TenantConfig): Limits {
@@ -209,7 +233,12 @@ export class Tenants implements Tenancy {
     } catch (err) {
       throw new HookdError('not-found', `${where}: cannot read the hooks folder ${config.hooks} of tenant '${config.id}' (${(err as Error).message}); create it or fix the path`)
     }
-    const registry = new Registry(config.hooks, this.base.pool, limits, { allowRemote: tenantRemoteAllow(config.id, config.remoteHooks) })
+    const registry = new Registry(config.hooks, {
+      loader: this.base.pool,
+      runner: this.laneOf(config.id),
+      limits,
+      allowRemote: tenantRemoteAllow(config.id, config.remoteHooks),
+    })
     const failed: Diagnostic[] = await registry.loadAll()
     for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
     if (this.base.watch !== false) await registry.watch(this.base.watch)

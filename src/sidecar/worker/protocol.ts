@@ -7,44 +7,8 @@
  * the schemas below. The worker trusts the sidecar.
  */
 import { z } from 'zod'
-import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
-
-/** Per-invocation limits, enforced by the worker. */
-export interface Limits {
-  /** Isolate heap limit. */
-  memoryMb: number
-  /** CPU time on the isolate's own clock. */
-  cpuMs: number
-  /** Wall time, not counting time spent waiting for the host to answer a capability call. */
-  wallMs: number
-  /** Size of the returned value as JSON text. */
-  resultBytes: number
-  /** ctx.log volume; past it lines are dropped after one truncation marker. */
-  logBytes: number
-  /** Capability calls (confirm, notify, file.*, http.fetch). */
-  capabilityCalls: number
-}
-
-export const DEFAULT_LIMITS: Limits = {
-  memoryMb: 64,
-  cpuMs: 1000,
-  wallMs: 10_000,
-  resultBytes: 1024 * 1024,
-  logBytes: 64 * 1024,
-  capabilityCalls: 256,
-}
-
-/** The plain data from which the isolate's `ctx` is built (see surface.ts). */
-export interface CtxData {
-  workdir: string
-  session: { id: string; interactive: boolean; autoApprove: boolean }
-  agent: { id: string; modelId: string }
-  config: unknown
-  system: { platform: string; arch: string; hookdVersion: string }
-  env: Record<string, string>
-  /** The hook's own name and the point it runs for. */
-  hook: { name: string; version: string; point: string }
-}
+import type { Limits } from '../limits.js'
+import { type CapabilityReply, type CtxData, invokeOutcome } from '../runners/hook-runner.js'
 
 /**
  * A hook's code. `source` is sent the first time a worker sees a version, then omitted; the supervisor
@@ -124,25 +88,11 @@ export interface ChainStepData {
   ctx: CtxData
 }
 
-export type CapabilityReply = { ok: true; value: unknown } | { ok: false; code: string; message: string }
-
 // ------------------------------------------------------------------------------------------------
 // Worker -> sidecar
 // ------------------------------------------------------------------------------------------------
 
 const u32 = z.number().int().nonnegative()
-
-export const invokeOutcome = z.discriminatedUnion('ok', [
-  /** `value` is the returned value's JSON text, absent when the hook returned undefined. */
-  z.object({ ok: z.literal(true), value: z.string().optional() }),
-  z.object({
-    ok: z.literal(false),
-    kind: z.enum(DIAGNOSTIC_KINDS),
-    message: z.string(),
-    line: u32.optional(),
-  }),
-])
-export type InvokeOutcome = z.infer<typeof invokeOutcome>
 
 export const fromWorker = z.discriminatedUnion('$', [
   z.object({ $: z.literal('ready'), pid: u32 }),

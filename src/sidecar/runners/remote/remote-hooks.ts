@@ -17,18 +17,19 @@
 import { dirname, resolve } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { formatAddress, parseAddress } from '../../../protocol/address.js'
+import { backoffDelay } from '../../../protocol/backoff.js'
 import { HookdError } from '../../../protocol/status.js'
 import { PROTOCOL_VERSION } from '../../../protocol/version.js'
 import { isPointName } from '../../../protocol/points.js'
 import { MAX_REMOTE_MESSAGE_BYTES, describeResponseWire, hookService, toDescribeRequest } from './remote-wire.js'
 import { type RunClient, grpcDetails, runRemote } from './remote-invocation.js'
 import { clipMessage } from '../../worker/isolate/surface.js'
-import type { InvocationReport, InvocationRequest } from '../../worker/pool/worker-pool.js'
+import type { InvocationReport, InvocationRequest } from '../hook-runner.js'
 
 /** How long hookd waits for a remote hook's Describe. */
 export const DESCRIBE_TIMEOUT_MS = 5000
-const RETRY_FIRST_MS = 1000
-const RETRY_MAX_MS = 30_000
+/** Describe retries: 1 s, doubling, up to every 30 s. */
+const RETRY = { firstMs: 1000, maxMs: 30_000 }
 
 interface HookClient extends grpc.Client, RunClient {
   Describe(
@@ -220,7 +221,7 @@ export class RemoteHooks {
   private schedule(name: string, state: RetryState): void {
     const reload = this.reload
     if (this.closed || state.timer || !reload) return
-    const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** state.attempt)
+    const delay = backoffDelay(RETRY, state.attempt)
     state.attempt += 1
     state.timer = setTimeout(() => {
       state.timer = undefined

@@ -14,8 +14,9 @@ import * as grpc from '@grpc/grpc-js'
 import { InvocationBudget } from '../invocation-budget.js'
 import { clipMessage } from '../../worker/isolate/surface.js'
 import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
-import type { CapabilityReply, InvokeOutcome, Limits } from '../../worker/protocol.js'
-import type { InvocationReport, InvocationRequest } from '../../worker/pool/worker-pool.js'
+import type { CapabilityReply, InvokeOutcome } from '../hook-runner.js'
+import type { Limits } from '../../limits.js'
+import type { InvocationReport, InvocationRequest } from '../hook-runner.js'
 import {
   type HookAnswerWire,
   hookMessageProblem,

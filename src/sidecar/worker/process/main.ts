@@ -8,8 +8,9 @@
 import v8 from 'node:v8'
 import { type AnyPoint, type PointName, getPoint } from '../../../protocol/points.js'
 import { type ChainStep, runChain } from '../../chain/chain.js'
-import type { InvocationReport } from '../pool/worker-pool.js'
-import type { CapabilityReply, FromWorker, ToWorker } from '../protocol.js'
+import type { InvocationReport } from '../../runners/hook-runner.js'
+import type { CapabilityReply } from '../../runners/hook-runner.js'
+import type { FromWorker, ToWorker } from '../protocol.js'
 import { type InvocationHost, expectChain, forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './run-in-isolate.js'
 
 // Scripts compiled from here on (the prelude, hook code) are compiled whole, not function by function

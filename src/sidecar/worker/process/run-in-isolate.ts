@@ -11,15 +11,9 @@
  */
 import ivm from 'isolated-vm'
 import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
-import {
-  type CapabilityReply,
-  type CtxData,
-  type HookCode,
-  type InvokeOutcome,
-  type Limits,
-  hookCodeKey,
-  invokeOutcome,
-} from '../protocol.js'
+import { type CapabilityReply, type CtxData, type InvokeOutcome, invokeOutcome } from '../../runners/hook-runner.js'
+import { type HookCode, hookCodeKey } from '../protocol.js'
+import { type Limits } from '../../limits.js'
 import { clipMessage, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from '../isolate/surface.js'
 import { InvocationBudget } from '../../runners/invocation-budget.js'
 import { WarmPool } from './warm-isolates.js'

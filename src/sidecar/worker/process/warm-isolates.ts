@@ -5,6 +5,7 @@
  * the creation moves off the critical path. The prelude is compiled with a code cache hookd produces.
  */
 import ivm from 'isolated-vm'
+import { MIN_MEMORY_MB } from '../../limits.js'
 import { PRELUDE } from '../isolate/surface.js'
 
 /** What the isolate's bridge passes on: the prelude's calls, `op` naming what it wants (surface.ts). */
@@ -43,7 +44,7 @@ export function createWarm(memoryMb: number): WarmIsolate {
   let handler: BridgeHandler | undefined
   let released = false
   const isolate = new ivm.Isolate({
-    memoryLimit: Math.max(8, memoryMb),
+    memoryLimit: Math.max(MIN_MEMORY_MB, memoryMb),
     onCatastrophicError: (message: string) => catastrophe(message),
   })
   // The one host function in the isolate: only the prelude's closures hold it.

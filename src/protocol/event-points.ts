@@ -1,14 +1,14 @@
 /**
- * The zidane half of the point catalog (see ../../../shared/seeds/zidane-hooks.md): every hook point of a
- * hookable-based host, the fields a handler may change, and the rienda point that can serve it.
+ * The event points (see ../../../shared/seeds/zidane-hooks.md): every hook point of a hookable-based
+ * agent host, the fields a handler may change, and the step point whose handlers also serve it.
  *
- * A zidane point's payload is the serializable part of the host's hook context. Handlers mutate a copy;
+ * An event point's payload is the serializable part of the host's hook context. Handlers mutate a copy;
  * the chain returns only the changed fields the point allows, so the host can apply them to its live
  * context and "awaited in order, last write wins" holds across the process boundary. This file is part
  * of the one catalog: points.ts merges it into `points`.
  */
 import { z } from 'zod'
-import type { Alias, PointSpec } from './points.js'
+import type { Alias, PointSpec } from './point-spec.js'
 import { sameJson } from './json.js'
 
 export type ZidaneEvent = Record<string, unknown>
@@ -164,16 +164,17 @@ function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEve
   const alias = ALIASES[name]
   return {
     name,
-    family: 'zidane',
+    family: 'event',
     mode: 'mutate',
     summary: names.length
-      ? `zidane hook; the handler may change ${names.join(', ')} on the event it is given.`
-      : 'zidane hook; observes the event it is given.',
+      ? `event point; the handler may change ${names.join(', ')} on the event it is given.`
+      : 'event point; the handler observes the event it is given.',
     payload: eventSchema,
     fields,
     args: (state) => [state.current],
     apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
     stopped: () => false,
+    ...('block' in fields ? { refuse: (state: ZidaneState, reason: string) => ({ initial: state.initial, current: { ...state.current, block: true, reason } }) } : {}),
     result: (state) => changedFields(state, names),
     output: z.record(z.string(), z.unknown()),
     ...(alias ? { alias } : {}),
@@ -182,12 +183,9 @@ function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEve
 
 type ZidaneTable = { readonly [N in ZidanePointName]: PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent> }
 
-export function zidanePoints(): ZidaneTable {
+export function eventPoints(): ZidaneTable {
   const table: Partial<Record<ZidanePointName, PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent>>> = {}
   for (const [name, fields] of Object.entries(MUTABLE) as Array<[MutableName, Fields]>) table[name] = zidanePoint(name, fields)
   for (const name of OBSERVERS) table[name] = zidanePoint(name, {})
   return table as ZidaneTable
 }
-
-/** Gates: points where a hookd failure should refuse the call rather than let it through. */
-export const GATE_POINTS: readonly string[] = ['tool:gate', 'mcp:tool:gate', 'child:tool:gate', 'beforeToolExecute']

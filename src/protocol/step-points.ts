@@ -1,0 +1,129 @@
+/**
+ * The step points: the six points of an agent's run loop (see ../../../shared/seeds/rienda-hooks.md).
+ * A handler gets `ctx` and the point's payload and returns the fields it changes.
+ *
+ * Chaining rules: one hook's output is the next hook's input; every returned field is optional and
+ * replaces only itself; `undefined`/`null` keep the current value; returning nothing means no opinion;
+ * `beforeToolExecute` stops at the first `allow: false`.
+ */
+import { z } from 'zod'
+import type { PointSpec, StepPointName } from './point-spec.js'
+
+const jsonObject = z.record(z.string(), z.unknown())
+
+const toolCall = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  arguments: jsonObject,
+})
+
+const message = z.looseObject({ role: z.string(), text: z.string() })
+
+function point<P, S, F extends Record<string, unknown>, O>(
+  spec: Omit<PointSpec<P, S, F, O>, 'family' | 'mode'>,
+): PointSpec<P, S, F, O> {
+  return { ...spec, family: 'step', mode: 'return' }
+}
+
+const nothing = z.object({})
+
+const toolDecision = z.object({
+  allow: z.boolean(),
+  reason: z.string().optional(),
+  refusedBy: z.string().optional(),
+  arguments: jsonObject,
+})
+type ToolDecision = z.infer<typeof toolDecision>
+type ToolCallState = z.infer<typeof toolCall> & { decision: ToolDecision }
+
+const toolResult = z.object({ text: z.string(), isError: z.boolean() })
+
+export const stepPoints = {
+  beforeRun: point({
+    name: 'beforeRun',
+    summary: 'Once, at the start of a run. Receives {sessionId, agentId, modelId}; returns nothing.',
+    payload: z.looseObject({ sessionId: z.string(), agentId: z.string(), modelId: z.string() }),
+    fields: {},
+    args: (state) => [state],
+    apply: (state) => state,
+    stopped: () => false,
+    result: () => ({}),
+    output: nothing,
+  }),
+
+  afterRun: point({
+    name: 'afterRun',
+    summary: 'Once, when the run ends. Receives {reason} (end_turn, interrupted or error); returns nothing.',
+    payload: z.looseObject({ reason: z.enum(['end_turn', 'interrupted', 'error']) }),
+    fields: {},
+    args: (state) => [state],
+    apply: (state) => state,
+    stopped: () => false,
+    result: () => ({}),
+    output: nothing,
+  }),
+
+  beforeModelRequest: point({
+    name: 'beforeModelRequest',
+    summary: 'Every turn, before the provider call. Receives {system, model, messages}; may return {system}.',
+    payload: z.looseObject({ system: z.string(), model: z.string(), messages: z.array(message) }),
+    fields: { system: z.string() },
+    args: (state) => [state],
+    apply: (state, changes) => ({ ...state, ...changes }),
+    stopped: () => false,
+    result: (state) => ({ system: state.system }),
+    output: z.object({ system: z.string() }),
+  }),
+
+  afterModelResponse: point({
+    name: 'afterModelResponse',
+    summary: 'Every turn, after the model answers. Receives {text, thinking, toolCalls}; may return {text, thinking}.',
+    payload: z.looseObject({
+      text: z.string(),
+      thinking: z.string().default(''),
+      toolCalls: z.array(toolCall).default([]),
+    }),
+    fields: { text: z.string(), thinking: z.string() },
+    args: (state) => [state],
+    apply: (state, changes) => ({ ...state, ...changes }),
+    stopped: () => false,
+    result: (state) => ({ text: state.text, thinking: state.thinking }),
+    output: z.object({ text: z.string(), thinking: z.string() }),
+  }),
+
+  beforeToolExecute: point({
+    name: 'beforeToolExecute',
+    summary: 'Before a tool runs. Receives {id, name, arguments}; may return {allow, reason, arguments}.',
+    payload: toolCall.transform(
+      (call): ToolCallState => ({ ...call, decision: { allow: true, arguments: call.arguments } }),
+    ),
+    fields: { allow: z.boolean(), reason: z.string(), arguments: jsonObject },
+    args: ({ decision, ...call }) => [{ ...call, arguments: decision.arguments }],
+    apply: (state, changes, hook) => {
+      const decision: ToolDecision = { ...state.decision }
+      if (changes.arguments !== undefined) decision.arguments = changes.arguments
+      if (changes.allow === false) {
+        decision.allow = false
+        decision.reason = changes.reason ?? `refused by hook '${hook}'`
+        decision.refusedBy = hook
+      }
+      return { ...state, decision }
+    },
+    stopped: (state) => !state.decision.allow,
+    refuse: (state, reason, by) => ({ ...state, decision: { ...state.decision, allow: false, reason, refusedBy: by } }),
+    result: (state) => state.decision,
+    output: toolDecision,
+  }),
+
+  afterToolExecute: point({
+    name: 'afterToolExecute',
+    summary: 'After a tool returns. Receives {call: {id, name, arguments}, result: {text, isError}}; may return {text, isError}.',
+    payload: z.looseObject({ call: toolCall, result: toolResult }),
+    fields: { text: z.string(), isError: z.boolean() },
+    args: (state) => [state.call, state.result],
+    apply: (state, changes) => ({ ...state, result: { ...state.result, ...changes } }),
+    stopped: () => false,
+    result: (state) => state.result,
+    output: toolResult,
+  }),
+} as const satisfies Record<StepPointName, unknown>

@@ -1,0 +1,44 @@
+/**
+ * The hookd.v1.HookExecutor service on a gRPC server: Session, Invoke and ListHooks. Every call is
+ * authenticated here, once, by the tenancy: the tenant its metadata names is what the call runs as.
+ */
+import * as grpc from '@grpc/grpc-js'
+import { HookdError } from '../../protocol/status.js'
+import { hookExecutorService, hookInfoToWire } from '../../protocol/wire.js'
+import type { Tenancy, Tenant } from '../tenant.js'
+import { withTolerantDecoding } from './frames.js'
+import { serveInvoke } from './invoke.js'
+import { type OpenSessions, type SessionCall, serveSessionStream } from './session-stream.js'
+
+export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions): void {
+  /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
+  const identify = (metadata: grpc.Metadata): Tenant | HookdError => {
+    try {
+      return tenancy.identify(metadata.get('authorization'))
+    } catch (err) {
+      return HookdError.from(err)
+    }
+  }
+  const status = (err: HookdError): Partial<grpc.StatusObject> => ({ code: err.grpcStatus, details: err.message })
+
+  server.addService(withTolerantDecoding(hookExecutorService()), {
+    Session: (call: SessionCall) => {
+      const tenant = identify(call.metadata)
+      if (tenant instanceof HookdError) return void call.emit('error', status(tenant))
+      serveSessionStream(call, tenant, sessions)
+    },
+    Invoke: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
+      const tenant = identify(call.metadata)
+      if (tenant instanceof HookdError) return done(status(tenant))
+      serveInvoke(call.request, tenant).then(
+        (response) => done(null, response),
+        (err: unknown) => done(status(HookdError.from(err))),
+      )
+    },
+    ListHooks: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
+      const tenant = identify(call.metadata)
+      if (tenant instanceof HookdError) return done(status(tenant))
+      done(null, { hooks: tenant.registry.list().map(hookInfoToWire) })
+    },
+  })
+}

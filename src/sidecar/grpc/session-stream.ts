@@ -1,0 +1,143 @@
+/**
+ * One Session stream: the protocol machine between a host and its `Session`. The first message must be
+ * `open`; then point calls, capability answers, cancels and `close` in any order. A protocol mistake
+ * ends the stream with the status that says what was wrong; hook failures never do (they are
+ * diagnostics in results).
+ */
+import type * as grpc from '@grpc/grpc-js'
+import { HookdError } from '../../protocol/status.js'
+import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
+import {
+  type HostMessage,
+  type SidecarFrame,
+  diagnosticToWire,
+  hookInfoToWire,
+  hostMessageWire,
+  parseJsonBytes,
+  pointResultToWire,
+} from '../../protocol/wire.js'
+import { Session } from '../session/session.js'
+import type { Tenant } from '../tenant.js'
+import { UndecodableFrame, hostMessageProblem } from './frames.js'
+
+export type SessionCall = grpc.ServerDuplexStream<unknown, unknown>
+
+/** Where the sidecar keeps its open sessions (to abort them at shutdown). */
+export interface OpenSessions {
+  add(session: Session): void
+  delete(session: Session): void
+}
+
+export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions): void {
+  let session: Session | undefined
+  let ended = false
+  let closing = false
+  const write = (message: SidecarFrame): void => {
+    if (!ended) call.write(message)
+  }
+  const fail = (err: unknown): void => {
+    if (ended) return
+    ended = true
+    session?.abort()
+    const e = HookdError.from(err)
+    call.emit('error', { code: e.grpcStatus, details: e.message })
+  }
+  const finish = (): void => {
+    if (ended) return
+    ended = true
+    untrack()
+    call.end()
+  }
+  const cleanup = (): void => {
+    untrack()
+    if (session) {
+      session.abort()
+      open.delete(session)
+    }
+  }
+  // A revoked credential ends the stream (tenancy/tenants.ts).
+  const untrack = tenant.track(fail)
+  call.on('cancelled', () => {
+    ended = true
+    cleanup()
+  })
+  call.on('error', () => cleanup())
+  call.on('end', () => {
+    // The host half-closed without `close`: nothing more can arrive, so end the run.
+    if (!closing) {
+      cleanup()
+      finish()
+    }
+  })
+
+  const onOpen = (message: Extract<HostMessage, { kind: 'open' }>): void => {
+    if (session) throw new HookdError('failed-precondition', 'the session is already open; send open only once')
+    const opened = Session.open(tenant, message.open, {
+      capability: (c) => {
+        write({ capabilityCall: { ...c, args: Buffer.from(JSON.stringify(c.args)) } })
+        return undefined
+      },
+      log: (line) => write({ log: line }),
+      diagnostic: (d) => write({ diagnostic: diagnosticToWire(d) }),
+    })
+    session = opened.session
+    session.followRegistry()
+    open.add(session)
+    write({
+      opened: {
+        sessionId: session.id,
+        hooks: opened.hooks.map(hookInfoToWire),
+        sidecarVersion: HOOKD_VERSION,
+        protocolVersion: PROTOCOL_VERSION,
+      },
+    })
+  }
+
+  const onMessage = (s: Session, message: Exclude<HostMessage, { kind: 'open' }>): void => {
+    switch (message.kind) {
+      case 'call': {
+        const { seq, point, payload } = message.call
+        s.call(seq, point, payload).then((result) => write({ result: pointResultToWire(result) }), fail)
+        return
+      }
+      case 'capabilityResult': {
+        const r = message.capabilityResult
+        if (r.error) {
+          s.answer(r.id, { ok: false, code: r.error.code || 'failed', message: r.error.message })
+        } else {
+          const json = r.value && r.value.length ? parseJsonBytes('capability_result.value', r.value) : { ok: true as const, value: null }
+          if (!json.ok) throw new HookdError('invalid-argument', json.message)
+          s.answer(r.id, { ok: true, value: json.value })
+        }
+        return
+      }
+      case 'cancel':
+        s.cancel(message.cancel.seq)
+        return
+      case 'close': {
+        closing = true
+        s.close(message.close.reason).then((result) => {
+          write({ closed: { result: pointResultToWire(result) } })
+          open.delete(s)
+          finish()
+        }, fail)
+        return
+      }
+    }
+  }
+
+  call.on('data', (raw: unknown) => {
+    if (ended) return
+    if (raw instanceof UndecodableFrame) return fail(new HookdError('invalid-argument', raw.describe()))
+    const parsed = hostMessageWire.safeParse(raw)
+    if (!parsed.success) return fail(new HookdError('invalid-argument', hostMessageProblem(raw, parsed.error.issues)))
+    const message = parsed.data
+    try {
+      if (message.kind === 'open') return onOpen(message)
+      if (!session) throw new HookdError('failed-precondition', `'${message.kind}' arrived before the session was opened; send 'open' first`)
+      onMessage(session, message)
+    } catch (err) {
+      fail(err)
+    }
+  })
+}

@@ -1,0 +1,62 @@
+/**
+ * What a worker is running, as the pool tracks it: one flight per message that expects an answer (an
+ * invocation, a chain, a load). Each flight has a deadline, paused while a capability call waits on the
+ * host, past which the pool judges the worker hung.
+ */
+import type { ChainRequest, InvocationHost, InvocationReport, InvocationRequest, InvokeOutcome } from '../../runners/hook-runner.js'
+import type { LoadOutcome } from '../protocol.js'
+
+interface Deadline {
+  /** When the worker must have answered, unless a capability call is outstanding (ms, monotonic). */
+  deadline: number
+  /** Capability calls waiting on the host. */
+  outstanding: number
+  pausedAt: number
+}
+
+export interface InvokeFlight extends Deadline {
+  type: 'invoke'
+  request: InvocationRequest
+  resolve(report: InvocationReport): void
+  cleanup(): void
+}
+
+export interface LoadFlight extends Deadline {
+  type: 'load'
+  resolve(outcome: LoadOutcome): void
+}
+
+export interface ChainFlight extends Deadline {
+  type: 'chain'
+  request: ChainRequest
+  /** A step's report arrived. */
+  stepped(step: number, report: InvocationReport): void
+  /** The chain is over: reports not received settle (the awaited one with `crash` when given). */
+  end(crash?: InvokeOutcome): void
+}
+
+export type Flight = InvokeFlight | LoadFlight | ChainFlight
+
+export const now = (): number => performance.now()
+
+/** A deadline `ms` from now. */
+export function deadlineIn(ms: number): Deadline {
+  return { deadline: now() + ms, outstanding: 0, pausedAt: 0 }
+}
+
+/** A capability call leaves for the host: the flight's deadline stops running. */
+export function pause(flight: Deadline): void {
+  if (flight.outstanding++ === 0) flight.pausedAt = now()
+}
+
+/** A capability call came back: the deadline runs again, moved by the time it waited. */
+export function resume(flight: Deadline): void {
+  if (--flight.outstanding === 0) flight.deadline += now() - flight.pausedAt
+}
+
+/** Who gets a capability call or log line: the invocation, or the chain's step that made it. */
+export function hostOf(flight: Flight, step: number | undefined): InvocationHost | undefined {
+  if (flight.type === 'invoke') return step === undefined ? flight.request : undefined
+  if (flight.type === 'chain') return step === undefined ? undefined : flight.request.steps[step]
+  return undefined
+}
