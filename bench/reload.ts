@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, open, rename, rm, unlink, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { HookdClient, type HostSession } from '../src/host/index.js'
-import { DEFAULT_WATCH } from '../src/sidecar/hooks/hook-watcher.js'
+import { DEFAULT_SETTLE as DEFAULT_WATCH } from '../src/sidecar/hooks/settled-watcher.js'
 import { startServe, stopProcess } from '../test/support/processes.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'

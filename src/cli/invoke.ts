@@ -11,6 +11,7 @@ import type { LogLineData } from '../protocol/wire.js'
 import { Sidecar } from '../sidecar/sidecar.js'
 import { CommandError, UsageError, list, parse } from './args.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectFlagsGiven, connectHint, connectOptions } from './connect-flags.js'
+import { issueText } from '../protocol/issue-text.js'
 
 export const INVOKE_HELP = `Usage: hookd invoke --hook a,b --point POINT --payload JSON [options]
 
@@ -83,9 +84,7 @@ export async function invoke(argv: string[]): Promise<number> {
   }
   const checked = spec?.payload.safeParse(payload)
   if (checked && !checked.success) {
-    const issue = checked.error.issues[0]
-    const where = issue?.path.length ? ` at .${issue.path.join('.')}` : ''
-    throw new UsageError(`--payload does not fit ${point}${where}: ${issue?.message ?? 'invalid'}\n  ${point}: ${spec?.summary ?? ''}`)
+    throw new UsageError(`--payload does not fit ${point}: ${issueText(checked.error, 'payload')}\n  ${point}: ${spec?.summary ?? ''}`)
   }
   for (const origin of values['allow-http']) {
     try {

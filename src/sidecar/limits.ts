@@ -4,6 +4,7 @@
  * from: `hookd serve` flags, a tenants file, an embedding program's options.
  */
 import { z } from 'zod'
+import { issueText } from '../protocol/issue-text.js'
 
 export interface Limits {
   /** Isolate heap limit. */
@@ -53,8 +54,7 @@ export const limitsSchema = z.strictObject({
 export function resolveLimits(given: Partial<Limits> = {}, base: Limits = DEFAULT_LIMITS): Limits {
   const parsed = limitsSchema.safeParse(given)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    throw new RangeError(`limits.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`)
+    throw new RangeError(issueText(parsed.error, 'limits'))
   }
   const out: Limits = { ...base }
   for (const [key, value] of Object.entries(parsed.data) as Array<[keyof Limits, number | undefined]>) if (value !== undefined) out[key] = value

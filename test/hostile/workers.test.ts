@@ -5,7 +5,7 @@
  * each worker keeps.
  */
 import { readFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
@@ -14,8 +14,7 @@ import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { DEFAULT_LIMITS, type Limits } from '../../src/sidecar/limits.js'
-import { type CapabilityReply } from '../../src/sidecar/runners/hook-runner.js'
-import { type InvocationRequest } from '../../src/sidecar/runners/hook-runner.js'
+import type { CapabilityReply, InvocationRequest } from '../../src/sidecar/runners/hook-runner.js'
 import { WorkerPool } from '../../src/sidecar/worker/pool/worker-pool.js'
 import type { Running } from '../support/sidecar.js'
 import { CALL, FIXTURES, HOSTILE_LIMITS, type HookRun, expectServing, failed, runHooks, startHostile } from './support.js'
@@ -252,8 +251,10 @@ describe('the pool', () => {
   it('a sidecar whose pool gave up reports NOT_SERVING on the health service', async () => {
     const dieAfterReady = "const send = process.send.bind(process); process.send = (m, ...r) => { if (m && m.$ === 'ready') setTimeout(() => process.exit(9), 50); return send(m, ...r) };"
     const dir = await mkdtemp(join(tmpdir(), 'hookd-broken-'))
+    // One hook: every load a dying worker takes on counts as work, not as a start failure.
+    await cp(join(FIXTURES, 'ordinary'), join(dir, 'hooks', 'ordinary'), { recursive: true })
     const sidecar = await Sidecar.create({
-      hooks: FIXTURES,
+      hooks: join(dir, 'hooks'),
       watch: false,
       pool: { size: 1, maxStartFailures: 2, execArgv: ['--import', `data:text/javascript,${encodeURIComponent(dieAfterReady)}`] },
     })

@@ -60,7 +60,7 @@ describe('hookd invoke with an embedded sidecar', () => {
 
     const badShape = await hookd(['invoke', '--hook', 'guard', '--point', 'afterRun', '--payload', '{"reason":"bored"}'])
     expect(badShape.code).toBe(2)
-    expect(badShape.stderr).toContain('--payload does not fit afterRun at .reason')
+    expect(badShape.stderr).toContain('--payload does not fit afterRun: payload.reason')
 
     const unknownFlag = await hookd(['invoke', '--frobnicate'])
     expect(unknownFlag.code).toBe(2)

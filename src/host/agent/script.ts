@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
 import { AgentError } from './errors.js'
 import type { ModelTurn, StopReason, TextBlock, ToolUseBlock } from './model.js'
+import { issueText } from '../../protocol/issue-text.js'
 
 const stopReason = z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'pause_turn', 'refusal', 'model_context_window_exceeded'])
 
@@ -52,9 +53,7 @@ export function parseScript(text: string, file: string): ScriptFile {
   }
   const parsed = scriptFile.safeParse(json)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
-    throw new AgentError('script', `${file} is not a hookd agent script${where}: ${issue?.message ?? 'invalid'} (the format is in docs/agent.md, "Scripted runs")`)
+    throw new AgentError('script', `${file} is not a hookd agent script: ${issueText(parsed.error)} (the format is in docs/agent.md, "Scripted runs")`)
   }
   return parsed.data
 }

@@ -12,6 +12,7 @@ import { dirname } from 'node:path'
 import { z } from 'zod'
 import { CapabilityError, confine } from '../capabilities.js'
 import type { ToolSpec } from './model.js'
+import { issueText } from '../../protocol/issue-text.js'
 
 export interface ToolContext {
   workdir: string
@@ -47,9 +48,7 @@ export function defineTool<S extends z.ZodObject>(definition: {
     parse(input) {
       const parsed = definition.input.safeParse(input)
       if (parsed.success) return { ok: true, input: parsed.data as Record<string, unknown> }
-      const issue = parsed.error.issues[0]
-      const where = issue?.path.length ? `${issue.path.join('.')}: ` : ''
-      return { ok: false, message: `invalid input for ${definition.name}: ${where}${issue?.message ?? 'invalid'}` }
+      return { ok: false, message: `invalid input for ${definition.name}: ${issueText(parsed.error, 'input')}` }
     },
     async run(input, ctx) {
       const out = await definition.run(input as z.output<S>, ctx)

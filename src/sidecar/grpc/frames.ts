@@ -3,6 +3,7 @@
  * not fit the protocol, each turned into an INVALID_ARGUMENT message that names what was wrong.
  */
 import type * as grpc from '@grpc/grpc-js'
+import { issueText } from '../../protocol/issue-text.js'
 
 /**
  * A request frame that protobuf could not decode. grpc-js would end the call with INTERNAL ("Error
@@ -40,12 +41,10 @@ export function withTolerantDecoding(service: grpc.ServiceDefinition): grpc.Serv
 const HOST_MESSAGE_KINDS = ['open', 'call', 'capabilityResult', 'cancel', 'close']
 
 /** What was wrong with a decoded HostMessage, naming the field. */
-export function hostMessageProblem(raw: unknown, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
+export function hostMessageProblem(raw: unknown, error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> }): string {
   const kind = raw !== null && typeof raw === 'object' ? (raw as { kind?: unknown }).kind : undefined
   if (typeof kind !== 'string' || !HOST_MESSAGE_KINDS.includes(kind)) {
     return 'a HostMessage must set exactly one of open, call, capability_result, cancel, close'
   }
-  const issue = issues[0]
-  const path = issue?.path.map(String).join('.') ?? kind
-  return `HostMessage.${path || kind}: ${issue?.message ?? 'invalid'}`
+  return issueText(error, 'HostMessage')
 }

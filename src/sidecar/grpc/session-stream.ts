@@ -130,7 +130,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
     if (ended) return
     if (raw instanceof UndecodableFrame) return fail(new HookdError('invalid-argument', raw.describe()))
     const parsed = hostMessageWire.safeParse(raw)
-    if (!parsed.success) return fail(new HookdError('invalid-argument', hostMessageProblem(raw, parsed.error.issues)))
+    if (!parsed.success) return fail(new HookdError('invalid-argument', hostMessageProblem(raw, parsed.error)))
     const message = parsed.data
     try {
       if (message.kind === 'open') return onOpen(message)

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points.js'
 
 /** `hook.json`, beside `index.js`. */
@@ -48,11 +49,10 @@ export function checkHookJson(text: string): HookJsonCheck {
   }
   const issue = parsed.error.issues[0]
   const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
-  const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid${where}: ${issue?.message ?? 'unknown problem'} (it may hold "config", "description" and "remote")`,
+    message: `hook.json is invalid: ${issueText(parsed.error, 'hook.json')} (it may hold "config", "description" and "remote")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

@@ -33,6 +33,7 @@ import type { Tenant } from '../tenant.js'
 import { decide } from './audit.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
 import { quotaResult } from './quota-result.js'
+import { issueText } from '../../protocol/issue-text.js'
 
 /** How a session reaches its host. */
 export interface SessionLink {
@@ -152,9 +153,7 @@ export class Session {
     if (!json.ok) throw new HookdError('invalid-argument', json.message)
     const payload = point.payload.safeParse(json.value)
     if (!payload.success) {
-      const issue = payload.error.issues[0]
-      const where = issue?.path.length ? `.${issue.path.join('.')}` : ''
-      throw new HookdError('invalid-argument', `${pointName} payload${where}: ${issue?.message ?? 'invalid'}`)
+      throw new HookdError('invalid-argument', issueText(payload.error, `${pointName} payload`))
     }
     accept()
     const who = { tenant: this.tenant.id, session: this.id }
@@ -311,9 +310,7 @@ export class Session {
     }
     const parsed = CAPABILITIES[capability].safeParse(raw)
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      const where = issue?.path.length ? ` (argument ${issue.path.join('.')})` : ''
-      return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid arguments${where}: ${issue?.message ?? 'invalid'}` }
+      return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid ${issueText(parsed.error, 'arguments')}` }
     }
     const args = parsed.data
     const why = refusal(this.policy, capability, args as never) ?? this.tenant.refusal(capability, args as never)

@@ -1,44 +1,26 @@
 /**
- * Watches the tenants file for edits. As with hooks (watch.ts), an event only says "look soon": the file
- * is read once it has been quiet for `debounceMs`, read again `settleMs` later, and handed on only when
- * both reads agree and differ from what was last handed on. The folder is watched rather than the file,
- * so that editors that save by renaming a temp file over it, or by deleting and re-creating it, are seen.
- * Refreshes never overlap.
+ * Watches the tenants file for edits and hands on settled new texts (settled-watcher.ts says how a
+ * text settles). The folder is watched rather than the file, so that editors that save by renaming a
+ * temp file over it, or by deleting and re-creating it, are seen. A file that cannot be read is looked
+ * at once more after the settle time (a save that deletes and re-creates it is missing for a moment),
+ * then reported.
  */
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
-import { type FSWatcher, watch } from 'chokidar'
-import { HookdError } from '../../protocol/status.js'
+import { type SettleOptions, SettledWatcher } from '../hooks/settled-watcher.js'
 
-export interface TenantsWatchOptions {
-  debounceMs?: number
-  settleMs?: number
-}
+export type TenantsWatchOptions = SettleOptions
 
-const READY_TIMEOUT_MS = 10_000
+const KEY = 'tenants'
 
 export class TenantsFileWatcher {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<void> | undefined
-  private again = false
-  private closed = false
-  private readonly debounceMs: number
-  private readonly settleMs: number
+  private constructor(private readonly watcher: SettledWatcher<string>) {}
 
-  private constructor(
-    private readonly file: string,
-    private readonly fsw: FSWatcher,
-    private lastText: string,
-    /** A settled new text. */
-    private readonly onText: (text: string) => Promise<void>,
-    /** The file could not be read, or the watcher failed. */
-    private readonly onProblem: (message: string) => void,
-    options: TenantsWatchOptions,
-  ) {
-    this.debounceMs = options.debounceMs ?? 100
-    this.settleMs = options.settleMs ?? 100
-  }
-
+  /**
+   * @param text   the text already applied
+   * @param onText a settled new text
+   * @param onProblem the file could not be read, or the watcher failed
+   */
   static async start(
     file: string,
     text: string,
@@ -48,100 +30,43 @@ export class TenantsFileWatcher {
   ): Promise<TenantsFileWatcher> {
     const path = resolve(file)
     const name = basename(path)
-    const fsw = watch(dirname(path), { ignoreInitial: true, depth: 0, atomic: false, ignorePermissionErrors: true })
-    const failure = await new Promise<string | undefined>((done) => {
-      const timer = setTimeout(() => done(`no answer within ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS)
-      fsw.once('ready', () => {
-        clearTimeout(timer)
-        done(undefined)
-      })
-      fsw.once('error', (err) => {
-        clearTimeout(timer)
-        done(err instanceof Error ? err.message : String(err))
-      })
-    })
-    if (failure !== undefined) {
-      await fsw.close()
-      throw new HookdError('unavailable', `cannot watch the tenants file ${file} for edits: ${failure}`)
-    }
-    const watcher = new TenantsFileWatcher(file, fsw, text, onText, onProblem, options)
-    fsw.on('all', (_event, changed) => {
-      if (basename(changed) === name) watcher.schedule(watcher.debounceMs)
-    })
-    fsw.on('error', (err) => onProblem(`watching the tenants file ${file}: ${err instanceof Error ? err.message : String(err)}; edits may be missed until restart`))
-    // An edit between the first read and the watcher's scan.
-    watcher.schedule(0)
-    return watcher
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    clearTimeout(this.timer)
-    await this.fsw.close()
-    await this.running?.catch(() => {})
-  }
-
-  private schedule(ms: number): void {
-    if (this.closed) return
-    clearTimeout(this.timer)
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      this.run()
-    }, ms)
-    this.timer.unref()
-  }
-
-  private run(): void {
-    if (this.closed) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.running = this.refresh()
-      .catch((err: unknown) => this.onProblem(err instanceof Error ? err.message : String(err)))
-      .finally(() => {
-        this.running = undefined
-        if (this.again) {
-          this.again = false
-          this.schedule(0)
+    const settleMs = options.settleMs ?? 100
+    let lastText = text
+    const read = async (): Promise<string> => {
+      try {
+        return await readFile(path, 'utf8')
+      } catch {
+        await new Promise((done) => setTimeout(done, settleMs).unref())
+        try {
+          return await readFile(path, 'utf8')
+        } catch (err) {
+          throw new Error(`cannot read the tenants file ${file}: ${(err as Error).message}`)
         }
-      })
-  }
-
-  private async refresh(): Promise<void> {
-    let first = await this.read()
-    // A save that deletes and re-creates the file: it is missing for a moment.
-    if (typeof first !== 'string') {
-      await delay(this.settleMs)
-      if (this.closed || this.timer) return
-      first = await this.read()
-      if (typeof first !== 'string') {
-        this.onProblem(`cannot read the tenants file ${this.file}: ${first.error}`)
-        return
       }
     }
-    if (first === this.lastText) return
-    await delay(this.settleMs)
-    if (this.closed || this.timer) return
-    const second = await this.read()
-    if (second !== first) {
-      this.schedule(this.debounceMs)
-      return
-    }
-    this.lastText = second
-    await this.onText(second)
+    const watcher = await SettledWatcher.start<string>(
+      `the tenants file ${file}`,
+      {
+        folder: dirname(path),
+        depth: 0,
+        keyOf: (rel) => (rel === name ? KEY : undefined),
+        read,
+        same: (a, b) => a === b,
+        applied: (_key, next) => next === lastText,
+        apply: async (_key, next) => {
+          lastText = next
+          await onText(next)
+        },
+        onError: (err) => onProblem(err.message.startsWith('cannot read') ? err.message : `watching the tenants file ${file}: ${err.message}; edits may be missed until restart`),
+      },
+      options,
+      // An edit between the first read and the watcher's scan.
+      [KEY],
+    )
+    return new TenantsFileWatcher(watcher)
   }
 
-  private async read(): Promise<string | { error: string }> {
-    try {
-      return await readFile(this.file, 'utf8')
-    } catch (err) {
-      return { error: (err as Error).message }
-    }
+  close(): Promise<void> {
+    return this.watcher.close()
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }

@@ -13,6 +13,7 @@ import type { SessionPolicy } from '../session/policy.js'
 import { remotePattern } from '../runners/remote/remote-allow.js'
 import { HASH_PATTERN } from './tenant-token.js'
 import { type Limits, limitsSchema } from '../limits.js'
+import { issuePath } from '../../protocol/issue-text.js'
 
 /** Per-invocation limits a tenant may set (absent: the sidecar's own), and its quotas. */
 export interface TenantLimits {
@@ -102,12 +103,6 @@ const fileSchema = z.strictObject({
   tenants: z.array(tenantSchema, { error: 'expected an array of tenants' }),
 })
 
-/** `tenants[2].limits.cpuMs` */
-export function issuePath(path: readonly PropertyKey[]): string {
-  let out = ''
-  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `${out ? '.' : ''}${String(part)}`
-  return out || '(top level)'
-}
 
 type Issue = z.core.$ZodIssue
 
@@ -122,7 +117,7 @@ function present(json: unknown, path: readonly PropertyKey[]): boolean {
 }
 
 function describe(issue: Issue, json: unknown): string {
-  const where = issuePath(issue.path)
+  const where = issuePath(issue.path) || '(top level)'
   if (issue.code === 'unrecognized_keys') {
     const fields = issue.path.length === 0 ? 'tenants' : issue.path.at(-1) === 'limits' ? Object.keys(tenantLimitsSchema.shape).join(', ') : issue.path.at(-1) === 'policy' ? Object.keys(policySchema.shape).join(', ') : Object.keys(tenantSchema.shape).join(', ')
     return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')} (known fields: ${fields})`

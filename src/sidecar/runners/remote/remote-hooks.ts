@@ -25,6 +25,7 @@ import { MAX_REMOTE_MESSAGE_BYTES, describeResponseWire, hookService, toDescribe
 import { type RunClient, grpcDetails, runRemote } from './remote-invocation.js'
 import { clipMessage } from '../../worker/isolate/surface.js'
 import type { InvocationReport, InvocationRequest } from '../hook-runner.js'
+import { issueText } from '../../../protocol/issue-text.js'
 
 /** How long hookd waits for a remote hook's Describe. */
 export const DESCRIBE_TIMEOUT_MS = 5000
@@ -162,8 +163,7 @@ export class RemoteHooks {
     }
     const parsed = describeResponseWire.safeParse(raw.value)
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      return { ok: false, message: `${where} sent an invalid DescribeResponse${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}` }
+      return { ok: false, message: `${where} sent an invalid ${issueText(parsed.error, 'DescribeResponse')}` }
     }
     const d = parsed.data
     if (d.protocolVersion !== PROTOCOL_VERSION) {

@@ -14,9 +14,8 @@ import * as grpc from '@grpc/grpc-js'
 import { InvocationBudget } from '../invocation-budget.js'
 import { clipMessage } from '../../worker/isolate/surface.js'
 import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
-import type { CapabilityReply, InvokeOutcome } from '../hook-runner.js'
+import type { CapabilityReply, InvocationReport, InvocationRequest, InvokeOutcome } from '../hook-runner.js'
 import type { Limits } from '../../limits.js'
-import type { InvocationReport, InvocationRequest } from '../hook-runner.js'
 import {
   type HookAnswerWire,
   hookMessageProblem,
@@ -152,7 +151,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
     stream.on('data', (raw: unknown) => {
       if (outcome) return
       const parsed = hookToSidecarWire.safeParse(raw)
-      if (!parsed.success) return fail('invalid-result', REMOTE_MESSAGES.protocol(hookMessageProblem(raw, parsed.error.issues)))
+      if (!parsed.success) return fail('invalid-result', REMOTE_MESSAGES.protocol(hookMessageProblem(raw, parsed.error)))
       const message = parsed.data
       switch (message.kind) {
         case 'answer':

@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { z } from 'zod'
 import { LOADER_OPTIONS } from '../../../protocol/wire.js'
+import { issueText } from '../../../protocol/issue-text.js'
 
 export const HOOK_PROTO_FILE = 'hookd/v1/hook.proto'
 export const HOOK_SERVICE_NAME = 'hookd.v1.Hook'
@@ -122,10 +123,8 @@ export type HookToSidecar = z.infer<typeof hookToSidecarWire>
 export type HookAnswerWire = z.infer<typeof answerWire>
 
 /** What was wrong with a message from a remote hook, in one line. */
-export function hookMessageProblem(raw: unknown, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
+export function hookMessageProblem(raw: unknown, error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> }): string {
   const kind = raw !== null && typeof raw === 'object' ? (raw as { kind?: unknown }).kind : undefined
   if (typeof kind !== 'string') return 'it sent a HookToSidecar message with none of answer, capability_call, log set'
-  const issue = issues[0]
-  const path = issue?.path.map(String).join('.') ?? kind
-  return `it sent an invalid HookToSidecar.${path || kind}: ${issue?.message ?? 'invalid'}`
+  return `it sent an invalid ${issueText(error, 'HookToSidecar')}`
 }

@@ -8,8 +8,7 @@
 import v8 from 'node:v8'
 import { type AnyPoint, type PointName, getPoint } from '../../../protocol/points.js'
 import { type ChainStep, runChain } from '../../chain/chain.js'
-import type { InvocationReport } from '../../runners/hook-runner.js'
-import type { CapabilityReply } from '../../runners/hook-runner.js'
+import type { CapabilityReply, InvocationReport } from '../../runners/hook-runner.js'
 import type { FromWorker, ToWorker } from '../protocol.js'
 import { type InvocationHost, expectChain, forgetHook, onCatastrophicError, rememberHook, runInIsolate } from './run-in-isolate.js'
 
