@@ -5,69 +5,15 @@
 import { existsSync } from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
 import { formatAddress, parseAddress } from '../protocol/address.js'
-import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { PointName, PointOutput, PointPayload } from '../protocol/points.js'
+import type { PointName, PointPayload } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
-import { PROTOCOL_VERSION } from '../protocol/version.js'
-import {
-  type FileAccess,
-  type HookInfoData,
-  type HookTrace,
-  type LogLineData,
-  fileAccessToWire,
-  hookExecutorService,
-  invokeResponseWire,
-  listHooksResponseWire,
-} from '../protocol/wire.js'
-import type { CapabilityHandlers } from './capabilities.js'
+import { type HookInfoData, hookExecutorService, invokeResponseWire, listHooksResponseWire } from '../protocol/wire.js'
+import { type InvokeResult, decodeResult, fromServiceError } from './results.js'
+import { type SessionOptions, openMessage } from './session-options.js'
 import { HostSession } from './session.js'
 
-/** What a host declares when a run starts. */
-export interface SessionOptions {
-  sessionId: string
-  agentId?: string
-  modelId?: string
-  /** The hooks this run uses, in execution order. */
-  hooks: readonly string[]
-  /** Default: process.cwd(). */
-  workdir?: string
-  /** True when a human can answer ctx.confirm. Default false. */
-  interactive?: boolean
-  /** How ctx.confirm is answered when not interactive. Default false. */
-  autoApprove?: boolean
-  policy?: {
-    /** Default 'read-write' (always confined to the workdir). */
-    file?: FileAccess
-    /** Origins ctx.http.fetch may reach. Default none. */
-    httpOrigins?: readonly string[]
-    /** Environment variable names visible in ctx.env. Default none. */
-    env?: readonly string[]
-    /** Default true. */
-    confirm?: boolean
-  }
-  /** Values for the allowlisted env names. Default: taken from process.env. */
-  env?: Record<string, string>
-  /** Capability handlers; anything left out gets the defaults in capabilities.ts. */
-  capabilities?: CapabilityHandlers
-}
-
-/** The chained answer to one point call. */
-export interface PointCallResult<N extends PointName> {
-  result: PointOutput<N>
-  diagnostics: Diagnostic[]
-  trace: HookTrace[]
-  durationUs: number
-  /**
-   * The sidecar's id for this result: the `decisionId` of its line in the sidecar's audit log. Absent
-   * when the host made the result up (a failure policy answering for an absent sidecar).
-   */
-  decisionId?: string
-}
-
-export interface InvokeResult<N extends PointName> extends PointCallResult<N> {
-  logs: LogLineData[]
-  notifications: unknown[]
-}
+export type { InvokeResult, PointCallResult } from './results.js'
+export type { SessionOptions } from './session-options.js'
 
 interface RawClient extends grpc.Client {
   Session(metadata?: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<unknown, unknown>
@@ -164,53 +110,5 @@ export class HookdClient {
 
   close(): void {
     this.raw.close()
-  }
-}
-
-export function fromServiceError(err: grpc.ServiceError): HookdError {
-  return HookdError.fromGrpc(err.code, err.details || err.message)
-}
-
-export function decodeResult<N extends PointName>(wire: {
-  result: Buffer
-  diagnostics: Diagnostic[]
-  trace: HookTrace[]
-  durationUs: number
-  decisionId?: string
-}): PointCallResult<N> {
-  const out: PointCallResult<N> = {
-    result: JSON.parse(wire.result.toString('utf8')) as PointOutput<N>,
-    diagnostics: wire.diagnostics,
-    trace: wire.trace,
-    durationUs: wire.durationUs,
-  }
-  if (wire.decisionId) out.decisionId = wire.decisionId
-  return out
-}
-
-function openMessage(options: SessionOptions): Record<string, unknown> {
-  const policy = options.policy ?? {}
-  const envNames = policy.env ?? []
-  const env: Record<string, string> = {}
-  for (const name of envNames) {
-    const value = options.env ? options.env[name] : process.env[name]
-    if (value !== undefined) env[name] = value
-  }
-  return {
-    protocolVersion: PROTOCOL_VERSION,
-    sessionId: options.sessionId,
-    agentId: options.agentId ?? '',
-    modelId: options.modelId ?? '',
-    hooks: [...options.hooks],
-    workdir: options.workdir ?? process.cwd(),
-    interactive: options.interactive ?? false,
-    autoApprove: options.autoApprove ?? false,
-    policy: {
-      file: fileAccessToWire(policy.file ?? 'read-write'),
-      httpOrigins: [...(policy.httpOrigins ?? [])],
-      env: [...envNames],
-      denyConfirm: policy.confirm === false,
-    },
-    env,
   }
 }

@@ -6,7 +6,7 @@ import type * as grpc from '@grpc/grpc-js'
 import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
 import { type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
-import { type HookInfoData, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
+import { type HookInfoData, type HostFrame, type OpenSessionOut, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
 import {
   type CallOrigin,
   CapabilityError,
@@ -17,7 +17,8 @@ import {
   terminalConfirm,
   workdirFiles,
 } from './capabilities.js'
-import { type PointCallResult, type SessionOptions, decodeResult, fromServiceError } from './client.js'
+import { type PointCallResult, decodeResult, fromServiceError } from './results.js'
+import type { SessionOptions } from './session-options.js'
 
 type Stream = grpc.ClientDuplexStream<unknown, unknown>
 type CallMessage = Extract<SidecarMessage, { kind: 'capabilityCall' }>['capabilityCall']
@@ -56,7 +57,7 @@ export class HostSession {
 
   private readonly serveFetch: NonNullable<CapabilityHandlers['fetch']>
 
-  static open(stream: Stream, options: SessionOptions, open: Record<string, unknown>): Promise<HostSession> {
+  static open(stream: Stream, options: SessionOptions, open: OpenSessionOut): Promise<HostSession> {
     return new Promise<HostSession>((resolve, reject) => {
       let session: HostSession | undefined
       const early: SidecarMessage[] = []
@@ -92,7 +93,7 @@ export class HostSession {
         if (session) session.fail(e)
         else reject(e)
       })
-      stream.write({ open })
+      send(stream, { open })
     })
   }
 
@@ -103,10 +104,10 @@ export class HostSession {
     return new Promise<PointCallResult<N>>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as Pending['resolve'], reject })
       const onAbort = (): void => {
-        this.stream.write({ cancel: { seq } })
+        send(this.stream, { cancel: { seq } })
       }
       options.signal?.addEventListener('abort', onAbort, { once: true })
-      this.stream.write({ call: { seq, point, payload: Buffer.from(JSON.stringify(payload)) } })
+      send(this.stream, { call: { seq, point, payload: Buffer.from(JSON.stringify(payload)) } })
     })
   }
 
@@ -115,7 +116,7 @@ export class HostSession {
     if (this.ended) return Promise.reject(this.ended)
     return new Promise<PointCallResult<'afterRun'>>((resolve, reject) => {
       this.closing = { resolve: resolve as Pending['resolve'], reject }
-      this.stream.write({ close: { reason } })
+      send(this.stream, { close: { reason } })
     })
   }
 
@@ -143,18 +144,29 @@ export class HostSession {
     this.stream.cancel()
   }
 
-  /** Calls `listener` once when the stream ends for any reason (at once if it already has). */
-  onEnd(listener: (err: HookdError) => void): void {
-    if (this.ended) listener(this.ended)
-    else this.endListeners.push(listener)
+  /**
+   * Calls `listener` once when the stream ends for any reason (at once if it already has). Returns the
+   * function that unregisters it.
+   */
+  onEnd(listener: (err: HookdError) => void): () => void {
+    if (this.ended) {
+      listener(this.ended)
+      return () => {}
+    }
+    this.endListeners.add(listener)
+    return () => {
+      this.endListeners.delete(listener)
+    }
   }
 
-  private readonly endListeners: Array<(err: HookdError) => void> = []
+  private readonly endListeners = new Set<(err: HookdError) => void>()
 
   private fail(err: HookdError): void {
     if (this.ended) return
     this.ended = err
-    for (const listener of this.endListeners.splice(0)) listener(err)
+    const listeners = [...this.endListeners]
+    this.endListeners.clear()
+    for (const listener of listeners) listener(err)
     for (const p of this.pending.values()) p.reject(err)
     this.pending.clear()
     this.closing?.reject(err)
@@ -192,7 +204,7 @@ export class HostSession {
   }
 
   private async serve(call: CallMessage): Promise<void> {
-    let reply: Record<string, unknown>
+    let reply: Extract<HostFrame, { capabilityResult: unknown }>['capabilityResult']
     try {
       const value = Buffer.from(JSON.stringify((await this.dispatch(call)) ?? null))
       // A reply past the sidecar's message limit would end the whole stream: fail this call instead.
@@ -204,7 +216,7 @@ export class HostSession {
       const code = err instanceof CapabilityError ? err.code : 'failed'
       reply = { id: call.id, error: { code, message: err instanceof Error ? err.message : String(err) } }
     }
-    if (!this.ended) this.stream.write({ capabilityResult: reply })
+    if (!this.ended) send(this.stream, { capabilityResult: reply })
   }
 
   private async dispatch(call: CallMessage): Promise<unknown> {
@@ -254,4 +266,9 @@ export class HostSession {
       }
     }
   }
+}
+
+/** Every message a host writes, typed: a misspelt field is a compile error, not a silent drop. */
+function send(stream: Stream, frame: HostFrame): void {
+  stream.write(frame)
 }

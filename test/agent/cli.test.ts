@@ -120,6 +120,6 @@ describe('hookd agent', { timeout: 90_000 }, () => {
     const dir = await workdir({ 'bad.json': '{"version": 1, "turns": [{"toolCalls": [{"name": 3}]}]}' })
     const ran = await hookd(['--workdir', dir, '--model', `scripted:${join(dir, 'bad.json')}`, 'hello'])
     expect(ran.code).toBe(2)
-    expect(ran.stderr).toContain(`hookd agent: ${join(dir, 'bad.json')} is not a hookd agent script at turns.0.toolCalls.0.name:`)
+    expect(ran.stderr).toContain(`hookd agent: ${join(dir, 'bad.json')} is not a hookd agent script: turns[0].toolCalls[0].name:`)
   })
 })

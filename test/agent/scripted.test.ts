@@ -71,10 +71,10 @@ describe('--model scripted:FILE', () => {
       return 'accepted'
     }
     expect(problem('{"version": 1, "turns": [')).toMatch(/^run\.json is not valid JSON \(.*\); a script looks like \{"version": 1, "turns": \[\{"text": "\.\.\."\}\]\}$/)
-    expect(problem('{"version": 2, "turns": [{}]}')).toBe('run.json is not a hookd agent script at version: version must be 1 (the format is in docs/agent.md, "Scripted runs")')
-    expect(problem('{"version": 1, "turns": []}')).toContain('at turns: a script needs at least one turn')
-    expect(problem('{"version": 1, "turns": [{"toolCalls": [{"arguments": {}}]}]}')).toContain('at turns.0.toolCalls.0.name:')
-    expect(problem('{"version": 1, "turns": [{"tool_calls": []}]}')).toContain('at turns.0:')
+    expect(problem('{"version": 2, "turns": [{}]}')).toBe('run.json is not a hookd agent script: version: version must be 1 (the format is in docs/agent.md, "Scripted runs")')
+    expect(problem('{"version": 1, "turns": []}')).toContain('script: turns: a script needs at least one turn')
+    expect(problem('{"version": 1, "turns": [{"toolCalls": [{"arguments": {}}]}]}')).toContain('script: turns[0].toolCalls[0].name:')
+    expect(problem('{"version": 1, "turns": [{"tool_calls": []}]}')).toContain('script: turns[0]:')
   })
 })
 

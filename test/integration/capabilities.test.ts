@@ -481,7 +481,7 @@ describe('ctx.file', () => {
     expect(await probe(session, 'file.read', 42)).toMatchObject({
       ok: false,
       code: 'invalid',
-      message: expect.stringMatching(/^ctx\.file\.read: invalid arguments \(argument 0\): /),
+      message: expect.stringMatching(/^ctx\.file\.read: invalid arguments\[0\]: /),
     })
     expect(await probe(session, 'http.fetch', 'http://127.0.0.1:1/', { method: 'GET /evil' })).toMatchObject({
       ok: false,

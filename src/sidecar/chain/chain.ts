@@ -3,14 +3,19 @@
  * the next hook's input; a failing hook becomes a diagnostic and is skipped; a refusal stops the chain.
  */
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, getPoint, handlerFor } from '../../protocol/points.js'
+import { type AnyPoint, type PointName, getPoint, handlerFor } from '../../protocol/points.js'
 import type { HookTrace, PointResultData } from '../../protocol/wire.js'
-import type { LoadedHook } from '../hooks/registry.js'
 import type { InvocationReport } from '../runners/hook-runner.js'
 import { sameJson } from '../../protocol/json.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
-export type ChainHook = Pick<LoadedHook, 'name' | 'version' | 'filename' | 'points'>
+export interface ChainHook {
+  name: string
+  version: string
+  filename: string
+  /** The points its exports serve. */
+  points: ReadonlySet<PointName>
+}
 
 export interface ChainStep {
   hook: ChainHook

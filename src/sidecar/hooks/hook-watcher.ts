@@ -6,7 +6,6 @@
  */
 import { sep } from 'node:path'
 import type { HookFiles } from './hook-folder.js'
-import type { Registry } from './registry.js'
 import { type SettleOptions, SettledWatcher } from './settled-watcher.js'
 
 export interface WatchOptions extends SettleOptions {
@@ -17,11 +16,21 @@ export interface WatchOptions extends SettleOptions {
 /** The files whose content makes a hook version (see hook-folder.ts). */
 const HOOK_FILES = new Set(['index.js', 'hook.json'])
 
+/** What the watcher needs of the registry it feeds. */
+export interface WatchedRegistry {
+  readonly root: string
+  names(): Promise<string[]>
+  list(): ReadonlyArray<{ name: string }>
+  read(name: string): Promise<HookFiles>
+  digestOf(name: string): string
+  apply(files: HookFiles): Promise<unknown>
+}
+
 export class HookWatcher {
   private constructor(private readonly watcher: SettledWatcher<HookFiles>) {}
 
   /** Starts watching; resolves once the root has been scanned. */
-  static async start(registry: Registry, options: WatchOptions = {}): Promise<HookWatcher> {
+  static async start(registry: WatchedRegistry, options: WatchOptions = {}): Promise<HookWatcher> {
     const onError =
       options.onError ?? ((err: Error) => process.stderr.write(`hookd: watching ${registry.root}: ${err.message}; edits may be missed until restart\n`))
     // Anything that changed between the registry's first load and the watcher's scan is caught too.

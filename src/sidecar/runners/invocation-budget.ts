@@ -3,17 +3,10 @@
  * runner) and a remote one (remote-invocation.ts): capability calls, the size of their arguments, and
  * ctx.log volume, after which one truncation marker is sent and the rest dropped.
  */
+import { FAILURE_TEXT } from './failure-text.js'
 import type { CapabilityReply } from './hook-runner.js'
 import type { Limits } from '../limits.js'
 
-export const BUDGET_MESSAGES = {
-  capabilityCalls: (l: Limits, capability: string) =>
-    `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
-  capabilityArgs: (l: Limits, capability: string, bytes: number) =>
-    `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
-  logTruncated: (l: Limits) =>
-    `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
-} as const
 
 export class InvocationBudget {
   private capabilityCalls = 0
@@ -26,10 +19,10 @@ export class InvocationBudget {
   capability(name: string, argsBytes: number): Extract<CapabilityReply, { ok: false }> | undefined {
     this.capabilityCalls += 1
     if (this.capabilityCalls > this.limits.capabilityCalls) {
-      return { ok: false, code: 'limit', message: BUDGET_MESSAGES.capabilityCalls(this.limits, name) }
+      return { ok: false, code: 'limit', message: FAILURE_TEXT.capabilityCalls(this.limits, name) }
     }
     if (argsBytes > this.limits.resultBytes) {
-      return { ok: false, code: 'limit', message: BUDGET_MESSAGES.capabilityArgs(this.limits, name, argsBytes) }
+      return { ok: false, code: 'limit', message: FAILURE_TEXT.capabilityArgs(this.limits, name, argsBytes) }
     }
     return undefined
   }
@@ -40,7 +33,7 @@ export class InvocationBudget {
     const cost = Buffer.byteLength(line) + 1
     if (this.logBytes + cost > this.limits.logBytes) {
       this.logClosed = true
-      return BUDGET_MESSAGES.logTruncated(this.limits)
+      return FAILURE_TEXT.logTruncated(this.limits)
     }
     this.logBytes += cost
     return line

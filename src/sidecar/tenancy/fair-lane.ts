@@ -11,9 +11,8 @@ import {
   type InvocationRequest,
   failedReport,
 } from '../runners/hook-runner.js'
+import { FAILURE_TEXT } from '../runners/failure-text.js'
 import type { FairQueue, Slot } from './fair-queue.js'
-
-const CANCELLED = 'the host cancelled the point call before the hook started'
 
 /** The same host, with the slot freed while each capability call waits on it. */
 function freeingSlot<H extends InvocationHost>(host: H, slot: Slot): H {
@@ -42,7 +41,7 @@ export class FairLane implements HookRunner {
       this.lane,
       (slot) => this.inner.invoke(freeingSlot(request, slot)),
       request.signal,
-      () => failedReport('cancelled', CANCELLED),
+      () => failedReport('cancelled', FAILURE_TEXT.cancelledBeforeStart()),
     )
   }
 
@@ -69,7 +68,7 @@ export class FairLane implements HookRunner {
     return {
       report: async (step) => {
         const run = await ready
-        return run ? run.report(step) : failedReport('cancelled', CANCELLED)
+        return run ? run.report(step) : failedReport('cancelled', FAILURE_TEXT.cancelledBeforeStart())
       },
       done,
     }

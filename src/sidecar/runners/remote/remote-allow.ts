@@ -11,7 +11,7 @@
  */
 import { isAbsolute, resolve } from 'node:path'
 import { HookdError } from '../../../protocol/status.js'
-import type { RemoteAddress } from './remote-hooks.js'
+import type { RemoteAddress } from './remote-address.js'
 
 /** Why a remote hook's address is refused, or undefined when it is allowed. */
 export type RemoteAllow = (address: RemoteAddress) => string | undefined

@@ -14,13 +14,11 @@
  * Unlike a sandboxed hook, a remote hook runs with its own privileges and keeps whatever state it
  * likes between calls: hookd can bound its time and check what it asks of the host, not what it does.
  */
-import { dirname, resolve } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
-import { formatAddress, parseAddress } from '../../../protocol/address.js'
 import { backoffDelay } from '../../../protocol/backoff.js'
-import { HookdError } from '../../../protocol/status.js'
 import { PROTOCOL_VERSION } from '../../../protocol/version.js'
 import { isPointName } from '../../../protocol/points.js'
+import type { RemoteAddress } from './remote-address.js'
 import { MAX_REMOTE_MESSAGE_BYTES, describeResponseWire, hookService, toDescribeRequest } from './remote-wire.js'
 import { type RunClient, grpcDetails, runRemote } from './remote-invocation.js'
 import { clipMessage } from '../../worker/isolate/surface.js'
@@ -50,28 +48,6 @@ function makeClient(target: string): HookClient {
     'grpc.max_receive_message_length': MAX_REMOTE_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_REMOTE_MESSAGE_BYTES,
   })
-}
-
-/** A remote hook's address: `text` as written in hook.json, `target` as gRPC dials it. */
-export interface RemoteAddress {
-  text: string
-  target: string
-}
-
-/**
- * Parses hook.json's "remote". A relative `unix:` path is resolved against the hook's folder, so a
- * folder can carry its own socket path; every path is made absolute without `.` or `..` segments, so
- * that a tenant's allowlist (remote-allow.ts) sees the path hookd connects to. Throws a HookdError
- * (invalid-argument) saying what is wrong.
- */
-export function remoteAddress(text: string, hookJsonPath: string): RemoteAddress {
-  try {
-    const address = parseAddress(text, dirname(hookJsonPath))
-    return { text, target: formatAddress(address.kind === 'unix' ? { kind: 'unix', path: resolve(address.path) } : address) }
-  } catch (err) {
-    const why = err instanceof HookdError ? err.message : String(err)
-    throw new HookdError('invalid-argument', `hook.json "remote": ${why}`)
-  }
 }
 
 /** What Describe told, in the shape of a sandbox load's outcome (exports = the points served). */

@@ -11,6 +11,7 @@
  * ignored. Never rejects.
  */
 import * as grpc from '@grpc/grpc-js'
+import { FAILURE_TEXT } from '../failure-text.js'
 import { InvocationBudget } from '../invocation-budget.js'
 import { clipMessage } from '../../worker/isolate/surface.js'
 import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
@@ -27,22 +28,6 @@ import {
 /** How long a hook may take to end its stream after answering, before hookd cancels it. */
 const END_GRACE_MS = 2000
 
-/** The remote invocation's own failure texts, in one table (compare worker/runner.ts RUNNER_MESSAGES). */
-export const REMOTE_MESSAGES = {
-  wall: (l: Limits) =>
-    `ran longer than its wall-time limit of ${l.wallMs} ms (time waiting on the host is not counted) and was cancelled`,
-  cancelled: () => 'the host cancelled the point call; the remote hook was cancelled',
-  unreachable: (address: string, details: string) =>
-    `the remote hook at ${address} could not be reached (${details}); skipped. Start it, or fix "remote" in hook.json`,
-  unimplemented: (address: string) =>
-    `the server at ${address} does not implement hookd.v1.Hook/Run; serve the Hook service of proto/hookd/v1/hook.proto there`,
-  failed: (details: string) => `the remote hook failed: ${details}`,
-  noAnswer: () => 'the remote hook ended its Run stream without an answer; send exactly one HookAnswer',
-  tooBig: (details: string) => `the remote hook sent a message over hookd's size limit (${details})`,
-  protocol: (problem: string) => `the remote hook broke the Run protocol: ${problem}; it was cancelled`,
-  notJson: (what: string, err: string) => `${what} is not UTF-8 JSON (${err})`,
-  tooLarge: (l: Limits, bytes: number) => `the answer is ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
-} as const
 
 /** The client side of the Run rpc, as grpc-js's generic client has it. */
 export interface RunClient {
@@ -77,7 +62,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       stream = client.Run()
     } catch (err) {
       // A closed client (the sidecar is shutting down) refuses to start calls.
-      const message = REMOTE_MESSAGES.unreachable(address, err instanceof Error ? err.message : String(err))
+      const message = FAILURE_TEXT.unreachable(address, err instanceof Error ? err.message : String(err))
       return resolve({ outcome: { ok: false, kind: 'unavailable', message }, wallUs: 0, cpuUs: 0 })
     }
 
@@ -103,18 +88,18 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       timer = undefined
       if (outcome || waitingSince !== undefined) return
       const left = limits.wallMs - (performance.now() - started - waitedMs)
-      if (left <= 0) return fail('timeout', REMOTE_MESSAGES.wall(limits))
+      if (left <= 0) return fail('timeout', FAILURE_TEXT.wall(limits))
       timer = setTimeout(arm, Math.max(1, Math.ceil(left)))
     }
 
-    const onAbort = (): void => fail('cancelled', REMOTE_MESSAGES.cancelled())
+    const onAbort = (): void => fail('cancelled', FAILURE_TEXT.cancelled())
 
     const capability = (id: number, name: string, argsBytes: Buffer): void => {
       const reply = (r: CapabilityReply): void => {
         if (!outcome) stream.write(toCapabilityResult(id, r))
       }
       if (waiting.has(id)) {
-        return fail('invalid-result', REMOTE_MESSAGES.protocol(`capability_call id ${id} is already waiting for its result`))
+        return fail('invalid-result', FAILURE_TEXT.protocol(`capability_call id ${id} is already waiting for its result`))
       }
       const refused = budget.capability(name, argsBytes.length)
       if (refused) return reply(refused)
@@ -122,7 +107,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       try {
         args = JSON.parse(argsBytes.toString('utf8'))
       } catch (err) {
-        return reply({ ok: false, code: 'invalid', message: REMOTE_MESSAGES.notJson(`ctx.${name}: the arguments`, (err as Error).message) })
+        return reply({ ok: false, code: 'invalid', message: FAILURE_TEXT.notJson(`ctx.${name}: the arguments`, (err as Error).message) })
       }
       if (waiting.size === 0) {
         waitingSince = performance.now()
@@ -151,7 +136,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
     stream.on('data', (raw: unknown) => {
       if (outcome) return
       const parsed = hookToSidecarWire.safeParse(raw)
-      if (!parsed.success) return fail('invalid-result', REMOTE_MESSAGES.protocol(hookMessageProblem(raw, parsed.error)))
+      if (!parsed.success) return fail('invalid-result', FAILURE_TEXT.protocol(hookMessageProblem(raw, parsed.error)))
       const message = parsed.data
       switch (message.kind) {
         case 'answer':
@@ -169,20 +154,20 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       const details = grpcDetails(err)
       switch (err.code) {
         case grpc.status.UNAVAILABLE:
-          return fail('unavailable', REMOTE_MESSAGES.unreachable(address, details))
+          return fail('unavailable', FAILURE_TEXT.unreachable(address, details))
         case grpc.status.UNIMPLEMENTED:
-          return fail('unavailable', REMOTE_MESSAGES.unimplemented(address))
+          return fail('unavailable', FAILURE_TEXT.unimplemented(address))
         case grpc.status.RESOURCE_EXHAUSTED:
-          return fail('limit', REMOTE_MESSAGES.tooBig(details))
+          return fail('limit', FAILURE_TEXT.tooBig(details))
         case grpc.status.DEADLINE_EXCEEDED:
-          return fail('timeout', REMOTE_MESSAGES.wall(limits))
+          return fail('timeout', FAILURE_TEXT.wall(limits))
         default:
-          return fail('throw', REMOTE_MESSAGES.failed(details))
+          return fail('throw', FAILURE_TEXT.remoteFailed(details))
       }
     })
     // A stream that ends cleanly before an answer ('end' comes before 'status').
     stream.on('status', (status: grpc.StatusObject) => {
-      if (!outcome && status.code === grpc.status.OK) fail('invalid-result', REMOTE_MESSAGES.noAnswer())
+      if (!outcome && status.code === grpc.status.OK) fail('invalid-result', FAILURE_TEXT.noAnswer())
     })
 
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -213,13 +198,13 @@ function answerOutcome(answer: HookAnswerWire, limits: Limits): InvokeOutcome {
   const value = answer.outcome === 'value' ? answer.value : undefined
   if (!value || value.length === 0) return { ok: true }
   if (value.length > limits.resultBytes) {
-    return { ok: false, kind: 'result-too-large', message: REMOTE_MESSAGES.tooLarge(limits, value.length) }
+    return { ok: false, kind: 'result-too-large', message: FAILURE_TEXT.tooLarge(limits, value.length) }
   }
   const text = value.toString('utf8')
   try {
     JSON.parse(text)
   } catch (err) {
-    return { ok: false, kind: 'invalid-result', message: REMOTE_MESSAGES.notJson('the answer', (err as Error).message) }
+    return { ok: false, kind: 'invalid-result', message: FAILURE_TEXT.notJson('the answer', (err as Error).message) }
   }
   return { ok: true, value: text }
 }

@@ -15,6 +15,7 @@ import { type CapabilityReply, type CtxData, type InvokeOutcome, invokeOutcome }
 import { type HookCode, hookCodeKey } from '../protocol.js'
 import { type Limits } from '../../limits.js'
 import { clipMessage, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from '../isolate/surface.js'
+import { FAILURE_TEXT } from '../../runners/failure-text.js'
 import { InvocationBudget } from '../../runners/invocation-budget.js'
 import { WarmPool } from './warm-isolates.js'
 
@@ -58,24 +59,6 @@ interface CompiledHook {
   cachedData?: ivm.ExternalCopy<ArrayBuffer>
 }
 
-/**
- * The worker's own failure texts, in one table, so that wording stays consistent (the prelude's are in
- * surface.ts, inside the isolate).
- */
-export const RUNNER_MESSAGES = {
-  cpu: (l: Limits) => `used more than its CPU time limit of ${l.cpuMs} ms and was stopped`,
-  wall: (l: Limits) =>
-    `ran longer than its wall-time limit of ${l.wallMs} ms (time waiting on the host is not counted) and was stopped`,
-  memory: (l: Limits) => `ran out of its memory limit of ${l.memoryMb} MB and was stopped`,
-  catastrophe: (l: Limits, what: string) =>
-    `ran out of memory beyond what V8 can recover from (limit ${l.memoryMb} MB; isolated-vm: ${what}); its sandbox worker is retired and replaced`,
-  cancelled: () => 'the host cancelled the point call; the hook was stopped',
-  answered: (capability: string) => `ctx.${capability}: the hook has already answered; nothing more reaches the host`,
-  tooLarge: (l: Limits, bytes: number) => `the returned value is ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
-  unhandled: (text: string) => `an unhandled promise rejection: ${text}`,
-  topLevel: (text: string) => `the hook's top-level code failed: ${text}`,
-  badReply: () => 'hookd could not read the sandbox prelude\'s answer',
-} as const
 
 /** Hook code by name and version; the code cache is produced here, by hookd, never taken from a hook. */
 const hooks = new Map<string, CompiledHook>()
@@ -96,11 +79,6 @@ export function forgetHook(key: string): void {
   hooks.delete(key)
 }
 
-/** How many hook versions this worker keeps (for tests). */
-export function rememberedHooks(): number {
-  return hooks.size
-}
-
 let catastrophe: (message: string) => void = (message) => {
   process.stderr.write(`hookd worker: isolated-vm reported a catastrophic error: ${message}\n`)
   process.abort()
@@ -110,8 +88,12 @@ let catastrophe: (message: string) => void = (message) => {
  * isolated-vm calls this when V8 lost control of an isolate (e.g. "Script failed to terminate"): the
  * process must stop serving and end (main.ts retires the worker).
  */
-export function onCatastrophicError(handler: (message: string) => void): void {
+export function onCatastrophicError(handler: (message: string) => void): () => void {
+  const previous = catastrophe
   catastrophe = handler
+  return () => {
+    if (catastrophe === handler) catastrophe = previous
+  }
 }
 
 /** Where a failure happened: it decides what a thrown value from isolated-vm means. */
@@ -141,7 +123,7 @@ export async function runInIsolate(
   // now (its isolate is left alone), and the worker retires once its other invocations are done.
   warm.onCatastrophe((message) => {
     catastrophic = true
-    settle({ ok: false, kind: 'memory', message: RUNNER_MESSAGES.catastrophe(limits, message) })
+    settle({ ok: false, kind: 'memory', message: FAILURE_TEXT.catastrophe(limits, message) })
     catastrophe(message)
   })
   const cpuNs = (): number => Number(isolate.cpuTime - warm.cpuBaseNs)
@@ -173,13 +155,13 @@ export async function runInIsolate(
     timer = undefined
     if (outcome) return
     // isolated-vm disposes an isolate by itself only at its memory limit (ours go through end()).
-    if (isolate.isDisposed) return settle({ ok: false, kind: 'memory', message: RUNNER_MESSAGES.memory(limits) })
+    if (isolate.isDisposed) return settle({ ok: false, kind: 'memory', message: FAILURE_TEXT.memory(limits) })
     const cpuMs = cpuNs() / 1e6
     const now = process.hrtime.bigint()
     const waitingNow = waitingSince === undefined ? 0n : now - waitingSince
     const wallMs = Number(now - started - waitedNs - waitingNow) / 1e6
-    if (cpuMs > limits.cpuMs) return end('cpu', RUNNER_MESSAGES.cpu(limits))
-    if (wallMs > limits.wallMs) return end('timeout', RUNNER_MESSAGES.wall(limits))
+    if (cpuMs > limits.cpuMs) return end('cpu', FAILURE_TEXT.cpu(limits))
+    if (wallMs > limits.wallMs) return end('timeout', FAILURE_TEXT.wall(limits))
     const next = Math.min(limits.cpuMs - cpuMs, waitingSince === undefined ? limits.wallMs - wallMs : limits.cpuMs)
     timer = setTimeout(watch, Math.max(2, Math.ceil(next)))
   }
@@ -191,7 +173,7 @@ export async function runInIsolate(
   }
 
   const capability = async (name: string, argsText: string): Promise<string> => {
-    if (outcome) return replyText({ ok: false, code: 'cancelled', message: RUNNER_MESSAGES.answered(name) })
+    if (outcome) return replyText({ ok: false, code: 'cancelled', message: FAILURE_TEXT.answered(name) })
     const refused = budget.capability(name, Buffer.byteLength(argsText))
     if (refused) return replyText(refused)
     let args: unknown
@@ -270,7 +252,7 @@ export async function runInIsolate(
     }
   }
 
-  const onAbort = (): void => end('cancelled', RUNNER_MESSAGES.cancelled())
+  const onAbort = (): void => end('cancelled', FAILURE_TEXT.cancelled())
   signal?.addEventListener('abort', onAbort, { once: true })
   if (signal?.aborted) onAbort()
   timer = setTimeout(watch, Math.max(2, Math.min(limits.cpuMs, limits.wallMs)))
@@ -311,14 +293,14 @@ function parseReply(text: string, limits: Limits): InvokeOutcome {
   try {
     json = JSON.parse(text)
   } catch {
-    return { ok: false, kind: 'internal', message: RUNNER_MESSAGES.badReply() }
+    return { ok: false, kind: 'internal', message: FAILURE_TEXT.badReply() }
   }
   const parsed = invokeOutcome.safeParse(json)
-  if (!parsed.success) return { ok: false, kind: 'internal', message: RUNNER_MESSAGES.badReply() }
+  if (!parsed.success) return { ok: false, kind: 'internal', message: FAILURE_TEXT.badReply() }
   const reply = parsed.data
   if (reply.ok && reply.value !== undefined) {
     const bytes = Buffer.byteLength(reply.value)
-    if (bytes > limits.resultBytes) return { ok: false, kind: 'result-too-large', message: RUNNER_MESSAGES.tooLarge(limits, bytes) }
+    if (bytes > limits.resultBytes) return { ok: false, kind: 'result-too-large', message: FAILURE_TEXT.tooLarge(limits, bytes) }
   }
   return reply
 }
@@ -332,15 +314,15 @@ function errorText(err: unknown): string {
 function failureFrom(err: unknown, stage: Stage, limits: Limits): InvokeOutcome {
   const text = errorText(err)
   if (/memory limit/i.test(text) || /Array buffer allocation failed/i.test(text) || /Isolate was disposed/i.test(text)) {
-    return { ok: false, kind: 'memory', message: RUNNER_MESSAGES.memory(limits) }
+    return { ok: false, kind: 'memory', message: FAILURE_TEXT.memory(limits) }
   }
-  if (/Script execution timed out/i.test(text)) return { ok: false, kind: 'timeout', message: RUNNER_MESSAGES.wall(limits) }
+  if (/Script execution timed out/i.test(text)) return { ok: false, kind: 'timeout', message: FAILURE_TEXT.wall(limits) }
   const stack = err instanceof Error && typeof err.stack === 'string' ? err.stack : text
   const line = lineFromMessage(stack)
   const at = line !== undefined ? { line } : {}
   // The prelude catches everything the hook throws; what escapes `invoke` is a rejection nobody handled.
-  if (stage === 'run') return { ok: false, kind: 'throw', message: clipMessage(RUNNER_MESSAGES.unhandled(text)), ...at }
-  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clipMessage(RUNNER_MESSAGES.topLevel(text)), ...at }
+  if (stage === 'run') return { ok: false, kind: 'throw', message: clipMessage(FAILURE_TEXT.unhandled(text)), ...at }
+  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clipMessage(FAILURE_TEXT.topLevel(text)), ...at }
   return { ok: false, kind: 'internal', message: clipMessage(`hookd could not run the hook: ${text}`) }
 }
 

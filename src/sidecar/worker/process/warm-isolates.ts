@@ -149,9 +149,4 @@ export class WarmPool {
     }
     setImmediate(step)
   }
-
-  /** Drops every spare (on shutdown or retirement). */
-  drain(): void {
-    for (const list of this.spares.values()) for (const w of list.splice(0)) w.dispose()
-  }
 }

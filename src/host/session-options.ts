@@ -1,0 +1,63 @@
+/** What a host declares when a run starts, and the OpenSession message it becomes on the wire. */
+import type { FileAccess } from '../protocol/wire.js'
+import { type OpenSessionOut, fileAccessToWire } from '../protocol/wire.js'
+import { PROTOCOL_VERSION } from '../protocol/version.js'
+import type { CapabilityHandlers } from './capabilities.js'
+
+/** What a host declares when a run starts. */
+export interface SessionOptions {
+  sessionId: string
+  agentId?: string
+  modelId?: string
+  /** The hooks this run uses, in execution order. */
+  hooks: readonly string[]
+  /** Default: process.cwd(). */
+  workdir?: string
+  /** True when a human can answer ctx.confirm. Default false. */
+  interactive?: boolean
+  /** How ctx.confirm is answered when not interactive. Default false. */
+  autoApprove?: boolean
+  policy?: {
+    /** Default 'read-write' (always confined to the workdir). */
+    file?: FileAccess
+    /** Origins ctx.http.fetch may reach. Default none. */
+    httpOrigins?: readonly string[]
+    /** Environment variable names visible in ctx.env. Default none. */
+    env?: readonly string[]
+    /** Default true. */
+    confirm?: boolean
+  }
+  /** Values for the allowlisted env names. Default: taken from process.env. */
+  env?: Record<string, string>
+  /** Capability handlers; anything left out gets the defaults in capabilities.ts. */
+  capabilities?: CapabilityHandlers
+}
+
+
+/** The OpenSession message for `options`. */
+export function openMessage(options: SessionOptions): OpenSessionOut {
+  const policy = options.policy ?? {}
+  const envNames = policy.env ?? []
+  const env: Record<string, string> = {}
+  for (const name of envNames) {
+    const value = options.env ? options.env[name] : process.env[name]
+    if (value !== undefined) env[name] = value
+  }
+  return {
+    protocolVersion: PROTOCOL_VERSION,
+    sessionId: options.sessionId,
+    agentId: options.agentId ?? '',
+    modelId: options.modelId ?? '',
+    hooks: [...options.hooks],
+    workdir: options.workdir ?? process.cwd(),
+    interactive: options.interactive ?? false,
+    autoApprove: options.autoApprove ?? false,
+    policy: {
+      file: fileAccessToWire(policy.file ?? 'read-write'),
+      httpOrigins: [...(policy.httpOrigins ?? [])],
+      env: [...envNames],
+      denyConfirm: policy.confirm === false,
+    },
+    env,
+  }
+}
