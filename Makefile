@@ -33,7 +33,7 @@ node_modules/.installed: package.json package-lock.json
 install: node_modules/.installed
 
 dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell find src proto -type f 2>/dev/null)
-	npx tsc -p tsconfig.build.json
+	npm run build
 	@touch $@
 
 build: dist/.built
@@ -55,12 +55,12 @@ python-stubs: python-deps
 	scripts/python-stubs.sh
 
 # vitest runs the conformance suite with both runners (TypeScript and Python): see test/conformance/.
-test: node_modules/.installed typecheck python-stubs
+test: node_modules/.installed typecheck build python-stubs
 	npx vitest run
 	BENCH_SMOKE=1 npx tsx bench/run.ts
 
 bench: build
-	BENCH_DIST=1 BENCH_SMOKE=$(BENCH_SMOKE) npx tsx bench/run.ts
+	BENCH_SMOKE=$(BENCH_SMOKE) npx tsx bench/run.ts
 
 clean:
 	rm -rf dist node_modules

@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'hooks/**/*.test.ts'],
+    // Builds dist/ when it is older than the sources: tests run the built command (test/support/processes.ts).
+    globalSetup: ['test/support/global-setup.ts'],
     // Each file starts its own sidecar with real worker processes: keep it to two at a time on 2 cores.
     pool: 'forks',
     maxWorkers: 2,

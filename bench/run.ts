@@ -7,7 +7,6 @@
  *   make bench BENCH_SMOKE=1  # smoke run
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -15,7 +14,7 @@ import { join } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { createHooks } from 'hookable'
 import { HookdClient, bridgeHookable } from '../src/host/index.js'
-import { BUILT_CLI, CLI_ARGS, ROOT, startServe, stopProcess } from '../test/support/processes.js'
+import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 import { ECHO_SERVICE } from './echo-floor.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
@@ -69,9 +68,8 @@ async function paced(once: () => Promise<unknown>, paceMs: number): Promise<{ p5
 
 /** Starts `hookd serve` as its own process, as a host would run it. */
 async function serve(hooks: string, address: string): Promise<ChildProcess> {
-  // Built output when `make bench` built it (BENCH_DIST=1), else the sources through tsx.
-  const cli = process.env.BENCH_DIST === '1' && existsSync(BUILT_CLI) ? [BUILT_CLI] : CLI_ARGS
-  return (await startServe(['--hooks', hooks, '--listen', address], { cli })).child
+  // The built command (make bench and make test build it first).
+  return (await startServe(['--hooks', hooks, '--listen', address])).child
 }
 
 /** Resident memory of a process and all its descendants, in MB (Linux /proc). */

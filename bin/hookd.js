@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url))
+const cli = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url))
 if (!existsSync(cli)) {
   process.stderr.write('hookd: not built yet; run `make build` (or `npm run build`) in the hookd folder first\n')
   process.exit(1)

@@ -13,6 +13,7 @@ import { TerminalUI } from '../host/agent/terminal.js'
 import { HookdError } from '../protocol/status.js'
 import { Sidecar } from '../sidecar/sidecar.js'
 import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
+import type { CliIo } from './io.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6'
 
@@ -49,8 +50,8 @@ Exit status: 0 when the model finished, 1 when the run stopped on an error (API,
 Example:
   hookd agent --hook guard,audit,today "list the files here and summarize the README"`
 
-async function requireDir(flag: string, path: string): Promise<string> {
-  const full = resolve(path)
+async function requireDir(flag: string, path: string, cwd: string): Promise<string> {
+  const full = resolve(cwd, path)
   const info = await stat(full).catch(() => undefined)
   if (!info?.isDirectory()) throw new UsageError(`${flag} '${path}' is not a folder; pass an existing folder`)
   return full
@@ -75,7 +76,7 @@ async function chooseModel(name: string): Promise<Model> {
   }
 }
 
-export async function agent(argv: string[]): Promise<number> {
+export async function agent(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(AGENT_HELP, () =>
     parseArgs({
       args: argv,
@@ -97,20 +98,20 @@ export async function agent(argv: string[]): Promise<number> {
     }),
   )
   if (values.help) {
-    process.stdout.write(`${AGENT_HELP}\n`)
+    io.stdout.write(`${AGENT_HELP}\n`)
     return 0
   }
   const task = positionals.join(' ').trim()
   if (!task) throw new UsageError(`a task is required, e.g. hookd agent --hook guard "list the files here"\n\n${AGENT_HELP}`)
   if (values.addr && values.hooks) throw new UsageError('--hooks and --addr exclude each other: a running sidecar serves its own hooks folder')
   if (values.token !== undefined && !values.addr) throw new UsageError('--token is for a running sidecar: pass it with --addr')
-  const token = (values.token ?? (values.addr ? process.env[TOKEN_ENV] : undefined))?.trim()
+  const token = (values.token ?? (values.addr ? io.env[TOKEN_ENV] : undefined))?.trim()
   if (values.token !== undefined && !token) throw new UsageError(`--token is empty; pass the tenant's token (or set ${TOKEN_ENV})`)
   const hooks = list(values.hook)
   const maxTurns = positiveInt('max-turns', values['max-turns'])
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
-  const workdir = await requireDir('--workdir', values.workdir)
-  if (values.record) await requireDir('the folder of --record', dirname(resolve(values.record)))
+  const workdir = await requireDir('--workdir', values.workdir, io.cwd)
+  if (values.record) await requireDir('the folder of --record', dirname(resolve(io.cwd, values.record)), io.cwd)
   const model = await chooseModel(values.model)
 
   let sidecar: Sidecar | undefined
@@ -125,7 +126,7 @@ export async function agent(argv: string[]): Promise<number> {
   }
   try {
     if (hooks.length && !address) {
-      sidecar = await Sidecar.create({ hooks: values.hooks ?? 'hooks', workers: 1 }).catch((err: unknown) => {
+      sidecar = await Sidecar.create({ hooks: resolve(io.cwd, values.hooks ?? 'hooks'), workers: 1 }).catch((err: unknown) => {
         // A hooks folder that cannot be read is a wrong --hooks (the message says so).
         throw err instanceof HookdError && err.code === 'not-found' ? new UsageError(err.message) : err
       })
@@ -142,7 +143,7 @@ export async function agent(argv: string[]): Promise<number> {
       hooks,
       ...(address ? { address } : {}),
       ...(token ? { token } : {}),
-      sidecarLabel: sidecar ? `embedded sidecar on ${resolve(values.hooks ?? 'hooks')}` : `sidecar at ${address ?? ''}`,
+      sidecarLabel: sidecar ? `embedded sidecar on ${resolve(io.cwd, values.hooks ?? 'hooks')}` : `sidecar at ${address ?? ''}`,
       interactive: process.stdin.isTTY === true && !values.yes,
       yes: values.yes,
       signal: controller.signal,

@@ -12,6 +12,7 @@ import { Registry } from '../sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../sidecar/limits.js'
 import { WorkerPool } from '../sidecar/worker/pool/worker-pool.js'
 import { UsageError, parse } from './args.js'
+import type { CliIo } from './io.js'
 
 export const CHECK_HELP = `Usage: hookd check [DIR] [--json]
 
@@ -58,7 +59,7 @@ export interface CheckReport {
   warnings: number
 }
 
-export async function check(argv: string[]): Promise<number> {
+export async function check(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(CHECK_HELP, () =>
     parseArgs({
       args: argv,
@@ -68,24 +69,24 @@ export async function check(argv: string[]): Promise<number> {
     }),
   )
   if (values.help) {
-    process.stdout.write(`${CHECK_HELP}\n`)
+    io.stdout.write(`${CHECK_HELP}\n`)
     return 0
   }
   if (positionals.length > 1) {
     throw new UsageError(`give one folder to check; got ${positionals.length}: ${positionals.join(' ')}\n\n${CHECK_HELP}`)
   }
-  const report = await checkHooks(positionals[0] ?? 'hooks')
+  const report = await checkHooks(positionals[0] ?? 'hooks', io.cwd)
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
   } else {
-    process.stdout.write(formatReport(report))
+    io.stdout.write(formatReport(report))
   }
   return report.errors > 0 ? 1 : 0
 }
 
 /** Checks a hooks folder, or one hook's folder. Usage errors (DIR missing) throw UsageError. */
-export async function checkHooks(dir: string): Promise<CheckReport> {
-  const full = resolve(dir)
+export async function checkHooks(dir: string, cwd = process.cwd()): Promise<CheckReport> {
+  const full = resolve(cwd, dir)
   try {
     if (!(await stat(full)).isDirectory()) throw new UsageError(`'${dir}' is a file; pass the folder that holds your hooks (default: ./hooks)`)
   } catch (err) {
@@ -97,7 +98,7 @@ export async function checkHooks(dir: string): Promise<CheckReport> {
   const root = single ? dirname(full) : full
   const problems: CheckProblem[] = []
   const show = (file: string): string => {
-    const rel = relative(process.cwd(), join(root, file))
+    const rel = relative(cwd, join(root, file))
     return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : join(root, file)
   }
   let names: string[]

@@ -10,6 +10,7 @@ import { HookdError } from '../protocol/status.js'
 import type { LogLineData } from '../protocol/wire.js'
 import { Sidecar } from '../sidecar/sidecar.js'
 import { CommandError, UsageError, list, parse } from './args.js'
+import type { CliIo } from './io.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectFlagsGiven, connectHint, connectOptions } from './connect-flags.js'
 import { issueText } from '../protocol/issue-text.js'
 
@@ -42,7 +43,7 @@ Example:
   hookd invoke --hook guard,https-only --point beforeToolExecute \\
     --payload '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'`
 
-export async function invoke(argv: string[]): Promise<number> {
+export async function invoke(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(INVOKE_HELP, () =>
     parseArgs({
       args: argv,
@@ -64,7 +65,7 @@ export async function invoke(argv: string[]): Promise<number> {
     }),
   )
   if (values.help) {
-    process.stdout.write(`${INVOKE_HELP}\n`)
+    io.stdout.write(`${INVOKE_HELP}\n`)
     return 0
   }
   const hooks = list(values.hook)
@@ -99,14 +100,14 @@ export async function invoke(argv: string[]): Promise<number> {
   if (!values.addr && connectFlagsGiven(values)) {
     throw new UsageError('--token, --tls, --tls-ca and --tls-server-name are for a running sidecar: pass its --addr too (the embedded sidecar needs none)')
   }
-  const connect = values.addr ? await connectOptions(values.addr, values) : {}
+  const connect = values.addr ? await connectOptions(values.addr, values, io.env) : {}
 
   let sidecar: Sidecar | undefined
   let socketDir: string | undefined
   let address = values.addr
   try {
     if (!address) {
-      sidecar = await Sidecar.create({ hooks: values.hooks ?? 'hooks', workers: 1 })
+      sidecar = await Sidecar.create({ hooks: resolve(io.cwd, values.hooks ?? 'hooks'), workers: 1 })
       socketDir = await mkdtemp(join(tmpdir(), 'hookd-invoke-'))
       address = await sidecar.listen(`unix:${join(socketDir, 'hookd.sock')}`)
     }
@@ -118,29 +119,29 @@ export async function invoke(argv: string[]): Promise<number> {
         sessionId: `invoke-${process.pid}`,
         agentId: 'hookd-invoke',
         hooks,
-        workdir: resolve(values.workdir),
+        workdir: resolve(io.cwd, values.workdir),
         interactive: values.interactive,
         autoApprove: values['auto-approve'],
         policy: { httpOrigins: values['allow-http'].map((o) => new URL(o).origin), env: values['allow-env'] },
         capabilities: {
           log(line) {
             logs.push(line)
-            process.stderr.write(`[${line.hook}] ${line.message}\n`)
+            io.stderr.write(`[${line.hook}] ${line.message}\n`)
           },
           notify(message, origin) {
             notifications.push({ hook: origin.hook, ...message })
-            process.stderr.write(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}\n`)
+            io.stderr.write(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}\n`)
           },
           confirm: terminalConfirm,
           diagnostic(d) {
-            process.stderr.write(`hookd: ${d.message}\n`)
+            io.stderr.write(`hookd: ${d.message}\n`)
           },
         },
       })
       const outcome = await session.call(point, payload as never)
       // One point was asked for: leave without closing, which would also run afterRun.
       session.abandon()
-      process.stdout.write(
+      io.stdout.write(
         `${JSON.stringify({
           result: outcome.result,
           diagnostics: outcome.diagnostics,

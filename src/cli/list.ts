@@ -4,6 +4,7 @@ import { HookdClient } from '../host/client.js'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { HookdError } from '../protocol/status.js'
 import { CommandError, parse } from './args.js'
+import type { CliIo } from './io.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from './connect-flags.js'
 
 export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--token TOKEN] [--tls | --tls-ca FILE] [--json]
@@ -16,7 +17,7 @@ ${CONNECT_HELP}
   --json                 print JSON instead of a table
   -h, --help             show this help`
 
-export async function listHooks(argv: string[]): Promise<number> {
+export async function listHooks(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(LIST_HELP, () =>
     parseArgs({
       args: argv,
@@ -25,10 +26,10 @@ export async function listHooks(argv: string[]): Promise<number> {
     }),
   )
   if (values.help) {
-    process.stdout.write(`${LIST_HELP}\n`)
+    io.stdout.write(`${LIST_HELP}\n`)
     return 0
   }
-  const options = await connectOptions(values.addr, values)
+  const options = await connectOptions(values.addr, values, io.env)
   const failed = (err: unknown): CommandError => new CommandError(err instanceof HookdError ? connectHint(err, values.addr, options) : String(err))
   let client: HookdClient
   try {
@@ -41,14 +42,14 @@ export async function listHooks(argv: string[]): Promise<number> {
       throw failed(err)
     })
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(hooks, null, 2)}\n`)
+      io.stdout.write(`${JSON.stringify(hooks, null, 2)}\n`)
       return 0
     }
     const rows = hooks.map((h) => [h.name, h.version || '-', h.status, h.points.join(',') || '-', h.lastError?.message ?? ''])
     const head = ['NAME', 'VERSION', 'STATUS', 'POINTS', 'LAST ERROR']
     const widths = head.map((_, i) => Math.max(head[i]?.length ?? 0, ...rows.map((r) => r[i]?.length ?? 0)))
     const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()
-    process.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`)
+    io.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`)
     return 0
   } finally {
     client.close()

@@ -1,7 +1,8 @@
-/** The `hookd` command. */
+/** The `hookd` command: `main(argv, io)` (bin.ts runs it as the program). */
 import { HookdError } from '../protocol/status.js'
 import { HOOKD_VERSION } from '../protocol/version.js'
 import { CommandError, UsageError } from './args.js'
+import { type CliIo, processIo } from './io.js'
 import { check } from './check.js'
 import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
@@ -22,45 +23,48 @@ Commands:
 
 Run 'hookd <command> --help' for a command's options.`
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
   serve,
   invoke,
   list: listHooks,
   check,
   tenant,
   // Loaded on use, so the other commands do not load the Anthropic SDK.
-  agent: async (argv) => (await import('./agent.js')).agent(argv),
+  agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs `hookd ...argv` and returns its exit status. `io` is the process's own by default; tests pass
+ * their own to run a command in-process.
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const [command, ...rest] = argv
   if (!command || command === '-h' || command === '--help' || command === 'help') {
-    process.stdout.write(`${HELP}\n`)
+    io.stdout.write(`${HELP}\n`)
     return command ? 0 : 2
   }
   if (command === '--version' || command === '-v') {
-    process.stdout.write(`${HOOKD_VERSION}\n`)
+    io.stdout.write(`${HOOKD_VERSION}\n`)
     return 0
   }
   const run = COMMANDS[command]
   if (!run) {
-    process.stderr.write(`hookd: unknown command '${command}'\n\n${HELP}\n`)
+    io.stderr.write(`hookd: unknown command '${command}'\n\n${HELP}\n`)
     return 2
   }
   try {
-    return await run(rest)
+    return await run(rest, io)
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`hookd ${command}: ${err.message}\n`)
+      io.stderr.write(`hookd ${command}: ${err.message}\n`)
       return 2
     }
     if (err instanceof CommandError || err instanceof HookdError) {
-      process.stderr.write(`hookd ${command}: ${err.message}\n`)
+      io.stderr.write(`hookd ${command}: ${err.message}\n`)
       return 1
     }
-    process.stderr.write(`hookd ${command}: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    io.stderr.write(`hookd ${command}: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
     return 1
   }
 }
 
-process.exitCode = await main(process.argv.slice(2))

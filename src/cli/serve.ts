@@ -4,6 +4,7 @@ import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { Sidecar } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
+import type { CliIo } from './io.js'
 import { TENANCY_FLAGS, TENANCY_HELP, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
@@ -31,7 +32,7 @@ When ready it prints one line to stderr: "hookd: listening on ADDR". Hooks that 
 reported on stderr before it and skipped. Edits to hook folders are picked up while it runs (see
 docs/hot-reload.md); each reload, failed reload and removal is reported on stderr.`
 
-export async function serve(argv: string[]): Promise<number> {
+export async function serve(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(SERVE_HELP, () =>
     parseArgs({
       args: argv,
@@ -56,7 +57,7 @@ export async function serve(argv: string[]): Promise<number> {
     }),
   )
   if (values.help) {
-    process.stdout.write(`${SERVE_HELP}\n`)
+    io.stdout.write(`${SERVE_HELP}\n`)
     return 0
   }
   const limits: Partial<Limits> = {}
@@ -86,7 +87,7 @@ export async function serve(argv: string[]): Promise<number> {
     watch: !values['no-watch'],
   })
   for (const d of sidecar.loadDiagnostics) {
-    process.stderr.write(`hookd: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}\n`)
+    io.stderr.write(`hookd: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}\n`)
   }
   let address: string
   try {
@@ -95,12 +96,12 @@ export async function serve(argv: string[]): Promise<number> {
     await sidecar.stop()
     throw err
   }
-  process.stderr.write(`hookd: listening on ${address}\n`)
+  io.stderr.write(`hookd: listening on ${address}\n`)
   // Hot reload news, for the person running the sidecar (sessions get it as pushed diagnostics).
   // With tenants, each tenant's news is reported with its id (tenants.ts).
   const tenants = sidecar.tenants
-  if (tenants) process.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => process.stderr.write(`hookd: ${event.diagnostic.message}\n`))
+  if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
+  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => io.stderr.write(`hookd: ${event.diagnostic.message}\n`))
   await new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGINT', onSignal)

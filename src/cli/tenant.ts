@@ -6,11 +6,13 @@
  * - `hookd tenant check FILE` validates a tenants file as `hookd serve --tenants` would.
  */
 import { stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { HookdError } from '../protocol/status.js'
 import { hashToken, newToken } from '../sidecar/tenancy/tenant-token.js'
 import { readTenants } from '../sidecar/tenancy/tenants-file.js'
 import { CommandError, UsageError, parse } from './args.js'
+import type { CliIo } from './io.js'
 
 export const TENANT_HELP = `Usage: hookd tenant token [--id ID] [--hooks DIR] [--json]
        hookd tenant check FILE
@@ -29,7 +31,7 @@ Tools for the tenants file of 'hookd serve --tenants FILE' (see docs/tenants.md)
   --json        print {"token", "tokenHash", "tenant"} as JSON instead
   -h, --help    show this help`
 
-export async function tenant(argv: string[]): Promise<number> {
+export async function tenant(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(TENANT_HELP, () =>
     parseArgs({
       args: argv,
@@ -44,24 +46,24 @@ export async function tenant(argv: string[]): Promise<number> {
     }),
   )
   if (values.help) {
-    process.stdout.write(`${TENANT_HELP}\n`)
+    io.stdout.write(`${TENANT_HELP}\n`)
     return 0
   }
   const [sub, ...rest] = positionals
   if (sub === 'token') {
     if (rest.length) throw new UsageError(`'hookd tenant token' takes no arguments; got '${rest.join(' ')}'\n\n${TENANT_HELP}`)
-    return token(values.id, values.hooks, values.json === true)
+    return token(values.id, values.hooks, values.json === true, io)
   }
   if (sub === 'check') {
     if (rest.length !== 1 || values.id !== undefined || values.hooks !== undefined) {
       throw new UsageError(`'hookd tenant check' takes one tenants file, and no --id or --hooks\n\n${TENANT_HELP}`)
     }
-    return checkFile(rest[0] as string, values.json === true)
+    return checkFile(resolve(io.cwd, rest[0] as string), rest[0] as string, values.json === true, io)
   }
   throw new UsageError(`${sub ? `unknown subcommand '${sub}'` : 'a subcommand is needed'}; use 'token' or 'check'\n\n${TENANT_HELP}`)
 }
 
-function token(id: string | undefined, hooks: string | undefined, json: boolean): number {
+function token(id: string | undefined, hooks: string | undefined, json: boolean, io: CliIo): number {
   if (id !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(id)) {
     throw new UsageError(`--id '${id}': use 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit`)
   }
@@ -69,10 +71,10 @@ function token(id: string | undefined, hooks: string | undefined, json: boolean)
   const tokenHash = hashToken(value)
   const entry = { id: id ?? 'TENANT-ID', tokenHash, hooks: hooks ?? `hooks/${id ?? 'TENANT-ID'}`, limits: {}, policy: { file: 'none' } }
   if (json) {
-    process.stdout.write(`${JSON.stringify({ token: value, tokenHash, tenant: entry })}\n`)
+    io.stdout.write(`${JSON.stringify({ token: value, tokenHash, tenant: entry })}\n`)
     return 0
   }
-  process.stdout.write(
+  io.stdout.write(
     [
       `token:     ${value}`,
       `tokenHash: ${tokenHash}`,
@@ -87,10 +89,10 @@ function token(id: string | undefined, hooks: string | undefined, json: boolean)
   return 0
 }
 
-async function checkFile(file: string, json: boolean): Promise<number> {
+async function checkFile(path: string, file: string, json: boolean, io: CliIo): Promise<number> {
   let tenants
   try {
-    tenants = (await readTenants(file)).tenants
+    tenants = (await readTenants(path, file)).tenants
   } catch (err) {
     if (err instanceof HookdError) throw new CommandError(err.message)
     throw err
@@ -104,10 +106,10 @@ async function checkFile(file: string, json: boolean): Promise<number> {
     if (!isDir) problems.push(`tenants[${i}].hooks: ${t.hooks} (tenant '${t.id}') is not a folder; create it or fix the path`)
   }
   if (json) {
-    process.stdout.write(`${JSON.stringify({ file, tenants: tenants.map((t) => ({ id: t.id, hooks: t.hooks })), problems })}\n`)
+    io.stdout.write(`${JSON.stringify({ file, tenants: tenants.map((t) => ({ id: t.id, hooks: t.hooks })), problems })}\n`)
   } else {
-    for (const p of problems) process.stdout.write(`${file}: ${p}\n`)
-    process.stdout.write(`${file}: ${tenants.length} tenant(s)${tenants.length ? ` (${tenants.map((t) => t.id).join(', ')})` : ''}, ${problems.length ? `${problems.length} problem(s)` : 'all good'}\n`)
+    for (const p of problems) io.stdout.write(`${file}: ${p}\n`)
+    io.stdout.write(`${file}: ${tenants.length} tenant(s)${tenants.length ? ` (${tenants.map((t) => t.id).join(', ')})` : ''}, ${problems.length ? `${problems.length} problem(s)` : 'all good'}\n`)
   }
   return problems.length ? 1 : 0
 }

@@ -10,8 +10,8 @@ import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 import { type FakeApi, startFakeApi } from './fake-api.js'
 import { workdir } from './support.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts'), 'agent']
+import { BUILT_CLI, ROOT } from '../support/processes.js'
+const CLI = [BUILT_CLI, 'agent']
 
 interface Ran {
   code: number | null

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hook } from '../support/sidecar.js'
 import { type TenantFixture, startTenants } from '../tenants/support.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts'), 'agent']
+import { BUILT_CLI, ROOT } from '../support/processes.js'
+const CLI = [BUILT_CLI, 'agent']
 
 function agent(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -1,8 +1,8 @@
 /**
  * The hookd command as its own process, for tests and benchmarks: run it to completion and collect
  * what it printed (`runHookd`), or start `hookd serve` and wait for its ready line (`startServe`), then
- * stop it (`stopProcess`). Both run the sources through tsx unless given other `cli` arguments, such as
- * `[BUILT_CLI]` for the compiled command.
+ * stop it (`stopProcess`). Both run the compiled command (dist/) unless given other `cli` arguments,
+ * such as SOURCE_CLI_ARGS.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
@@ -10,11 +10,14 @@ import { join } from 'node:path'
 /** The repository's root folder, where both default to running the command. */
 export const ROOT = join(import.meta.dirname, '..', '..')
 
-/** The node arguments that run the CLI from the sources. */
-export const CLI_ARGS: readonly string[] = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')]
+/** The compiled CLI (`npm run build`; test/support/global-setup.ts keeps it current). */
+export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'bin.js')
 
-/** The compiled CLI (`npm run build`); run it with `cli: [BUILT_CLI]`. */
-export const BUILT_CLI = join(ROOT, 'dist', 'cli', 'main.js')
+/** The node arguments that run the CLI: the built command, as users run it. */
+export const CLI_ARGS: readonly string[] = [BUILT_CLI]
+
+/** The node arguments that run the CLI from the sources, through tsx (seconds slower per start). */
+export const SOURCE_CLI_ARGS: readonly string[] = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'bin.ts')]
 
 export interface ProcessOptions {
   /** Default: ROOT. */

@@ -127,7 +127,7 @@ function describe(issue: Issue, json: unknown): string {
 }
 
 /** Validates the tenants file's text; `file` resolves relative hooks folders and names the file in errors. */
-export function parseTenants(text: string, file: string): TenantConfig[] {
+export function parseTenants(text: string, file: string, folder = dirname(resolve(file))): TenantConfig[] {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -140,7 +140,7 @@ export function parseTenants(text: string, file: string): TenantConfig[] {
     const more = parsed.error.issues.length > 5 ? `; and ${parsed.error.issues.length - 5} more` : ''
     throw new HookdError('invalid-argument', `tenants file ${file}: ${problems.join('; ')}${more}`)
   }
-  const base = dirname(resolve(file))
+  const base = folder
   const ids = new Map<string, number>()
   const hashes = new Map<string, number>()
   return parsed.data.tenants.map((t, i) => {
@@ -173,12 +173,12 @@ export function parseTenants(text: string, file: string): TenantConfig[] {
 }
 
 /** Reads and validates the tenants file. */
-export async function readTenants(file: string): Promise<{ text: string; tenants: TenantConfig[] }> {
+export async function readTenants(path: string, file = path): Promise<{ text: string; tenants: TenantConfig[] }> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    text = await readFile(path, 'utf8')
   } catch (err) {
     throw new HookdError('not-found', `cannot read the tenants file ${file}: ${(err as Error).message}; pass --tenants with a JSON file (see docs/tenants.md)`)
   }
-  return { text, tenants: parseTenants(text, file) }
+  return { text, tenants: parseTenants(text, file, dirname(resolve(path))) }
 }

@@ -86,7 +86,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
   function deepFreeze(value) {
     if (value !== null && typeof value === 'object') {
       const names = keys(value);
-      for (let i = 0; i < names.length; i++) deepFreeze(value[names[i]]);
+      for (let i = 0; i < names.length; i++) deepFreeze(value[/** @type {string} */ (names[i])]);
       freeze(value);
     }
     return value;
@@ -162,7 +162,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       const stack = err !== null && typeof err === 'object' ? err.stack : undefined;
       if (typeof stack !== 'string') return undefined;
       const m = ReflectApply(regexpExec, LINE, [stack]);
-      return m !== null ? +m[1] : undefined;
+      return m !== null ? +(/** @type {string} */ (m[1])) : undefined;
     } catch (_) { return undefined; }
   }
 
@@ -306,8 +306,9 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       if (exportsValue !== null && (typeof exportsValue === 'object' || typeof exportsValue === 'function')) {
         const own = keys(exportsValue);
         for (let i = 0; i < own.length; i++) {
-          if (typeof exportsValue[own[i]] !== 'function') continue;
-          json += (count++ ? ',' : '') + stringify(own[i]);
+          const name = /** @type {string} */ (own[i]);
+          if (typeof exportsValue[name] !== 'function') continue;
+          json += (count++ ? ',' : '') + stringify(name);
           if (json.length > resultLimit) {
             return fail('load', 'the hook exports more function names than fit in ' + resultLimit + ' bytes');
           }
