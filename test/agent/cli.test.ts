@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 import { type FakeApi, startFakeApi } from './fake-api.js'
 import { workdir } from './support.js'
-
 import { BUILT_CLI, ROOT } from '../support/processes.js'
+
 const CLI = [BUILT_CLI, 'agent']
 
 interface Ran {

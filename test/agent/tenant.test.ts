@@ -9,8 +9,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hook } from '../support/sidecar.js'
 import { type TenantFixture, startTenants } from '../tenants/support.js'
-
 import { BUILT_CLI, ROOT } from '../support/processes.js'
+
 const CLI = [BUILT_CLI, 'agent']
 
 function agent(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { protoPath as healthProto } from 'grpc-health-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
+import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 
 const RM = '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
@@ -46,30 +46,30 @@ describe('hookd invoke with an embedded sidecar', () => {
   })
 
   it('exits 2 with a message for usage errors', async () => {
-    const noPoint = await hookd(['invoke', '--hook', 'guard', '--payload', RM])
+    const noPoint = await inProcess(['invoke', '--hook', 'guard', '--payload', RM])
     expect(noPoint.code).toBe(2)
     expect(noPoint.stderr).toContain('--point is required')
 
-    const badPoint = await hookd(['invoke', '--hook', 'guard', '--point', 'beforeTool', '--payload', RM])
+    const badPoint = await inProcess(['invoke', '--hook', 'guard', '--point', 'beforeTool', '--payload', RM])
     expect(badPoint.code).toBe(2)
     expect(badPoint.stderr).toContain("--point 'beforeTool' is not a hook point")
 
-    const badJson = await hookd(['invoke', '--hook', 'guard', '--point', 'beforeToolExecute', '--payload', '{id:'])
+    const badJson = await inProcess(['invoke', '--hook', 'guard', '--point', 'beforeToolExecute', '--payload', '{id:'])
     expect(badJson.code).toBe(2)
     expect(badJson.stderr).toContain('--payload is not valid JSON')
 
-    const badShape = await hookd(['invoke', '--hook', 'guard', '--point', 'afterRun', '--payload', '{"reason":"bored"}'])
+    const badShape = await inProcess(['invoke', '--hook', 'guard', '--point', 'afterRun', '--payload', '{"reason":"bored"}'])
     expect(badShape.code).toBe(2)
     expect(badShape.stderr).toContain('--payload does not fit afterRun: payload.reason')
 
-    const unknownFlag = await hookd(['invoke', '--frobnicate'])
+    const unknownFlag = await inProcess(['invoke', '--frobnicate'])
     expect(unknownFlag.code).toBe(2)
     expect(unknownFlag.stderr).toContain("Unknown option '--frobnicate'")
   })
 
   it('answers --help for every command', async () => {
     for (const command of [[], ['serve'], ['invoke'], ['list']]) {
-      const ran = await hookd([...command, '--help'])
+      const ran = await inProcess([...command, '--help'])
       expect(ran.code).toBe(0)
       expect(ran.stdout).toMatch(/Usage: hookd/)
     }

@@ -108,3 +108,20 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTE
     child.kill(signal)
   })
 }
+
+/**
+ * Runs `hookd ...args` in this process (main(argv, io)), for what needs no process of its own: help,
+ * usage errors, token and file checks. Milliseconds instead of a process start.
+ */
+export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+  const { main } = await import('../../src/cli/main.js')
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: { ...process.env, ...options.env },
+    cwd: options.cwd ?? ROOT,
+  })
+  return { code, stdout, stderr }
+}

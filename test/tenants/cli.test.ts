@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
 import { waitFor } from '../reload/support.js'
-import { runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
+import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, sessionOptions } from '../support/sidecar.js'
 
 /** Stops `hookd serve` with SIGTERM; resolves with its exit code and what it printed on stderr. */
@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe('hookd serve on TCP', () => {
   it('refuses TCP without tenants unless --insecure, saying why and what to pass', async () => {
-    const ran = await hookd(['serve', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0'], { cwd })
+    const ran = await inProcess(['serve', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0'], { cwd })
     expect(ran.code).toBe(2)
     expect(ran.stderr).toContain('hookd serve: refusing to serve TCP (127.0.0.1:0) without tenants')
     expect(ran.stderr).toContain('Pass --tenants FILE to require a token per tenant, or --insecure')
@@ -52,9 +52,9 @@ describe('hookd serve on TCP', () => {
 
   it('refuses flags that do not go together', async () => {
     const [both, half, unixTls] = await Promise.all([
-      hookd(['serve', '--hooks', 'x', '--tenants', 'y.json'], { cwd }),
-      hookd(['serve', '--listen', '127.0.0.1:0', '--insecure', '--tls-cert', 'c.pem'], { cwd }),
-      hookd(['serve', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { cwd }),
+      inProcess(['serve', '--hooks', 'x', '--tenants', 'y.json'], { cwd }),
+      inProcess(['serve', '--listen', '127.0.0.1:0', '--insecure', '--tls-cert', 'c.pem'], { cwd }),
+      inProcess(['serve', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { cwd }),
     ])
     expect(both.code).toBe(2)
     expect(both.stderr).toContain("--hooks cannot be combined with --tenants: each tenant's hooks folder is set in the tenants file")
@@ -67,7 +67,7 @@ describe('hookd serve on TCP', () => {
 
 describe('hookd serve --tenants', () => {
   it('serves each tenant by its token and writes the audit log to stdout', async () => {
-    const made = await hookd(['tenant', 'token', '--json'], { cwd })
+    const made = await inProcess(['tenant', 'token', '--json'], { cwd })
     const { token, tokenHash } = JSON.parse(made.stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS, policy: { file: 'read' } }] }))
     const { child, address, output } = await startServe(['--workers', '1', '--tenants', 'tenants.json', '--listen', '127.0.0.1:0', '--audit', '-'], { cwd })
@@ -100,18 +100,18 @@ describe('hookd serve --tenants', () => {
         ],
       }),
     )
-    const ran = await hookd(['serve', '--tenants', 'bad.json'], { cwd })
+    const ran = await inProcess(['serve', '--tenants', 'bad.json'], { cwd })
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain('hookd serve: tenants file bad.json: tenants[2].limits.cpuMs: expected a positive integer')
 
     await writeFile(join(cwd, 'typo.json'), JSON.stringify({ tenants: [{ id: 'a', tokenhash: hash, hooks: 'h' }] }))
-    const typo = await hookd(['tenant', 'check', 'typo.json'], { cwd })
+    const typo = await inProcess(['tenant', 'check', 'typo.json'], { cwd })
     expect(typo.code).toBe(1)
     expect(typo.stderr).toContain("tenants[0]: unknown field 'tokenhash'")
     expect(typo.stderr).toContain('tenants[0].tokenHash: missing')
 
     await writeFile(join(cwd, 'good.json'), JSON.stringify({ tenants: [{ id: 'a', tokenHash: hash, hooks: 'h' }] }))
-    const good = await hookd(['tenant', 'check', 'good.json'], { cwd })
+    const good = await inProcess(['tenant', 'check', 'good.json'], { cwd })
     expect(good.code).toBe(0)
     expect(good.stdout).toBe('good.json: 1 tenant(s) (a), all good\n')
   })
@@ -119,19 +119,19 @@ describe('hookd serve --tenants', () => {
 
 describe('hookd tenant token', () => {
   it('prints a new token, its sha256 hash and the entry to paste', async () => {
-    const ran = await hookd(['tenant', 'token', '--id', 'acme', '--hooks', 'hooks/acme'], { cwd })
+    const ran = await inProcess(['tenant', 'token', '--id', 'acme', '--hooks', 'hooks/acme'], { cwd })
     expect(ran.code).toBe(0)
     const token = /^token:\s+(hkd_[A-Za-z0-9_-]{43})$/m.exec(ran.stdout)?.[1] as string
     const hash = /^tokenHash:\s+(sha256:[0-9a-f]{64})$/m.exec(ran.stdout)?.[1]
     expect(token).toBeDefined()
     expect(hash).toBe(`sha256:${createHash('sha256').update(token).digest('hex')}`)
     expect(ran.stdout).toContain(`{"id":"acme","tokenHash":"${hash}","hooks":"hooks/acme","limits":{},"policy":{"file":"none"}}`)
-    const again = await hookd(['tenant', 'token', '--json'], { cwd })
+    const again = await inProcess(['tenant', 'token', '--json'], { cwd })
     expect((JSON.parse(again.stdout) as { token: string }).token).not.toBe(token)
   })
 
   it('documents itself and the new serve flags', async () => {
-    const [help, serveHelp, bad] = await Promise.all([hookd(['tenant', '--help'], { cwd }), hookd(['serve', '--help'], { cwd }), hookd(['tenant', 'mint'], { cwd })])
+    const [help, serveHelp, bad] = await Promise.all([inProcess(['tenant', '--help'], { cwd }), inProcess(['serve', '--help'], { cwd }), inProcess(['tenant', 'mint'], { cwd })])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('hookd tenant token [--id ID] [--hooks DIR] [--json]')
     for (const flag of ['--tenants FILE', '--insecure', '--tls-cert FILE', '--tls-key FILE', '--audit FILE|-', '--audit-payloads', '--slots N']) {
@@ -151,7 +151,7 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(cwd, 'key.pem'), '-out', join(cwd, 'cert.pem'), '-days', '1',
       '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
     ], { stdio: 'ignore' })
-    const { token, tokenHash } = JSON.parse((await hookd(['tenant', 'token', '--json'], { cwd })).stdout) as { token: string; tokenHash: string }
+    const { token, tokenHash } = JSON.parse((await inProcess(['tenant', 'token', '--json'], { cwd })).stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tls-tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS }] }))
     const { child, address: addr, output } = await startServe(
       ['--workers', '1', '--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
@@ -194,10 +194,10 @@ describe('hookd list and invoke against a tenant sidecar', () => {
 
   it('refuse connection flags that cannot apply, saying why', async () => {
     const [embedded, unixTls, missingCa, emptyToken] = await Promise.all([
-      hookd(['invoke', '--token', 'hkd_x', ...call], { cwd }),
-      hookd(['list', '--addr', 'unix:x.sock', '--tls'], { cwd }),
-      hookd(['list', '--addr', '127.0.0.1:1', '--tls-ca', 'missing.pem'], { cwd }),
-      hookd(['list', '--token', ' '], { cwd }),
+      inProcess(['invoke', '--token', 'hkd_x', ...call], { cwd }),
+      inProcess(['list', '--addr', 'unix:x.sock', '--tls'], { cwd }),
+      inProcess(['list', '--addr', '127.0.0.1:1', '--tls-ca', 'missing.pem'], { cwd }),
+      inProcess(['list', '--token', ' '], { cwd }),
     ])
     expect(embedded.code).toBe(2)
     expect(embedded.stderr).toContain('hookd invoke: --token, --tls, --tls-ca and --tls-server-name are for a running sidecar: pass its --addr too')
@@ -210,7 +210,7 @@ describe('hookd list and invoke against a tenant sidecar', () => {
   })
 
   it('document the flags in --help', async () => {
-    const [list, invoke] = await Promise.all([hookd(['list', '--help'], { cwd }), hookd(['invoke', '--help'], { cwd })])
+    const [list, invoke] = await Promise.all([inProcess(['list', '--help'], { cwd }), inProcess(['invoke', '--help'], { cwd })])
     for (const help of [list.stdout, invoke.stdout]) {
       for (const flag of ['--token TOKEN', '$HOOKD_TOKEN', '--tls ', '--tls-ca FILE', '--tls-server-name NAME']) expect(help).toContain(flag)
     }
