@@ -17,12 +17,12 @@ export function issuePath(path: readonly PropertyKey[]): string {
 
 /**
  * The first issue, as "<subject>.<path>: <message>" (the subject alone when the path is empty, the path
- * alone when there is no subject).
+ * alone when there is no subject, the message alone when there is neither).
  */
 export function issueText(error: { readonly issues: readonly Issue[] }, subject = ''): string {
   const issue = error.issues[0]
   if (!issue) return `${subject || 'the value'}: invalid`
   const path = issuePath(issue.path)
-  const where = subject && path ? (path.startsWith('[') ? `${subject}${path}` : `${subject}.${path}`) : subject || path || '(top level)'
-  return `${where}: ${issue.message}`
+  const where = subject && path ? (path.startsWith('[') ? `${subject}${path}` : `${subject}.${path}`) : subject || path
+  return where ? `${where}: ${issue.message}` : issue.message
 }

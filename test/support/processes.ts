@@ -117,11 +117,20 @@ export async function runInProcess(args: string[], options: { cwd?: string; env?
   const { main } = await import('../../src/cli/main.js')
   let stdout = ''
   let stderr = ''
-  const code = await main(args, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    env: { ...process.env, ...options.env },
-    cwd: options.cwd ?? ROOT,
-  })
-  return { code, stdout, stderr }
+  const cwd = options.cwd ?? ROOT
+  // Paths the command hands to the sidecar (a tenants file, a hooks folder) are read as the process
+  // would: from its working folder. Calls running at once in one test share one folder.
+  const previous = process.cwd()
+  process.chdir(cwd)
+  try {
+    const code = await main(args, {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: { ...process.env, ...options.env },
+      cwd,
+    })
+    return { code, stdout, stderr }
+  } finally {
+    process.chdir(previous)
+  }
 }

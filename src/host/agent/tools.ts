@@ -48,7 +48,7 @@ export function defineTool<S extends z.ZodObject>(definition: {
     parse(input) {
       const parsed = definition.input.safeParse(input)
       if (parsed.success) return { ok: true, input: parsed.data as Record<string, unknown> }
-      return { ok: false, message: `invalid input for ${definition.name}: ${issueText(parsed.error, 'input')}` }
+      return { ok: false, message: `invalid input for ${definition.name}: ${issueText(parsed.error)}` }
     },
     async run(input, ctx) {
       const out = await definition.run(input as z.output<S>, ctx)

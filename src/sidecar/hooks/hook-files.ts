@@ -52,7 +52,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error, 'hook.json')} (it may hold "config", "description" and "remote")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description" and "remote")`,
     ...(line !== undefined ? { line } : {}),
   }
 }
