@@ -1,11 +1,12 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
 import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
-import { Sidecar } from '../sidecar/sidecar.js'
+import { inert } from '../protocol/text.js'
+import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
-import { TENANCY_FLAGS, TENANCY_HELP, tenancySettings } from './serve-tenancy.js'
+import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
 
@@ -21,6 +22,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --result-bytes N         largest returned value, as JSON (default: ${DEFAULT_LIMITS.resultBytes})
   --log-bytes N            ctx.log volume per invocation (default: ${DEFAULT_LIMITS.logBytes})
   --capability-calls N     ctx capability calls per invocation (default: ${DEFAULT_LIMITS.capabilityCalls})
+  --json-depth N           deepest nesting of arrays and objects in JSON from hooks and hosts (default: ${DEFAULT_LIMITS.jsonDepth})
   --confirm-wait-ms N      longest wait for a human to answer ctx.confirm (default: 600000)
   --capability-wait-ms N   longest wait for the host to answer any other capability (default: 30000)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
@@ -47,6 +49,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'result-bytes': { type: 'string' },
         'log-bytes': { type: 'string' },
         'capability-calls': { type: 'string' },
+        'json-depth': { type: 'string' },
         'confirm-wait-ms': { type: 'string' },
         'capability-wait-ms': { type: 'string' },
         'grace-ms': { type: 'string' },
@@ -71,27 +74,44 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   set('resultBytes', 'result-bytes', values['result-bytes'])
   set('logBytes', 'log-bytes', values['log-bytes'])
   set('capabilityCalls', 'capability-calls', values['capability-calls'])
+  set('jsonDepth', 'json-depth', values['json-depth'])
   if (limits.memoryMb !== undefined && limits.memoryMb < MIN_MEMORY_MB) throw new UsageError(`--memory-mb must be at least ${MIN_MEMORY_MB}`)
   const workers = positiveInt('workers', values.workers)
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
   const tenancy = await tenancySettings(values)
-
-  const sidecar = await Sidecar.create({
+  const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
     ...(workers !== undefined ? { workers } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
     watch: !values['no-watch'],
-  })
+  }
+
+  // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process
+  // that serves every session. (Every known path handles its rejections; this is for the unknown one.)
+  const onUnhandled = (reason: unknown): void => {
+    io.stderr.write(`hookd: internal error, still serving: an unhandled rejection: ${inert(reason instanceof Error ? (reason.stack ?? reason.message) : String(reason))}\n`)
+  }
+  process.on('unhandledRejection', onUnhandled)
+  try {
+    return await serveUntilSignal(options, values.listen, tenancy.listen, io)
+  } finally {
+    process.off('unhandledRejection', onUnhandled)
+  }
+}
+
+/** Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. */
+async function serveUntilSignal(options: SidecarOptions, listen: string, listenOptions: TenancySettings['listen'], io: CliIo): Promise<number> {
+  const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}\n`)
   }
   let address: string
   try {
-    address = await sidecar.listen(values.listen, tenancy.listen)
+    address = await sidecar.listen(listen, listenOptions)
   } catch (err) {
     await sidecar.stop()
     throw err

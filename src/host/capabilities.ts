@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:p
 import { createInterface } from 'node:readline'
 import type { LogLineData } from '../protocol/wire.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type FetchResult, originOf, quoted } from '../protocol/capabilities.js'
+import { type FetchResult, MAX_LIST_ENTRIES, originOf, quoted } from '../protocol/capabilities.js'
 
 /** Which hook, during which point call, made a capability call. */
 export interface CallOrigin {
@@ -68,8 +68,7 @@ export class CapabilityError extends Error {
  * session instead of failing the call.
  */
 export const MAX_REPLY_BYTES = 4 * 1024 * 1024
-/** The most names `ctx.file.list` returns. */
-export const MAX_LIST_ENTRIES = 10_000
+export { MAX_LIST_ENTRIES }
 /** How long the default fetch waits for a response; under the sidecar's 30 s capability ceiling. */
 export const FETCH_TIMEOUT_MS = 20_000
 /** Symbolic links followed while resolving one path, as Linux's own limit. */

@@ -8,7 +8,7 @@ import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { PointName, PointPayload } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import { type HookInfoData, hookExecutorService, invokeResponseWire, listHooksResponseWire } from '../protocol/wire.js'
-import { type InvokeResult, decodeResult, fromServiceError } from './results.js'
+import { type InvokeResult, decodeResult, fromServiceError, readJson } from './results.js'
 import { type SessionOptions, openMessage } from './session-options.js'
 import { HostSession } from './session.js'
 
@@ -97,7 +97,7 @@ export class HookdClient {
     return {
       ...decodeResult<N>(parsed.result),
       logs: parsed.logs,
-      notifications: parsed.notifications.map((b) => JSON.parse(b.toString('utf8')) as unknown),
+      notifications: parsed.notifications.map((b) => readJson(b, 'a notification')),
     }
   }
 

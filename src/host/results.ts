@@ -2,6 +2,7 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { PointName, PointOutput } from '../protocol/points.js'
+import { parseJson } from '../protocol/bounded-json.js'
 import { HookdError } from '../protocol/status.js'
 import type { HookTrace, LogLineData } from '../protocol/wire.js'
 
@@ -35,7 +36,7 @@ export function decodeResult<N extends PointName>(wire: {
   decisionId?: string
 }): PointCallResult<N> {
   const out: PointCallResult<N> = {
-    result: JSON.parse(wire.result.toString('utf8')) as PointOutput<N>,
+    result: readJson(wire.result, 'the result') as PointOutput<N>,
     diagnostics: wire.diagnostics,
     trace: wire.trace,
     durationUs: wire.durationUs,
@@ -44,3 +45,9 @@ export function decodeResult<N extends PointName>(wire: {
   return out
 }
 
+/** JSON the sidecar sent (it carries what hooks returned): bounded like everything else hookd reads. */
+export function readJson(bytes: Buffer, what: string): unknown {
+  const parsed = parseJson(bytes, what)
+  if (!parsed.ok) throw new HookdError('internal', `the sidecar sent ${parsed.message}`)
+  return parsed.value
+}

@@ -3,6 +3,7 @@
  * handlers, live log lines and pushed diagnostics.
  */
 import type * as grpc from '@grpc/grpc-js'
+import { parseJson } from '../protocol/bounded-json.js'
 import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
 import { type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
@@ -224,12 +225,9 @@ export class HostSession {
       throw new CapabilityError('invalid', `this host does not serve '${call.capability}'`)
     }
     const name: CapabilityName = call.capability
-    let json: unknown
-    try {
-      json = JSON.parse(call.args.toString('utf8'))
-    } catch {
-      throw new CapabilityError('invalid', `${name}: arguments are not JSON`)
-    }
+    const read = parseJson(call.args, `${name}: the arguments`)
+    if (!read.ok) throw new CapabilityError('invalid', read.message)
+    const json = read.value
     const parsed = CAPABILITIES[name].safeParse(json)
     if (!parsed.success) throw new CapabilityError('invalid', `${name}: invalid arguments`)
     const origin: CallOrigin = { hook: call.hook, point: call.point, seq: call.seq }

@@ -70,7 +70,7 @@ export function parseJson(input: string | Buffer, what: string, limits: JsonLimi
   const text = typeof input === 'string' ? input : input.toString('utf8')
   if (text.length === 0) return { ok: false, problem: 'not-json', message: `${what} is empty; send a UTF-8 JSON document` }
   if (nestingDepth(text, limits.maxDepth) > limits.maxDepth) {
-    return { ok: false, problem: 'too-deep', message: `${what} nests arrays and objects more than ${limits.maxDepth} deep; flatten it` }
+    return { ok: false, problem: 'too-deep', message: `${what} is nested too deep (more than ${limits.maxDepth} levels of arrays and objects); flatten it` }
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown }

@@ -50,6 +50,28 @@ export const CAPABILITIES = {
 } as const
 
 export type CapabilityName = keyof typeof CAPABILITIES
+
+/** The most names `ctx.file.list` returns. */
+export const MAX_LIST_ENTRIES = 10_000
+
+/**
+ * What a host may answer each capability with (CapabilityResult.value, as JSON). The sidecar checks an
+ * answer against it before the hook sees it; one that does not fit ends the session with
+ * INVALID_ARGUMENT naming the call, like any other protocol mistake (docs/protocol.md). `example` is
+ * shown in that message.
+ */
+export const CAPABILITY_RESULTS = {
+  confirm: { schema: z.boolean(), example: 'true or false' },
+  notify: { schema: z.unknown(), example: 'null' },
+  'file.read': { schema: z.string(), example: 'the text as a JSON string' },
+  'file.write': { schema: z.unknown(), example: 'null' },
+  'file.exists': { schema: z.boolean(), example: 'true or false' },
+  'file.list': { schema: z.array(z.string()).max(MAX_LIST_ENTRIES), example: '["a.txt", "dir"]' },
+  'http.fetch': {
+    schema: z.object({ status: z.number().int().min(100).max(999), headers: z.record(z.string(), z.string()), body: z.string() }),
+    example: '{"status": 200, "headers": {}, "body": ""}',
+  },
+} as const satisfies Record<CapabilityName, { schema: z.ZodType; example: string }>
 export type CapabilityArgs<N extends CapabilityName> = z.output<(typeof CAPABILITIES)[N]>
 
 export function isCapabilityName(name: string): name is CapabilityName {
@@ -80,17 +102,8 @@ export function originOf(url: string): string | undefined {
   }
 }
 
-/**
- * A hook-supplied string as it appears in an error message: single-quoted, control characters
- * escaped, and cut short when long, so that a refusal stays one readable line.
- */
-export function quoted(value: string, max = 200): string {
-  const cut = value.length > max ? `${value.slice(0, max)}...` : value
-  const escaped = cut
-    .replace(/[\\']/g, (c) => `\\${c}`)
-    .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-  return `'${escaped}'`
-}
+export { quoted } from './text.js'
+
 
 /**
  * Error codes a capability error carries into the hook (as `err.code`). Besides these, a file

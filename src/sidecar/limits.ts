@@ -19,6 +19,12 @@ export interface Limits {
   logBytes: number
   /** Capability calls (confirm, notify, file.*, http.fetch). */
   capabilityCalls: number
+  /**
+   * The deepest nesting of arrays and objects in any JSON a hook or a host sends through hookd (a
+   * hook's answer and capability arguments, a host's payload and capability answers). See
+   * src/protocol/bounded-json.ts.
+   */
+  jsonDepth: number
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -28,6 +34,7 @@ export const DEFAULT_LIMITS: Limits = {
   resultBytes: 1024 * 1024,
   logBytes: 64 * 1024,
   capabilityCalls: 256,
+  jsonDepth: 64,
 }
 
 /** The smallest isolate heap V8 runs a hook in. */
@@ -48,6 +55,7 @@ export const limitsSchema = z.strictObject({
   resultBytes: positiveInt.optional(),
   logBytes: positiveInt.optional(),
   capabilityCalls: positiveInt.optional(),
+  jsonDepth: positiveInt.max(1000, { error: 'expected an integer of at most 1000' }).optional(),
 })
 
 /** Given limits over the defaults, validated; throws a RangeError naming the bad limit. */

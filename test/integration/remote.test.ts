@@ -238,7 +238,7 @@ describe('failures are diagnostics, and the chain goes on', () => {
   })
 
   it.each([
-    ['not-json', 'invalid-result', 'the answer is not UTF-8 JSON'],
+    ['not-json', 'invalid-result', 'the answer is not valid JSON'],
     ['empty-message', 'invalid-result', 'none of answer, capability_call, log set'],
     ['no-answer', 'invalid-result', 'ended its Run stream without an answer'],
     ['status', 'throw', 'the remote hook failed: server exploded'],

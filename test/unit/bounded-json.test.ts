@@ -14,7 +14,7 @@ describe('parseJson', () => {
     expect(parseJson(deep(65), 'the payload', { maxDepth: 64, maxBytes: 1000 })).toEqual({
       ok: false,
       problem: 'too-deep',
-      message: 'the payload nests arrays and objects more than 64 deep; flatten it',
+      message: 'the payload is nested too deep (more than 64 levels of arrays and objects); flatten it',
     })
     const huge = deep(1_000_000)
     expect(parseJson(huge, 'x', { maxDepth: 64, maxBytes: 10_000_000 })).toMatchObject({ ok: false, problem: 'too-deep' })

@@ -6,7 +6,9 @@ import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type PointName, getPoint, handlerFor } from '../../protocol/points.js'
 import type { HookTrace, PointResultData } from '../../protocol/wire.js'
 import type { InvocationReport } from '../runners/hook-runner.js'
+import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
+import { clip } from '../../protocol/text.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export interface ChainHook {
@@ -86,13 +88,21 @@ function mutations(before: unknown, after: unknown): Record<string, unknown> | s
   return changed
 }
 
+export interface ChainOptions {
+  /** A cancel: the hooks not yet run are traced `cancelled`. */
+  signal?: AbortSignal | undefined
+  /** The deepest JSON a hook's answer may be (Limits.jsonDepth). */
+  jsonDepth: number
+}
+
 export async function runChain(
   point: AnyPoint,
   seq: number,
   initial: unknown,
   steps: readonly ChainStep[],
-  signal?: AbortSignal,
+  options: ChainOptions,
 ): Promise<PointResultData> {
+  const { signal, jsonDepth } = options
   const started = process.hrtime.bigint()
   const diagnostics: Diagnostic[] = []
   const trace: HookTrace[] = []
@@ -115,7 +125,7 @@ export async function runChain(
     }
     const label = alias ? `hook '${hook.name}' (${handler} serving ${point.name})` : `hook '${hook.name}'`
     const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number): void => {
-      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message, file: hook.filename, version: hook.version }
+      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message), file: hook.filename, version: hook.version }
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
@@ -145,14 +155,15 @@ export async function runChain(
       trace.push({ ...base, outcome: 'no-opinion', ...timing })
       continue
     }
-    let answer: unknown
-    try {
-      answer = JSON.parse(outcome.value) as unknown
-    } catch {
-      diagnostic('internal', `${label}: the sandbox returned an unreadable answer; the hook was skipped`)
+    // The answer was serialized by the hook's own thread, which can nest far deeper than this one can
+    // walk: checked before anything recursive touches it.
+    const parsed = parseJson(outcome.value, 'the returned value', { maxDepth: jsonDepth, maxBytes: Number.MAX_SAFE_INTEGER })
+    if (!parsed.ok) {
+      diagnostic(parsed.problem === 'not-json' ? 'internal' : 'invalid-result', `${label} ${handler}: ${parsed.message}; the hook was skipped`)
       trace.push({ ...base, outcome: 'failed', ...timing })
       continue
     }
+    let answer = parsed.value
     const mutate = !alias && point.mode === 'mutate'
     if (mutate) {
       const changed = mutations(point.args(state)[0], answer)

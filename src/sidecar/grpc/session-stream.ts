@@ -13,7 +13,6 @@ import {
   diagnosticToWire,
   hookInfoToWire,
   hostMessageWire,
-  parseJsonBytes,
   pointResultToWire,
 } from '../../protocol/wire.js'
 import { Session } from '../session/session.js'
@@ -34,6 +33,10 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
   let closing = false
   const write = (message: SidecarFrame): void => {
     if (!ended) call.write(message)
+  }
+  /** Runs `then` with what `promise` brings; a rejection, or a throw in `then`, ends the stream. */
+  const after = <T>(promise: Promise<T>, then: (value: T) => void): void => {
+    promise.then(then).catch(fail)
   }
   const fail = (err: unknown): void => {
     if (ended) return
@@ -97,18 +100,12 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
     switch (message.kind) {
       case 'call': {
         const { seq, point, payload } = message.call
-        s.call(seq, point, payload).then((result) => write({ result: pointResultToWire(result) }), fail)
+        after(s.call(seq, point, payload), (result) => write({ result: pointResultToWire(result) }))
         return
       }
       case 'capabilityResult': {
         const r = message.capabilityResult
-        if (r.error) {
-          s.answer(r.id, { ok: false, code: r.error.code || 'failed', message: r.error.message })
-        } else {
-          const json = r.value && r.value.length ? parseJsonBytes('capability_result.value', r.value) : { ok: true as const, value: null }
-          if (!json.ok) throw new HookdError('invalid-argument', json.message)
-          s.answer(r.id, { ok: true, value: json.value })
-        }
+        s.answerFromHost(r.id, { value: r.value, error: r.error })
         return
       }
       case 'cancel':
@@ -116,11 +113,11 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         return
       case 'close': {
         closing = true
-        s.close(message.close.reason).then((result) => {
+        after(s.close(message.close.reason), (result) => {
           write({ closed: { result: pointResultToWire(result) } })
           open.delete(s)
           finish()
-        }, fail)
+        })
         return
       }
     }

@@ -5,8 +5,13 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { parseJson } from '../../protocol/bounded-json.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points.js'
+
+/** The largest hook.json hookd reads, and how deeply it may nest (bounded-json.ts). */
+export const HOOK_JSON_MAX_BYTES = 256 * 1024
+export const HOOK_JSON_DEPTH = 64
 
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({
@@ -34,14 +39,14 @@ export type HookJsonCheck = { ok: true; config: unknown; remote?: string } | { o
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
 export function checkHookJson(text: string): HookJsonCheck {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (err) {
-    const message = (err as Error).message
+  const read = parseJson(text, 'hook.json', { maxDepth: HOOK_JSON_DEPTH, maxBytes: HOOK_JSON_MAX_BYTES })
+  if (!read.ok) {
+    if (read.problem !== 'not-json') return { ok: false, message: read.message }
+    const message = read.message
     const line = /line (\d+)/.exec(message)?.[1] ?? lineAtOffset(text, /position (\d+)/.exec(message)?.[1])
-    return { ok: false, message: `hook.json is not valid JSON: ${message}`, ...(line !== undefined ? { line: Number(line) } : {}) }
+    return { ok: false, message, ...(line !== undefined ? { line: Number(line) } : {}) }
   }
+  const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
     const { config, remote } = parsed.data

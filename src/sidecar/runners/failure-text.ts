@@ -17,7 +17,6 @@ export const FAILURE_TEXT = {
   cancelled: () => 'the host cancelled the point call; the hook was stopped',
   cancelledBeforeStart: () => 'the host cancelled the point call before the hook started',
   answered: (capability: string) => `ctx.${capability}: the hook has already answered; nothing more reaches the host`,
-  notJson: (what: string, err: string) => `${what} is not UTF-8 JSON (${err})`,
 
   // Sandboxed hooks
   catastrophe: (l: Limits, what: string) =>

@@ -5,7 +5,9 @@
  * reach the host.
  */
 import { arch, platform } from 'node:os'
-import { CAPABILITIES, isCapabilityName } from '../../protocol/capabilities.js'
+import { CAPABILITIES, CAPABILITY_RESULTS, type CapabilityName, isCapabilityName } from '../../protocol/capabilities.js'
+import { parseJson } from '../../protocol/bounded-json.js'
+import { clip } from '../../protocol/text.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, POINT_NAMES, getPoint, handlerFor } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
@@ -16,7 +18,6 @@ import {
   type LogLineData,
   type OpenSessionWire,
   type PointResultData,
-  parseJsonBytes,
 } from '../../protocol/wire.js'
 import { type ChainStep, runChain } from '../chain/chain.js'
 import type { LoadedHook } from '../hooks/registry.js'
@@ -55,7 +56,18 @@ interface PendingCapability {
   resolve(reply: CapabilityReply): void
   timer: NodeJS.Timeout
   seq: number
+  capability: CapabilityName
+  hook: string
 }
+
+/** What a host sent on the stream to answer a capability call: a value (JSON) or an error. */
+export interface HostAnswer {
+  value?: Buffer | null | undefined
+  error?: { code: string; message: string } | null | undefined
+}
+
+/** The largest capability answer a host may send (the sidecar's gRPC message limit bounds it anyway). */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 export class Session {
   readonly id: string
@@ -149,7 +161,7 @@ export class Session {
     if (!point) {
       throw new HookdError('invalid-argument', `unknown point '${pointName}'; known points: ${POINT_NAMES.join(', ')}`)
     }
-    const json = parseJsonBytes(`${pointName} payload`, payloadBytes)
+    const json = parseJson(payloadBytes, `${pointName} payload`, { maxDepth: this.tenant.limits.jsonDepth, maxBytes: MAX_ANSWER_BYTES })
     if (!json.ok) throw new HookdError('invalid-argument', json.message)
     const payload = point.payload.safeParse(json.value)
     if (!payload.success) {
@@ -166,7 +178,8 @@ export class Session {
     const abort = new AbortController()
     this.running.set(seq, abort)
     try {
-      const result = await runChain(point, seq, payload.data, this.steps(seq, point, payload.data, abort.signal), abort.signal)
+      const steps = this.steps(seq, point, payload.data, abort.signal)
+      const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth })
       return decide(result, who, payload.data, this.tenant.audit)
     } finally {
       this.running.delete(seq)
@@ -175,7 +188,32 @@ export class Session {
   }
 
   /**
-   * The host answered a capability call. An answer to a call this session never made is a protocol
+   * The host answered a capability call on the stream. The answer is checked before the hook sees it:
+   * bounded JSON (depth and size), and the shape the capability returns (a boolean for confirm, ...).
+   * One that does not fit is a protocol mistake: a HookdError (INVALID_ARGUMENT) naming the call, which
+   * ends the session. An error answer reaches the hook as an error, its message clipped.
+   */
+  answerFromHost(id: number, answer: HostAnswer): void {
+    const pending = this.pending.get(id)
+    if (!pending) return this.answer(id, { ok: false, code: 'failed', message: '' })
+    if (answer.error) {
+      this.answer(id, { ok: false, code: clip(answer.error.code || 'failed', 64), message: clip(answer.error.message) })
+      return
+    }
+    const what = `capability_result ${id} (ctx.${pending.capability} of hook '${pending.hook}')`
+    const expected = CAPABILITY_RESULTS[pending.capability]
+    if (!answer.value || answer.value.length === 0) {
+      throw new HookdError('invalid-argument', `${what} has neither a value nor an error; answer with the value as JSON (${expected.example}), or with an error`)
+    }
+    const parsed = parseJson(answer.value, 'the value', { maxDepth: this.tenant.limits.jsonDepth, maxBytes: MAX_ANSWER_BYTES })
+    if (!parsed.ok) throw new HookdError('invalid-argument', `${what}: ${parsed.message}`)
+    const shaped = expected.schema.safeParse(parsed.value)
+    if (!shaped.success) throw new HookdError('invalid-argument', `${what}: ${issueText(shaped.error, 'the value')}; ctx.${pending.capability} is answered with ${expected.example}`)
+    this.answer(id, { ok: true, value: shaped.data })
+  }
+
+  /**
+   * A capability call's answer, already checked. An answer to a call this session never made is a protocol
    * error; a late answer (after the call's wait ceiling, a cancel, or a second answer) is dropped, since
    * a human may well answer a confirm after hookd stopped waiting.
    */
@@ -330,7 +368,7 @@ export class Session {
         })
       }, ceiling)
       timer.unref()
-      this.pending.set(id, { resolve, timer, seq })
+      this.pending.set(id, { resolve, timer, seq, capability, hook })
     })
     const direct = this.link.capability({ id, seq, hook, point, capability, args })
     direct?.then(

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { z } from 'zod'
+import { parseJson } from '../../protocol/bounded-json.js'
 import { originOf } from '../../protocol/capabilities.js'
 import { HookdError } from '../../protocol/status.js'
 import { FILE_ACCESS } from '../../protocol/wire.js'
@@ -128,12 +129,9 @@ function describe(issue: Issue, json: unknown): string {
 
 /** Validates the tenants file's text; `file` resolves relative hooks folders and names the file in errors. */
 export function parseTenants(text: string, file: string, folder = dirname(resolve(file))): TenantConfig[] {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (err) {
-    throw new HookdError('invalid-argument', `tenants file ${file} is not valid JSON: ${(err as Error).message}`)
-  }
+  const read = parseJson(text, `tenants file ${file}`, { maxDepth: 16, maxBytes: 16 * 1024 * 1024 })
+  if (!read.ok) throw new HookdError('invalid-argument', read.message)
+  const json = read.value
   const parsed = fileSchema.safeParse(json)
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((issue) => describe(issue, json))

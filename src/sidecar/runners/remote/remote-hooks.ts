@@ -14,6 +14,7 @@
  * Unlike a sandboxed hook, a remote hook runs with its own privileges and keeps whatever state it
  * likes between calls: hookd can bound its time and check what it asks of the host, not what it does.
  */
+import { clip } from '../../../protocol/text.js'
 import * as grpc from '@grpc/grpc-js'
 import { backoffDelay } from '../../../protocol/backoff.js'
 import { PROTOCOL_VERSION } from '../../../protocol/version.js'
@@ -21,7 +22,6 @@ import { isPointName } from '../../../protocol/points.js'
 import type { RemoteAddress } from './remote-address.js'
 import { MAX_REMOTE_MESSAGE_BYTES, describeResponseWire, hookService, toDescribeRequest } from './remote-wire.js'
 import { type RunClient, grpcDetails, runRemote } from './remote-invocation.js'
-import { clipMessage } from '../../worker/isolate/surface.js'
 import type { InvocationReport, InvocationRequest } from '../hook-runner.js'
 import { issueText } from '../../../protocol/issue-text.js'
 
@@ -149,7 +149,7 @@ export class RemoteHooks {
     if (unknown.length) {
       const named = unknown.map((p) => {
         const near = this.suggest(p)
-        return near ? `'${clipMessage(p)}' (did you mean '${near}'?)` : `'${clipMessage(p)}'`
+        return near ? `'${clip(p)}' (did you mean '${near}'?)` : `'${clip(p)}'`
       })
       return { ok: false, message: `${where} describes unknown point${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; list only hook points in DescribeResponse.points` }
     }

@@ -10,10 +10,11 @@
  * protocol violation. After it the stream is ended (or cancelled) and whatever the hook sends is
  * ignored. Never rejects.
  */
+import { clip } from '../../../protocol/text.js'
 import * as grpc from '@grpc/grpc-js'
+import { parseJson } from '../../../protocol/bounded-json.js'
 import { FAILURE_TEXT } from '../failure-text.js'
 import { InvocationBudget } from '../invocation-budget.js'
-import { clipMessage } from '../../worker/isolate/surface.js'
 import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
 import type { CapabilityReply, InvocationReport, InvocationRequest, InvokeOutcome } from '../hook-runner.js'
 import type { Limits } from '../../limits.js'
@@ -38,7 +39,7 @@ let nextCallId = 1
 
 /** A gRPC error's text for a message: its details, without grpc-js's empty trailing resolution note. */
 export function grpcDetails(err: { details?: string; message: string }): string {
-  return clipMessage((err.details || err.message).replace(/\.?\s*Resolution note:\s*$/, ''))
+  return clip((err.details || err.message).replace(/\.?\s*Resolution note:\s*$/, ''))
 }
 
 /**
@@ -80,7 +81,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       }
       resolve({ outcome: o, wallUs: Math.round((performance.now() - started) * 1000), cpuUs: 0 })
     }
-    const fail = (kind: DiagnosticKind, message: string): void => settle({ ok: false, kind, message: clipMessage(message) }, 'cancel')
+    const fail = (kind: DiagnosticKind, message: string): void => settle({ ok: false, kind, message: clip(message) }, 'cancel')
 
     /** Arms the wall-time timer for the budget left; paused while a capability call waits. */
     const arm = (): void => {
@@ -103,12 +104,9 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
       }
       const refused = budget.capability(name, argsBytes.length)
       if (refused) return reply(refused)
-      let args: unknown
-      try {
-        args = JSON.parse(argsBytes.toString('utf8'))
-      } catch (err) {
-        return reply({ ok: false, code: 'invalid', message: FAILURE_TEXT.notJson(`ctx.${name}: the arguments`, (err as Error).message) })
-      }
+      const parsed = parseJson(argsBytes, `ctx.${name}: the argument list`, { maxDepth: limits.jsonDepth, maxBytes: limits.resultBytes })
+      if (!parsed.ok) return reply({ ok: false, code: 'invalid', message: parsed.message })
+      const args = parsed.value
       if (waiting.size === 0) {
         waitingSince = performance.now()
         arm()
@@ -129,7 +127,7 @@ export function runRemote(client: RunClient, address: string, request: Invocatio
     }
 
     const log = (message: string): void => {
-      const line = budget.log(clipMessage(message))
+      const line = budget.log(clip(message))
       if (line !== undefined) request.onLog(line)
     }
 
@@ -193,18 +191,16 @@ function answerOutcome(answer: HookAnswerWire, limits: Limits): InvokeOutcome {
   if (answer.outcome === 'error' && answer.error) {
     const { message, code, line } = answer.error
     const kind: DiagnosticKind = code === 'denied' ? 'capability-denied' : code === 'limit' ? 'limit' : 'throw'
-    return { ok: false, kind, message: clipMessage(message || 'the remote hook reported a failure without a message'), ...(line > 0 ? { line } : {}) }
+    return { ok: false, kind, message: clip(message || 'the remote hook reported a failure without a message'), ...(line > 0 ? { line } : {}) }
   }
   const value = answer.outcome === 'value' ? answer.value : undefined
   if (!value || value.length === 0) return { ok: true }
   if (value.length > limits.resultBytes) {
     return { ok: false, kind: 'result-too-large', message: FAILURE_TEXT.tooLarge(limits, value.length) }
   }
+  // Parsed only to check it: the chain parses the text again with the same depth limit.
+  const parsed = parseJson(value, 'the answer', { maxDepth: limits.jsonDepth, maxBytes: limits.resultBytes })
+  if (!parsed.ok) return { ok: false, kind: 'invalid-result', message: parsed.message }
   const text = value.toString('utf8')
-  try {
-    JSON.parse(text)
-  } catch (err) {
-    return { ok: false, kind: 'invalid-result', message: FAILURE_TEXT.notJson('the answer', (err as Error).message) }
-  }
   return { ok: true, value: text }
 }

@@ -14,6 +14,7 @@
  * and what each failure looks like are in docs/containment.md.
  */
 import { readFileSync } from 'node:fs'
+import { MESSAGE_CHARS } from '../../../protocol/text.js'
 
 /**
  * The global through which the hook's script hands its module function to the prelude (see PRELUDE):
@@ -37,16 +38,6 @@ export interface PreludeLimits {
   memoryMb: number
 }
 
-/**
- * The longest diagnostic message the prelude reports, in characters; longer ones (a hook's error
- * message, say) are clipped, so that a hook cannot push a huge diagnostic to the host.
- */
-export const MESSAGE_CHARS = 2000
-
-/** Message text as hookd keeps it (the prelude's own clip does the same inside the isolate). */
-export function clipMessage(text: string): string {
-  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}... (${text.length - MESSAGE_CHARS} more characters)`
-}
 
 /**
  * The prelude (prelude.js, beside this file: read its header for the three steps it takes and why),

@@ -114,7 +114,7 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
           return report
         },
       }))
-      await runChain(point, 0, JSON.parse(message.initial) as unknown, steps, abort.signal)
+      await runChain(point, 0, JSON.parse(message.initial) as unknown, steps, { signal: abort.signal, jsonDepth: message.limits.jsonDepth })
     }
   } finally {
     send({ $: 'chained', id: message.id }, () => {
@@ -194,6 +194,12 @@ process.on('message', (raw: ToWorker) => {
       forgetHook(raw.key)
       return
   }
+})
+
+// The last line of defence: a rejection nobody handled is logged (the pool keeps this process's
+// stderr tail for its crash messages), never the end of every invocation this worker runs.
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`hookd worker: an unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}\n`)
 })
 
 process.on('disconnect', () => process.exit(0))

@@ -9,12 +9,14 @@
  * cancel or a failure of the isolate. After it, the bridge ignores the hook and the isolate is disposed,
  * so nothing a hook left behind (timers of its own, finalizers, pending promises) runs on.
  */
+import { clip } from '../../../protocol/text.js'
 import ivm from 'isolated-vm'
+import { parseJson } from '../../../protocol/bounded-json.js'
 import type { DiagnosticKind } from '../../../protocol/diagnostic.js'
 import { type CapabilityReply, type CtxData, type InvokeOutcome, invokeOutcome } from '../../runners/hook-runner.js'
 import { type HookCode, hookCodeKey } from '../protocol.js'
 import { type Limits } from '../../limits.js'
-import { clipMessage, type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from '../isolate/surface.js'
+import { type PreludeLimits, hookScriptName, lineFromMessage, wrapHookSource } from '../isolate/surface.js'
 import { FAILURE_TEXT } from '../../runners/failure-text.js'
 import { InvocationBudget } from '../../runners/invocation-budget.js'
 import { WarmPool } from './warm-isolates.js'
@@ -176,12 +178,11 @@ export async function runInIsolate(
     if (outcome) return replyText({ ok: false, code: 'cancelled', message: FAILURE_TEXT.answered(name) })
     const refused = budget.capability(name, Buffer.byteLength(argsText))
     if (refused) return replyText(refused)
-    let args: unknown
-    try {
-      args = JSON.parse(argsText)
-    } catch {
-      return replyText({ ok: false, code: 'invalid', message: `ctx.${name}: its arguments are not JSON` })
-    }
+    // Checked here, before the arguments cross this process's IPC channel (which would serialize them
+    // again on this thread's stack).
+    const parsed = parseJson(argsText, `ctx.${name}: the argument list`, { maxDepth: limits.jsonDepth, maxBytes: limits.resultBytes })
+    if (!parsed.ok) return replyText({ ok: false, code: 'invalid', message: parsed.message })
+    const args = parsed.value
     const since = process.hrtime.bigint()
     waitingSince = since
     try {
@@ -232,7 +233,7 @@ export async function runInIsolate(
         ivm.CachedDataResult
     } catch (err) {
       if (isolate.isDisposed) throw err
-      const message = clipMessage(errorText(err))
+      const message = clip(errorText(err))
       const line = lineFromMessage(message)
       return settle({ ok: false, kind: 'load', message, ...(line !== undefined ? { line } : {}) })
     }
@@ -289,13 +290,10 @@ function replyText(reply: CapabilityReply): string {
 
 /** The prelude's `$done` text, checked: a reply that does not fit the protocol is hookd's own fault. */
 function parseReply(text: string, limits: Limits): InvokeOutcome {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return { ok: false, kind: 'internal', message: FAILURE_TEXT.badReply() }
-  }
-  const parsed = invokeOutcome.safeParse(json)
+  // The prelude's reply is flat: {"ok":true,"value":"<json text>"}.
+  const json = parseJson(text, 'the reply', { maxDepth: 2, maxBytes: limits.resultBytes * 6 + 4096 })
+  if (!json.ok) return { ok: false, kind: 'internal', message: FAILURE_TEXT.badReply() }
+  const parsed = invokeOutcome.safeParse(json.value)
   if (!parsed.success) return { ok: false, kind: 'internal', message: FAILURE_TEXT.badReply() }
   const reply = parsed.data
   if (reply.ok && reply.value !== undefined) {
@@ -321,8 +319,8 @@ function failureFrom(err: unknown, stage: Stage, limits: Limits): InvokeOutcome 
   const line = lineFromMessage(stack)
   const at = line !== undefined ? { line } : {}
   // The prelude catches everything the hook throws; what escapes `invoke` is a rejection nobody handled.
-  if (stage === 'run') return { ok: false, kind: 'throw', message: clipMessage(FAILURE_TEXT.unhandled(text)), ...at }
-  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clipMessage(FAILURE_TEXT.topLevel(text)), ...at }
-  return { ok: false, kind: 'internal', message: clipMessage(`hookd could not run the hook: ${text}`) }
+  if (stage === 'run') return { ok: false, kind: 'throw', message: clip(FAILURE_TEXT.unhandled(text)), ...at }
+  if (stage === 'evaluate') return { ok: false, kind: 'load', message: clip(FAILURE_TEXT.topLevel(text)), ...at }
+  return { ok: false, kind: 'internal', message: clip(`hookd could not run the hook: ${text}`) }
 }
 
