@@ -6,6 +6,7 @@
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { quoted } from '../protocol/text.js'
 import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { Registry } from '../sidecar/hooks/registry.js'
@@ -165,15 +166,25 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
       continue
     }
     if (!loaded) continue
-    for (const exported of loaded.unknownExports) {
+    // One warning per name, for the first 20; one more says how many were left out.
+    const unknown = loaded.unknownExports
+    if (unknown.length > MAX_EXPORT_WARNINGS) {
+      problems.push({
+        severity: 'warning',
+        hook: name,
+        file: show(loaded.filename),
+        message: `the hook exports ${unknown.length} functions that are not hook points; the first ${MAX_EXPORT_WARNINGS} are listed`,
+      })
+    }
+    for (const exported of unknown.slice(0, MAX_EXPORT_WARNINGS)) {
       const near = closestPoint(exported)
       const problem: CheckProblem = {
         severity: 'warning',
         hook: name,
         file: show(loaded.filename),
         message: near
-          ? `'${exported}' is exported but is not a hook point, so it never runs; did you mean '${near}'?`
-          : `'${exported}' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
+          ? `${quoted(exported, 64)} is exported but is not a hook point, so it never runs; did you mean '${near}'?`
+          : `${quoted(exported, 64)} is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
       }
       const line = exportLine(loaded.source, exported)
       if (line !== undefined) problem.line = line
@@ -181,6 +192,8 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     }
   }
 }
+
+const MAX_EXPORT_WARNINGS = 20
 
 function formatReport(report: CheckReport): string {
   const lines = report.problems.map((p) => `${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`)

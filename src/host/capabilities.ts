@@ -7,7 +7,8 @@
  * message is the error's message, so the defaults word theirs like the sidecar's refusals:
  * "ctx.file.read('notes.txt') failed: no such file or directory".
  */
-import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { lstat, mkdir, open, readdir, readlink, realpath, stat } from 'node:fs/promises'
 import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { LogLineData } from '../protocol/wire.js'
@@ -156,22 +157,41 @@ async function described<T>(capability: string, path: string, run: () => Promise
 }
 
 /** File handlers confined to `workdir` (real paths), as the host library uses by default. */
-export function workdirFiles(workdir: string): FileHandlers {
+export function workdirFiles(workdir: string, options: FileLimits = {}): FileHandlers {
+  const maxRead = options.maxReadBytes ?? MAX_REPLY_BYTES
+  const budget = new CallBudget(options.maxWriteBytesPerCall ?? MAX_WRITE_BYTES_PER_CALL)
   return {
     read: (path) =>
       described('file.read', path, async () => {
         const full = await confine(workdir, path)
-        const info = await stat(full)
-        if (info.isFile() && info.size > MAX_REPLY_BYTES) {
-          throw new CapabilityError('limit', `the file is ${info.size} bytes, over the limit of ${MAX_REPLY_BYTES}`)
+        // Opened without blocking and checked before any byte is read: a FIFO or a device in the
+        // workdir must not hang the host, and a huge file must not be read whole.
+        const handle = await open(full, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+        try {
+          const info = await handle.stat()
+          if (!info.isFile()) throw denied('it is not a regular file')
+          if (info.size > maxRead) throw new CapabilityError('limit', `the file is ${info.size} bytes, over the limit of ${maxRead}`)
+          const buffer = Buffer.alloc(Math.min(info.size, maxRead) + 1)
+          const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+          if (bytesRead > maxRead) throw new CapabilityError('limit', `the file grew past the limit of ${maxRead} bytes while it was read`)
+          return buffer.subarray(0, bytesRead).toString('utf8')
+        } finally {
+          await handle.close()
         }
-        return readFile(full, 'utf8')
       }),
-    write: (path, text) =>
+    write: (path, text, origin) =>
       described('file.write', path, async () => {
         const full = await confine(workdir, path)
+        budget.spend(origin, Buffer.byteLength(text))
         await mkdir(dirname(full), { recursive: true })
-        await writeFile(full, text)
+        const handle = await open(full, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | constants.O_NOFOLLOW, 0o644)
+        try {
+          if (!(await handle.stat()).isFile()) throw denied('it is not a regular file')
+          await handle.truncate(0)
+          await handle.writeFile(text)
+        } finally {
+          await handle.close()
+        }
       }),
     exists: (path) =>
       described('file.exists', path, async () => {
@@ -190,6 +210,37 @@ export function workdirFiles(workdir: string): FileHandlers {
         }
         return names.sort()
       }),
+  }
+}
+
+/** The most a hook may write through the default handlers during one point call. */
+export const MAX_WRITE_BYTES_PER_CALL = 16 * 1024 * 1024
+
+export interface FileLimits {
+  /** The largest file `ctx.file.read` returns. Default MAX_REPLY_BYTES. */
+  maxReadBytes?: number
+  /** The bytes one hook may write during one point call, in all. Default MAX_WRITE_BYTES_PER_CALL. */
+  maxWriteBytesPerCall?: number
+}
+
+/**
+ * Bytes spent per hook and point call. The host does not learn when an invocation ends, so it keeps the
+ * most recent calls' counts (a bounded map): an old call's count is forgotten, never a new one's.
+ */
+class CallBudget {
+  private readonly spent = new Map<string, number>()
+
+  constructor(private readonly max: number) {}
+
+  spend(origin: CallOrigin, bytes: number): void {
+    const key = `${origin.seq}\0${origin.hook}`
+    const total = (this.spent.get(key) ?? 0) + bytes
+    if (total > this.max) {
+      throw new CapabilityError('limit', `this hook has written ${this.max} bytes during this point call, the most the host allows; the rest are refused`)
+    }
+    this.spent.delete(key)
+    this.spent.set(key, total)
+    if (this.spent.size > 256) this.spent.delete(this.spent.keys().next().value as string)
   }
 }
 

@@ -17,8 +17,12 @@ export interface Limits {
   resultBytes: number
   /** ctx.log volume; past it lines are dropped after one truncation marker. */
   logBytes: number
+  /** ctx.log lines (an empty line costs a message on every channel all the same); past it, as logBytes. */
+  logLines: number
   /** Capability calls (confirm, notify, file.*, http.fetch). */
   capabilityCalls: number
+  /** Bytes of arguments (as JSON) all capability calls of one invocation may carry together. */
+  capabilityBytes: number
   /**
    * The deepest nesting of arrays and objects in any JSON a hook or a host sends through hookd (a
    * hook's answer and capability arguments, a host's payload and capability answers). See
@@ -33,7 +37,9 @@ export const DEFAULT_LIMITS: Limits = {
   wallMs: 10_000,
   resultBytes: 1024 * 1024,
   logBytes: 64 * 1024,
+  logLines: 1000,
   capabilityCalls: 256,
+  capabilityBytes: 4 * 1024 * 1024,
   jsonDepth: 64,
 }
 
@@ -54,7 +60,9 @@ export const limitsSchema = z.strictObject({
   wallMs: positiveInt.optional(),
   resultBytes: positiveInt.optional(),
   logBytes: positiveInt.optional(),
+  logLines: positiveInt.optional(),
   capabilityCalls: positiveInt.optional(),
+  capabilityBytes: positiveInt.optional(),
   jsonDepth: positiveInt.max(1000, { error: 'expected an integer of at most 1000' }).optional(),
 })
 

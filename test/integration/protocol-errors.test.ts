@@ -161,7 +161,7 @@ describe('order', () => {
     stream.write(encodeHostMessage({ capabilityResult: { id: capabilityId(asked), value: Buffer.from('yes!') } }))
     const end = await stream.ended
     expect(end.code).toBe(status.INVALID_ARGUMENT)
-    expect(end.details).toBe("capability_result.value is not valid JSON (Unexpected token 'y', \"yes!\" is not valid JSON)")
+    expect(end.details).toBe("capability_result 1 (ctx.confirm of hook 'asker'): the value is not valid JSON (Unexpected token 'y', \"yes!\" is not valid JSON)")
     await expectServing()
   })
 

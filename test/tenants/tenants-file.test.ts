@@ -72,7 +72,7 @@ describe('parseTenants', () => {
     )
     expect(parse([{ ...good, policy: { env: ['NOT OK'] } }])).toBe('tenants[0].policy.env[0]: expected an environment variable name')
     expect(parse([{ ...good, limits: { concurrency: 2 } }])).toBe(
-      "tenants[0].limits: unknown field 'concurrency' (known fields: memoryMb, cpuMs, wallMs, resultBytes, logBytes, capabilityCalls, concurrentInvocations, invocationsPerSecond)",
+      "tenants[0].limits: unknown field 'concurrency' (known fields: memoryMb, cpuMs, wallMs, resultBytes, logBytes, logLines, capabilityCalls, capabilityBytes, jsonDepth, concurrentInvocations, invocationsPerSecond)",
     )
     expect(parse([{ id: 'a', hooks: 'h' }])).toBe('tenants[0].tokenHash: missing; expected a string')
     expect(parse('nope')).toBe('tenants: expected an array of tenants')
@@ -87,7 +87,7 @@ describe('parseTenants', () => {
   })
 
   it('says where JSON breaks', () => {
-    expect(() => parseTenants('{"tenants": [', 'x.json')).toThrow(/^tenants file x.json is not valid JSON: /)
+    expect(() => parseTenants('{"tenants": [', 'x.json')).toThrow(/^tenants file x.json is not valid JSON \(/)
   })
 })
 

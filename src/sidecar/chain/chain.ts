@@ -8,7 +8,7 @@ import type { HookTrace, PointResultData } from '../../protocol/wire.js'
 import type { InvocationReport } from '../runners/hook-runner.js'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
-import { clip } from '../../protocol/text.js'
+import { MESSAGE_CHARS, clip, quoted } from '../../protocol/text.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export interface ChainHook {
@@ -78,6 +78,12 @@ export function checkReturn(point: AnyPoint, value: unknown, nullKeeps = true): 
   return { changes, ignored }
 }
 
+/** Field names a hook chose, for a message: quoted, each cut short, at most five named. */
+function fieldNames(names: readonly string[]): string {
+  const shown = names.slice(0, 5).map((f) => quoted(f, 64)).join(', ')
+  return names.length > 5 ? `${shown} and ${names.length - 5} more` : shown
+}
+
 /** The top-level fields a mutating handler changed on its event. */
 function mutations(before: unknown, after: unknown): Record<string, unknown> | string {
   if (after === null || typeof after !== 'object' || Array.isArray(after)) return 'the event is no longer an object'
@@ -125,7 +131,7 @@ export async function runChain(
     }
     const label = alias ? `hook '${hook.name}' (${handler} serving ${point.name})` : `hook '${hook.name}'`
     const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number): void => {
-      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message), file: hook.filename, version: hook.version }
+      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message, MESSAGE_CHARS * 2), file: hook.filename, version: hook.version }
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
@@ -192,7 +198,7 @@ export async function runChain(
       const verb = mutate ? 'changed' : 'returned'
       diagnostic(
         'ignored-field',
-        `${label} ${verb} ${ignored.map((f) => `'${f}'`).join(', ')}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})`,
+        `${label} ${verb} ${fieldNames(ignored)}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})`,
       )
     }
     if (Object.keys(changes).length === 0) {

@@ -6,11 +6,12 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
+import { CONFIG_MAX_BYTES } from './hook-folder.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points.js'
+import { quoted } from '../../protocol/text.js'
 
-/** The largest hook.json hookd reads, and how deeply it may nest (bounded-json.ts). */
-export const HOOK_JSON_MAX_BYTES = 256 * 1024
+/** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
 export const HOOK_JSON_DEPTH = 64
 
 /** `hook.json`, beside `index.js`. */
@@ -39,7 +40,7 @@ export type HookJsonCheck = { ok: true; config: unknown; remote?: string } | { o
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
 export function checkHookJson(text: string): HookJsonCheck {
-  const read = parseJson(text, 'hook.json', { maxDepth: HOOK_JSON_DEPTH, maxBytes: HOOK_JSON_MAX_BYTES })
+  const read = parseJson(text, 'hook.json', { maxDepth: HOOK_JSON_DEPTH, maxBytes: CONFIG_MAX_BYTES })
   if (!read.ok) {
     if (read.problem !== 'not-json') return { ok: false, message: read.message }
     const message = read.message
@@ -78,8 +79,15 @@ export function exportLine(text: string, needle: string | undefined): number | u
   return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
 }
 
-/** The point name closest to `name` (case-insensitive edit distance), when it is a plausible typo. */
+/** No point name is longer than this; longer names are not typos of one, and cost nothing to check. */
+const LONGEST_TYPO = 64
+
+/**
+ * The point name closest to `name` (case-insensitive edit distance), when it is a plausible typo. Its
+ * cost is bounded: names longer than any point's are not compared at all.
+ */
 export function closestPoint(name: string): PointName | undefined {
+  if (name.length > LONGEST_TYPO) return undefined
   let best: PointName | undefined
   let bestDistance = Infinity
   for (const point of POINT_NAMES) {
@@ -103,4 +111,17 @@ function editDistance(a: string, b: string): number {
     row = next
   }
   return row[b.length] ?? 0
+}
+
+/**
+ * Names for a message, each quoted and shown with its did-you-mean: the first `max` of them, then how
+ * many more. Bounded however many names a hook (or a remote hook's Describe) sends.
+ */
+export function namesWithHints(names: readonly string[], max = 5): string {
+  const shown = names.slice(0, max).map((name) => {
+    const near = closestPoint(name)
+    return near ? `${quoted(name, 64)} (did you mean '${near}'?)` : quoted(name, 64)
+  })
+  const more = names.length > max ? ` and ${names.length - max} more` : ''
+  return shown.join(', ') + more
 }

@@ -1,9 +1,22 @@
 /**
- * Reading hook folders: the folder names under a root, and one folder's files (`index.js`, `hook.json`)
- * as they are at one moment, with a digest that says whether two reads saw the same bytes.
+ * Reading hook folders as one reads an untrusted archive: the folder names under a root, and one
+ * folder's files (`index.js`, `hook.json`) as they are at one moment, with a digest that says whether
+ * two reads saw the same bytes.
+ *
+ * A hook folder belongs to whoever can write it (a tenant, a repository's author), so nothing in it is
+ * followed or trusted: a hook folder or file that is a symbolic link is refused (tenant A's hook.json
+ * linked to tenant B's would read B's secrets; linked anywhere, a parse error would quote it), only
+ * regular files are read (a FIFO would block forever, a device would never end), each file's size is
+ * checked before a byte is read and the read is capped (a sparse 500 MB index.js costs a stat, not the
+ * sidecar's heap). Files are opened through the folder's own descriptor (`/proc/self/fd/N/file` on
+ * Linux), so a folder swapped for a link between the check and the read is not followed either.
+ *
+ * A development setup that links hook folders in may opt in (`followSymlinks`, `hookd serve
+ * --allow-symlinks`, refused with tenants).
  */
 import { createHash } from 'node:crypto'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { constants, existsSync } from 'node:fs'
+import { type FileHandle, lstat, open, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HookdError } from '../../protocol/status.js'
 
@@ -13,19 +26,37 @@ export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 /** The digest of a folder that is not there. */
 export const ABSENT = 'absent'
 
+/**
+ * The largest index.js hookd reads. Every invocation compiles the hook anew in its fresh isolate, from
+ * the code cache on the worker's own thread (worker/process/run-in-isolate.ts): the cap bounds what
+ * that can cost.
+ */
+export const SOURCE_MAX_BYTES = 1024 * 1024
+/** The largest hook.json hookd reads. */
+export const CONFIG_MAX_BYTES = 256 * 1024
+
+export interface FolderReadOptions {
+  /** Follow symbolic links (hook folders, index.js, hook.json). Default false. */
+  followSymlinks?: boolean
+}
+
 /** A hook folder's files as read at one moment. Equal digests mean the same files, byte for byte. */
 export interface HookFiles {
   name: string
-  /** False when `<root>/<name>` is not a folder (any more). */
+  /** False when `<root>/<name>` is not there (any more). */
   present: boolean
   source?: string
-  /** Why index.js could not be read, when it exists but is unreadable. */
+  /** Why the folder or its index.js cannot be used, when they exist but are refused or unreadable. */
   sourceError?: string
   configText?: string
+  /** Why hook.json cannot be used, when it exists but is refused or unreadable. */
+  configError?: string
   digest: string
 }
 
-/** The hook folder names under `root`, sorted. Throws NOT_FOUND when the root cannot be read. */
+const LINKS = '; hookd does not follow symbolic links in hook folders (a development setup may pass hookd serve --allow-symlinks)'
+
+/** The hook folder names under `root`, sorted: folders, and links (refused when read, with a reason). */
 export async function hookFolderNames(root: string): Promise<string[]> {
   try {
     const dirents = await readdir(root, { withFileTypes: true })
@@ -38,31 +69,93 @@ export async function hookFolderNames(root: string): Promise<string[]> {
   }
 }
 
-/** Reads a hook folder's files, without loading them. */
-export async function readHookFolder(root: string, name: string): Promise<HookFiles> {
+/** Reads a hook folder's files, without loading them. Never throws for what the folder holds. */
+export async function readHookFolder(root: string, name: string, options: FolderReadOptions = {}): Promise<HookFiles> {
+  const follow = options.followSymlinks === true
   const dir = join(root, name)
   if (!HOOK_NAME.test(name)) return { name, present: false, digest: ABSENT }
+  let kind: 'folder' | 'link' | 'other'
   try {
-    if (!(await stat(dir)).isDirectory()) return { name, present: false, digest: ABSENT }
+    const info = await lstat(dir)
+    kind = info.isDirectory() ? 'folder' : info.isSymbolicLink() ? 'link' : 'other'
   } catch {
     return { name, present: false, digest: ABSENT }
   }
+  if (kind === 'other') return { name, present: false, digest: ABSENT }
   const files: HookFiles = { name, present: true, digest: '' }
+  if (kind === 'link' && !follow) {
+    files.sourceError = `the hook folder ${name} is a symbolic link${LINKS}`
+    return withDigest(files)
+  }
+  let folder: FileHandle | undefined
   try {
-    files.source = await readFile(join(dir, 'index.js'), 'utf8')
+    folder = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | (follow ? 0 : constants.O_NOFOLLOW))
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') files.sourceError = (err as Error).message
+    files.sourceError = `cannot open the hook folder ${name}: ${(err as Error).message}`
+    return withDigest(files)
   }
   try {
-    files.configText = await readFile(join(dir, 'hook.json'), 'utf8')
-  } catch {
-    // No hook.json: the hook has no configuration.
+    const base = inFolder(folder, dir)
+    const source = await readCapped(base('index.js'), `${name}/index.js`, SOURCE_MAX_BYTES, follow, '; bundle or minify it, or move data it reads to ctx.file')
+    if (source.text !== undefined) files.source = source.text
+    if (source.error !== undefined) files.sourceError = source.error
+    const config = await readCapped(base('hook.json'), `${name}/hook.json`, CONFIG_MAX_BYTES, follow, '; keep configuration small, and move data the hook reads to ctx.file')
+    if (config.text !== undefined) files.configText = config.text
+    if (config.error !== undefined) files.configError = config.error
+  } finally {
+    await folder.close()
   }
+  return withDigest(files)
+}
+
+function withDigest(files: HookFiles): HookFiles {
   files.digest = createHash('sha256')
     .update(files.source === undefined ? `-${files.sourceError ?? ''}` : `+${files.source}`)
     .update('\0')
-    .update(files.configText === undefined ? '-' : `+${files.configText}`)
+    .update(files.configText === undefined ? `-${files.configError ?? ''}` : `+${files.configText}`)
     .digest('hex')
   return files
+}
+
+/** Paths of files in an opened folder: through its descriptor where the system offers one. */
+function inFolder(folder: FileHandle, dir: string): (file: string) => string {
+  const byFd = `/proc/self/fd/${folder.fd}`
+  return existsSync(byFd) ? (file) => join(byFd, file) : (file) => join(dir, file)
+}
+
+/**
+ * A file's text, refusing links, anything but a regular file, and files over `max` bytes (checked on
+ * the open descriptor before reading; the read itself stops at `max + 1`). A missing file is neither.
+ */
+async function readCapped(path: string, label: string, max: number, follow: boolean, advice: string): Promise<{ text?: string; error?: string }> {
+  let handle: FileHandle
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | (follow ? 0 : constants.O_NOFOLLOW))
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return {}
+    if (code === 'ELOOP') return { error: `${label} is a symbolic link${LINKS}` }
+    return { error: `cannot read ${label}: ${(err as Error).message}` }
+  }
+  try {
+    const info = await handle.stat()
+    if (!info.isFile()) return { error: `${label} is not a regular file (${fileKind(info)}); hookd reads only regular files in a hook folder` }
+    if (info.size > max) return { error: `${label} is ${info.size} bytes, over the ${max} bytes hookd reads${advice}` }
+    const buffer = Buffer.alloc(info.size + 1)
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+    if (bytesRead > max) return { error: `${label} grew past ${max} bytes while it was read` }
+    return { text: buffer.subarray(0, bytesRead).toString('utf8') }
+  } catch (err) {
+    return { error: `cannot read ${label}: ${(err as Error).message}` }
+  } finally {
+    await handle.close()
+  }
+}
+
+function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (info.isDirectory()) return 'a folder'
+  if (info.isFIFO()) return 'a FIFO'
+  if (info.isSocket()) return 'a socket'
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device'
+  return 'a special file'
 }

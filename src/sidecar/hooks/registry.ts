@@ -26,7 +26,7 @@ import type { RemoteAllow } from '../runners/remote/remote-allow.js'
 import { Semaphore } from '../semaphore.js'
 import type { LoadOutcome } from '../worker/protocol.js'
 import { ABSENT, type HookFiles, hookFolderNames, readHookFolder } from './hook-folder.js'
-import { checkHookJson, closestPoint, exportLine, versionOf } from './hook-files.js'
+import { checkHookJson, closestPoint, exportLine, namesWithHints, versionOf } from './hook-files.js'
 import { HookWatcher, type WatchOptions } from './hook-watcher.js'
 
 /** A hook version that loaded and can be served. */
@@ -105,13 +105,6 @@ type LoadResult =
       /** The same failure as last time (a remote hook's retry): not announced again. */
       repeat?: boolean
     }
-
-/**
- * The largest index.js hookd loads. Every invocation compiles the hook anew in its fresh isolate, from
- * the code cache on the worker's own thread (worker/process/run-in-isolate.ts): the cap bounds what that
- * can cost.
- */
-export const HOOK_SOURCE_MAX_BYTES = 1024 * 1024
 
 export class Registry {
   readonly root: string
@@ -261,7 +254,8 @@ export class Registry {
     const jsonFile = `${name}/hook.json`
     const fail = (message: string, file = filename, line?: number): LoadResult => ({ ok: false, message, file, line, remedy: editRemedy(file) })
 
-    if (files.sourceError !== undefined) return fail(`cannot read ${filename}: ${files.sourceError}`)
+    if (files.sourceError !== undefined) return fail(files.sourceError)
+    if (files.configError !== undefined) return fail(files.configError, jsonFile)
     // hook.json first: its "remote" makes a remote hook, which has no index.js.
     let config: unknown = {}
     let remote: RemoteAddress | undefined
@@ -303,10 +297,6 @@ export class Registry {
     if (files.source.trim() === '') {
       return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
     }
-    const bytes = Buffer.byteLength(files.source)
-    if (bytes > HOOK_SOURCE_MAX_BYTES) {
-      return fail(`${filename} is ${bytes} bytes, over the ${HOOK_SOURCE_MAX_BYTES} bytes (1 MiB) hookd loads; bundle or minify it, or move data it reads to ctx.file`)
-    }
     const source = files.source
     const version = versionOf(source, files.configText)
     const outcome = await this.loads.run(() => this.options.loader.load({ name, version, filename, source }, this.options.limits))
@@ -319,11 +309,7 @@ export class Registry {
     }
     if (points.size === 0) {
       // Serving it would silently switch the hook off (a typo in the only export name, say).
-      const hints = unknownExports.map((e) => {
-        const near = closestPoint(e)
-        return near ? `'${e}' (did you mean '${near}'?)` : `'${e}'`
-      })
-      const exported = hints.length ? `; it exports ${hints.join(', ')}` : ''
+      const exported = unknownExports.length ? `; it exports ${namesWithHints(unknownExports)}` : ''
       return fail(
         `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`,
         filename,

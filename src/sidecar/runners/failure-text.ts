@@ -13,7 +13,10 @@ export const FAILURE_TEXT = {
   capabilityCalls: (l: Limits, capability: string) => `ctx.${capability}: over the limit of ${l.capabilityCalls} capability calls per invocation`,
   capabilityArgs: (l: Limits, capability: string, bytes: number) =>
     `ctx.${capability}: its arguments are ${bytes} bytes of JSON, over the limit of ${l.resultBytes} bytes`,
+  capabilityBytesTotal: (l: Limits, capability: string) =>
+    `ctx.${capability}: this invocation's capability calls would carry more than ${l.capabilityBytes} bytes of arguments in all (the limit); this call and the rest are refused`,
   logTruncated: (l: Limits) => `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
+  logLinesTruncated: (l: Limits) => `[hookd: this invocation's ctx.log output passed the limit of ${l.logLines} lines; the rest was dropped]`,
   cancelled: () => 'the host cancelled the point call; the hook was stopped',
   cancelledBeforeStart: () => 'the host cancelled the point call before the hook started',
   answered: (capability: string) => `ctx.${capability}: the hook has already answered; nothing more reaches the host`,

@@ -1,16 +1,18 @@
 /**
  * What one invocation may spend of what it sends out, the same for a sandboxed hook (the worker's
- * runner) and a remote one (remote-invocation.ts): capability calls, the size of their arguments, and
- * ctx.log volume, after which one truncation marker is sent and the rest dropped.
+ * runner) and a remote one (remote-invocation.ts): capability calls, the size of each one's arguments
+ * and of all of them together, and ctx.log volume in bytes and in lines, after which one truncation
+ * marker is sent and the rest dropped.
  */
 import { FAILURE_TEXT } from './failure-text.js'
 import type { CapabilityReply } from './hook-runner.js'
 import type { Limits } from '../limits.js'
 
-
 export class InvocationBudget {
   private capabilityCalls = 0
+  private capabilityBytes = 0
   private logBytes = 0
+  private logLines = 0
   private logClosed = false
 
   constructor(private readonly limits: Limits) {}
@@ -24,6 +26,12 @@ export class InvocationBudget {
     if (argsBytes > this.limits.resultBytes) {
       return { ok: false, code: 'limit', message: FAILURE_TEXT.capabilityArgs(this.limits, name, argsBytes) }
     }
+    if (this.capabilityBytes + argsBytes > this.limits.capabilityBytes) {
+      // Once over, every later call is refused too: a hook cannot trickle past the total.
+      this.capabilityBytes = this.limits.capabilityBytes
+      return { ok: false, code: 'limit', message: FAILURE_TEXT.capabilityBytesTotal(this.limits, name) }
+    }
+    this.capabilityBytes += argsBytes
     return undefined
   }
 
@@ -35,7 +43,12 @@ export class InvocationBudget {
       this.logClosed = true
       return FAILURE_TEXT.logTruncated(this.limits)
     }
+    if (this.logLines + 1 > this.limits.logLines) {
+      this.logClosed = true
+      return FAILURE_TEXT.logLinesTruncated(this.limits)
+    }
     this.logBytes += cost
+    this.logLines += 1
     return line
   }
 }

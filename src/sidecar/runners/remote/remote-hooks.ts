@@ -14,7 +14,7 @@
  * Unlike a sandboxed hook, a remote hook runs with its own privileges and keeps whatever state it
  * likes between calls: hookd can bound its time and check what it asks of the host, not what it does.
  */
-import { clip } from '../../../protocol/text.js'
+import { clip, quoted } from '../../../protocol/text.js'
 import * as grpc from '@grpc/grpc-js'
 import { backoffDelay } from '../../../protocol/backoff.js'
 import { PROTOCOL_VERSION } from '../../../protocol/version.js'
@@ -147,11 +147,13 @@ export class RemoteHooks {
     }
     const unknown = d.points.filter((p) => !isPointName(p))
     if (unknown.length) {
-      const named = unknown.map((p) => {
+      // At most five are named (each suggestion costs an edit distance per point in the catalog).
+      const named = unknown.slice(0, 5).map((p) => {
         const near = this.suggest(p)
-        return near ? `'${clip(p)}' (did you mean '${near}'?)` : `'${clip(p)}'`
+        return near ? `${quoted(p, 64)} (did you mean '${near}'?)` : quoted(p, 64)
       })
-      return { ok: false, message: `${where} describes unknown point${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; list only hook points in DescribeResponse.points` }
+      const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''
+      return { ok: false, message: `${where} describes unknown point${unknown.length > 1 ? 's' : ''} ${named.join(', ')}${more}; list only hook points in DescribeResponse.points` }
     }
     if (d.points.length === 0) {
       return { ok: false, message: `${where} describes no points; list at least one in DescribeResponse.points, e.g. "beforeToolExecute"` }

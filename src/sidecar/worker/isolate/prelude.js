@@ -187,7 +187,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
     const limited = new WeakSetCtor();
     const hostTimeout = new WeakSetCtor();
     // The invocation's, set once by hookdArm.
-    let resultLimit = 0, logLimit = 0, memoryMb = 0, argsJson = '[]', resultArg = -1;
+    let resultLimit = 0, logLimit = 0, logLineLimit = 0, memoryMb = 0, argsJson = '[]', resultArg = -1;
     /** @type {string | null} */
     let point = null;
     /** @type {object | undefined} */
@@ -195,6 +195,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
     let armed = false;
     let answered = false;
     let logChars = 0;
+    let logLines = 0;
     let logClosed = false;
 
     // The answer is posted, not waited for: the isolate's thread does not stop for a round trip to the
@@ -232,6 +233,8 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       let line = '';
       for (let i = 0; i < values.length; i++) line = (i ? line + ' ' : line) + show(values[i]);
       logChars += line.length + 1;
+      logLines += 1;
+      if (logLines > logLineLimit) logClosed = true;
       if (logChars > logLimit) {
         logClosed = true;
         if (line.length > logLimit) line = ReflectApply(stringSlice, line, [0, logLimit + 1]);
@@ -299,6 +302,11 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       return '{"ok":true,"value":' + stringify(json) + '}';
     }
 
+    // A hook exports one function per point it handles (the catalog has fewer than 200): more is not a
+    // hook, and every name reported costs the sidecar work. Long names are reported cut short.
+    const MAX_EXPORTS = 1000;
+    const MAX_EXPORT_NAME = 128;
+
     /** @param {any} exportsValue */
     function exportNames(exportsValue) {
       let json = '[';
@@ -308,10 +316,11 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
         for (let i = 0; i < own.length; i++) {
           const name = /** @type {string} */ (own[i]);
           if (typeof exportsValue[name] !== 'function') continue;
-          json += (count++ ? ',' : '') + stringify(name);
-          if (json.length > resultLimit) {
-            return fail('load', 'the hook exports more function names than fit in ' + resultLimit + ' bytes');
+          if (++count > MAX_EXPORTS) {
+            return fail('load', 'the hook exports more than ' + MAX_EXPORTS + ' functions; a hook exports one function per point it handles');
           }
+          const shown = name.length > MAX_EXPORT_NAME ? ReflectApply(stringSlice, name, [0, MAX_EXPORT_NAME]) + '...' : name;
+          json += (count > 1 ? ',' : '') + stringify(shown);
         }
       }
       return '{"ok":true,"value":' + stringify(json + ']') + '}';
@@ -387,6 +396,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       const limits = parse(limitsJson);
       resultLimit = limits.resultBytes;
       logLimit = limits.logBytes;
+      logLineLimit = limits.logLines;
       memoryMb = limits.memoryMb;
       point = callPoint;
       argsJson = callArgsJson;

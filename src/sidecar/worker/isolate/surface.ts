@@ -35,6 +35,7 @@ export function wrapHookSource(source: string): { code: string; columnOffset: nu
 export interface PreludeLimits {
   resultBytes: number
   logBytes: number
+  logLines: number
   memoryMb: number
 }
 

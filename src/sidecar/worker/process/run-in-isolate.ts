@@ -209,7 +209,7 @@ export async function runInIsolate(
 
   const drive = async (): Promise<void> => {
     const { context, arm } = warm
-    const preludeLimits: PreludeLimits = { resultBytes: limits.resultBytes, logBytes: limits.logBytes, memoryMb: limits.memoryMb }
+    const preludeLimits: PreludeLimits = { resultBytes: limits.resultBytes, logBytes: limits.logBytes, logLines: limits.logLines, memoryMb: limits.memoryMb }
     // Arming is hookd's own code on hookd's data, and so is compiling: both run synchronously on this
     // thread, where the warm isolate was last used, which spares trips to the isolate's thread (each
     // measured at ~65-165 us, and ~70 us more whenever the isolate changes threads). Everything that
