@@ -133,9 +133,11 @@ export class Registry {
   async loadAll(): Promise<Diagnostic[]> {
     const names = await this.names()
     const diagnostics: Diagnostic[] = []
+    // Reads are bounded too: a folder of many (or huge) hooks is read a few folders at a time.
+    const reads = new Semaphore(4)
     await Promise.all(
       names.map(async (name) => {
-        const d = await this.loadOne(name)
+        const d = await reads.run(() => this.loadOne(name))
         if (d) diagnostics.push(d)
       }),
     )
