@@ -1,6 +1,6 @@
 /** What a host declares when a run starts, and the OpenSession message it becomes on the wire. */
 import type { FileAccess } from '../protocol/wire.js'
-import { type OpenSessionOut, fileAccessToWire } from '../protocol/wire.js'
+import { type OpenSessionOut, fileAccessToWire, onErrorToWire } from '../protocol/wire.js'
 import { PROTOCOL_VERSION } from '../protocol/version.js'
 import type { CapabilityHandlers } from './capabilities.js'
 
@@ -27,6 +27,14 @@ export interface SessionOptions {
     /** Default true. */
     confirm?: boolean
   }
+  /**
+   * What a hook's failure does at a gate point (beforeToolExecute, tool:gate, ...). `default`: a hook
+   * that throws, returns an invalid value or did not load is skipped, and one that could not decide (a
+   * limit, a crash, a lost server, a cancel) refuses the call. `refuse`: every failure refuses (fail
+   * closed). `skip`: none does (fail open). A hook's own hook.json "onError" and the operator's setting
+   * can only make it stricter. Default `default`.
+   */
+  onError?: 'default' | 'refuse' | 'skip'
   /** Values for the allowlisted env names. Default: taken from process.env. */
   env?: Record<string, string>
   /** Capability handlers; anything left out gets the defaults in capabilities.ts. */
@@ -59,5 +67,6 @@ export function openMessage(options: SessionOptions): OpenSessionOut {
       denyConfirm: policy.confirm === false,
     },
     env,
+    onError: onErrorToWire(options.onError ?? 'default'),
   }
 }

@@ -57,6 +57,18 @@ export function fileAccessToWire(access: FileAccess): string {
   return access === 'none' ? 'FILE_ACCESS_NONE' : access === 'read' ? 'FILE_ACCESS_READ' : 'FILE_ACCESS_READ_WRITE'
 }
 
+/** What a hook's failure does at a gate (proto OnError; chain.ts). */
+export const ON_ERROR = ['default', 'refuse', 'skip'] as const
+export type OnError = (typeof ON_ERROR)[number]
+
+const onErrorWire = z
+  .enum(['ON_ERROR_DEFAULT', 'ON_ERROR_REFUSE', 'ON_ERROR_SKIP'])
+  .transform((v): OnError => (v === 'ON_ERROR_REFUSE' ? 'refuse' : v === 'ON_ERROR_SKIP' ? 'skip' : 'default'))
+
+export function onErrorToWire(onError: OnError): string {
+  return `ON_ERROR_${onError.toUpperCase()}`
+}
+
 export const policyWire = z.object({
   file: fileAccessWire,
   httpOrigins: z.array(z.string()),
@@ -75,6 +87,8 @@ export const openSessionWire = z.object({
   autoApprove: z.boolean(),
   policy: policyWire.nullable(),
   env: z.record(z.string(), z.string()),
+  /** Absent from an older host: the default. */
+  onError: onErrorWire.default('default'),
 })
 export type OpenSessionWire = z.infer<typeof openSessionWire>
 
@@ -308,6 +322,7 @@ export interface OpenSessionOut {
   autoApprove: boolean
   policy: { file: string; httpOrigins: string[]; env: string[]; denyConfirm: boolean }
   env: Record<string, string>
+  onError: string
 }
 
 /** Every HostMessage a host writes: exactly one field set, each typed. */

@@ -45,6 +45,11 @@ export interface SidecarOptions {
   graceMs?: number
   /** Hot reload of edited hook folders (docs/hot-reload.md): on by default; false turns it off. */
   watch?: boolean | WatchOptions
+  /**
+   * Without tenants: `refuse` makes every session fail closed at gates (chain.ts OnError), whatever a
+   * session or a hook asks (`hookd serve --fail-closed`). With tenants, each tenant's "onError" says it.
+   */
+  onError?: 'default' | 'refuse'
 }
 
 /** Stops what was started so far, last first, when a later step fails. */
@@ -107,7 +112,7 @@ export class Sidecar {
       const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits }), (r) => r.close())
       const diagnostics = await registry.loadAll()
       if (watch !== false) await registry.watch(watch)
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit), pool, diagnostics, graceMs)
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs)
     } catch (err) {
       await started.undo()
       throw err

@@ -27,6 +27,12 @@ export interface Tenant {
   /** Where every point result is recorded, when `hookd serve --audit` asked for it. */
   readonly audit: AuditLog | undefined
   /**
+   * The operator's floor for what a hook's failure does at a gate (chain.ts OnError): `refuse` makes
+   * every session of the tenant fail closed, whatever the session or the hook asks; `default` leaves
+   * it to them.
+   */
+  readonly onError: 'default' | 'refuse'
+  /**
    * Why the tenant's own policy refuses a capability call that the session's policy allowed, in the
    * session policy's words; undefined when it does not. The tenant's policy is a ceiling on every
    * session's, read at each call.
@@ -66,6 +72,7 @@ export class SingleTenant implements Tenancy, Tenant {
     readonly limits: Limits,
     readonly waits: HostWaits,
     readonly audit: AuditLog | undefined,
+    readonly onError: 'default' | 'refuse' = 'default',
   ) {}
 
   identify(): Tenant {

@@ -22,6 +22,7 @@ function step(name: string, source: string, extra: Partial<Step> = {}): Step {
   return {
     hook: { name, version: 'v1', filename: `${name}/index.js`, source },
     points: ['beforeToolExecute'],
+    onError: 'default',
     ctx: {
       workdir: '/nowhere',
       session: { id: 'chain-test', interactive: true, autoApprove: false },

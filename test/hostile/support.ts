@@ -41,6 +41,8 @@ export interface HostileOptions {
    * and one of them loops at load time until the CPU limit stops it: with a large CPU limit, pick.
    */
   only?: string[]
+  /** The operator's floor for gates (SidecarOptions.onError). */
+  onError?: 'default' | 'refuse'
 }
 
 export async function startHostile(options: HostileOptions = {}): Promise<Running> {
@@ -54,6 +56,7 @@ export async function startHostile(options: HostileOptions = {}): Promise<Runnin
     workers: options.workers ?? 1,
     limits: { ...HOSTILE_LIMITS, ...options.limits },
     waits: { confirmMs: options.confirmMs ?? CONFIRM_CEILING_MS, capabilityMs: 5000 },
+    ...(options.onError ? { onError: options.onError } : {}),
   })
   if (hooks === FIXTURES) return running
   return {

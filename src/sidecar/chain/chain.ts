@@ -2,9 +2,9 @@
  * Runs one point through a session's hooks, in declared order: each hook's validated answer becomes
  * the next hook's input; a failing hook becomes a diagnostic and is skipped; a refusal stops the chain.
  */
-import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, type PointName, getPoint, handlerFor } from '../../protocol/points.js'
-import type { HookTrace, PointResultData } from '../../protocol/wire.js'
+import type { Diagnostic, DiagnosticKind } from '../../protocol/diagnostic.js'
+import { type AnyPoint, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
+import type { HookTrace, OnError, PointResultData } from '../../protocol/wire.js'
 import type { InvocationReport } from '../runners/hook-runner.js'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
@@ -17,6 +17,8 @@ export interface ChainHook {
   filename: string
   /** The points its exports serve. */
   points: ReadonlySet<PointName>
+  /** hook.json "onError" (the session combines it with its own and the operator's). */
+  onError?: OnError
 }
 
 export interface ChainStep {
@@ -94,12 +96,61 @@ function mutations(before: unknown, after: unknown): Record<string, unknown> | s
   return changed
 }
 
+/**
+ * What a hook's failure does at a gate (beforeToolExecute, tool:gate, ...), where "skipped" would mean
+ * "allowed". `default`: the seed's rule for what the hook did (it threw, returned an invalid value or did
+ * not load: skipped) and a refusal for what it could not help (a limit, a crash, its host or server lost,
+ * a cancel: the call is refused by hookd). `refuse`: every failure refuses. `skip`: none does (fail open).
+ * Points that are not gates always skip a failed hook.
+ */
+export type { OnError }
+
+/** Failures that are the hook's own doing: skipped under `default`. */
+const HOOKS_OWN: ReadonlySet<DiagnosticKind> = new Set(['throw', 'invalid-result', 'load', 'hook-removed', 'capability-denied'])
+
+/** How a failure reads in a refusal's reason. */
+const COULD_NOT_DECIDE: Partial<Record<DiagnosticKind, string>> = {
+  timeout: 'it ran past its wall-time limit',
+  cpu: 'it ran past its CPU time limit',
+  memory: 'it ran out of memory',
+  'result-too-large': 'its answer was over the size limit',
+  limit: 'it hit a per-invocation limit',
+  'worker-crash': 'its sandbox worker died',
+  cancelled: 'the call was cancelled',
+  unavailable: 'it could not be reached',
+  internal: 'hookd failed to run it',
+  throw: 'it threw',
+  'invalid-result': 'it returned a value the point does not accept',
+  load: 'it did not load',
+  'hook-removed': 'its folder was removed',
+  'capability-denied': 'it made a capability call the policy refuses',
+}
+
+/** True when a hook's failure of this kind refuses a gate under `policy`. */
+export function failureRefuses(policy: OnError, kind: DiagnosticKind): boolean {
+  if (policy === 'skip') return false
+  if (policy === 'refuse') return true
+  return !HOOKS_OWN.has(kind)
+}
+
+/** The reason a gate refused by hookd carries when a hook could not decide. */
+export function couldNotDecide(hook: string, kind: DiagnosticKind): string {
+  return `hookd refused the call: hook '${hook}' could not decide (${COULD_NOT_DECIDE[kind] ?? kind})`
+}
+
+/** The reason a gate carries when the host cancelled the call before its hooks decided. */
+export const CANCELLED_REASON = 'hookd refused the call: the host cancelled it before its hooks decided'
+
 export interface ChainOptions {
-  /** A cancel: the hooks not yet run are traced `cancelled`. */
+  /** A cancel: the hooks not yet run are traced `cancelled`; a gate not yet refused is refused. */
   signal?: AbortSignal | undefined
   /** The deepest JSON a hook's answer may be (Limits.jsonDepth). */
   jsonDepth: number
+  /** What each hook's failure does at a gate. Default: `default` for every hook. */
+  onError?: (hook: ChainHook) => OnError
 }
+
+const NO_TIME = { durationUs: 0, cpuUs: 0 }
 
 export async function runChain(
   point: AnyPoint,
@@ -109,6 +160,7 @@ export async function runChain(
   options: ChainOptions,
 ): Promise<PointResultData> {
   const { signal, jsonDepth } = options
+  const gate = isGate(point)
   const started = process.hrtime.bigint()
   const diagnostics: Diagnostic[] = []
   const trace: HookTrace[] = []
@@ -135,13 +187,18 @@ export async function runChain(
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
+    /** The hook failed: a diagnostic, and at a gate, a refusal when the failure policy says so. */
+    const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number): void => {
+      diagnostic(kind, message, line)
+      trace.push({ ...base, outcome: kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
+      if (gate && failureRefuses(options.onError?.(hook) ?? 'default', kind)) state = point.refuse(state, couldNotDecide(hook.name, kind), 'hookd')
+    }
 
     let report: InvocationReport
     if (alias) {
       const riendaState = judge.payload.safeParse(alias.payload(state))
       if (!riendaState.success) {
-        diagnostic('internal', `${label}: the ${point.name} event could not be turned into a ${judge.name} payload; the hook was skipped`)
-        trace.push({ ...base, outcome: 'failed', durationUs: 0, cpuUs: 0 })
+        failed('internal', `${label}: the ${point.name} event could not be turned into a ${judge.name} payload; the hook was skipped`, NO_TIME)
         continue
       }
       report = await invoke(handler, judge.args(riendaState.data))
@@ -153,8 +210,7 @@ export async function runChain(
     const timing = { durationUs: report.wallUs, cpuUs: report.cpuUs }
     const { outcome } = report
     if (!outcome.ok) {
-      diagnostic(outcome.kind, `${label} ${handler}: ${outcome.message}`, outcome.line)
-      trace.push({ ...base, outcome: outcome.kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
+      failed(outcome.kind, `${label} ${handler}: ${outcome.message}`, timing, outcome.line)
       continue
     }
     if (outcome.value === undefined) {
@@ -165,8 +221,7 @@ export async function runChain(
     // walk: checked before anything recursive touches it.
     const parsed = parseJson(outcome.value, 'the returned value', { maxDepth: jsonDepth, maxBytes: Number.MAX_SAFE_INTEGER })
     if (!parsed.ok) {
-      diagnostic(parsed.problem === 'not-json' ? 'internal' : 'invalid-result', `${label} ${handler}: ${parsed.message}; the hook was skipped`)
-      trace.push({ ...base, outcome: 'failed', ...timing })
+      failed(parsed.problem === 'not-json' ? 'internal' : 'invalid-result', `${label} ${handler}: ${parsed.message}; the hook was skipped`, timing)
       continue
     }
     let answer = parsed.value
@@ -174,16 +229,14 @@ export async function runChain(
     if (mutate) {
       const changed = mutations(point.args(state)[0], answer)
       if (typeof changed === 'string') {
-        diagnostic('invalid-result', `${label}: ${changed}; the hook was skipped`)
-        trace.push({ ...base, outcome: 'failed', ...timing })
+        failed('invalid-result', `${label}: ${changed}; the hook was skipped`, timing)
         continue
       }
       answer = changed
     }
     const check = checkReturn(judge, answer, !mutate)
     if (check.error) {
-      diagnostic('invalid-result', `${label}: ${check.error}; the hook was skipped`)
-      trace.push({ ...base, outcome: 'failed', ...timing })
+      failed('invalid-result', `${label}: ${check.error}; the hook was skipped`, timing)
       continue
     }
     let changes = check.changes
@@ -208,6 +261,9 @@ export async function runChain(
     state = point.apply(state, changes, hook.name)
     trace.push({ ...base, outcome: point.stopped(state) ? 'refused' : 'changed', ...timing })
   }
+
+  // A cancelled gate never comes back allowed: what its hooks had not decided, hookd refuses.
+  if (gate && signal?.aborted && !point.stopped(state)) state = point.refuse(state, CANCELLED_REASON, 'hookd')
 
   return {
     seq,

@@ -24,6 +24,12 @@ export const hookJsonSchema = z.strictObject({
    * `hookd.v1.Hook` service, `unix:PATH` (relative to the hook's folder) or `HOST:PORT`. No index.js.
    */
   remote: z.string().min(1, 'write unix:PATH or HOST:PORT').optional(),
+  /**
+   * What this hook's failure does at a gate (chain.ts OnError): "refuse" makes every failure of it
+   * refuse the call (a guard that must not be skipped), "skip" lets every failure through (fail open).
+   * The session's or operator's "refuse" wins over "skip".
+   */
+  onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
 })
 
 /** The served version's name: a content hash of index.js and hook.json. */
@@ -36,7 +42,9 @@ export function versionOf(source: string, configText: string | undefined): strin
     .slice(0, 12)
 }
 
-export type HookJsonCheck = { ok: true; config: unknown; remote?: string } | { ok: false; message: string; line?: number }
+export type HookJsonCheck =
+  | { ok: true; config: unknown; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
 export function checkHookJson(text: string): HookJsonCheck {
@@ -50,15 +58,15 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, remote } = parsed.data
-    return remote === undefined ? { ok: true, config } : { ok: true, config, remote }
+    const { config, remote, onError } = parsed.data
+    return { ok: true, config, ...(remote !== undefined ? { remote } : {}), ...(onError !== undefined ? { onError } : {}) }
   }
   const issue = parsed.error.issues[0]
   const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description" and "remote")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote" and "onError")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

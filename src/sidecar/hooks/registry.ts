@@ -17,7 +17,7 @@
 import { join, resolve } from 'node:path'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type PointName, isPointName } from '../../protocol/points.js'
-import type { HookInfoData, HookStatus } from '../../protocol/wire.js'
+import type { HookInfoData, HookStatus, OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 import type { HookRunner, RunnableHook } from '../runners/hook-runner.js'
 import { type RemoteAddress, remoteAddress } from '../runners/remote/remote-address.js'
@@ -41,6 +41,8 @@ export interface LoadedHook extends RunnableHook {
   runner: HookRunner
   /** A remote hook's address as hook.json writes it (for `hookd check` and `hookd list`). */
   remote?: string
+  /** hook.json "onError": what this hook's failure does at a gate (chain.ts). */
+  onError: OnError
 }
 
 /** Loads sandboxed hooks in a throwaway isolate (the worker pool). */
@@ -63,6 +65,8 @@ interface Entry {
   status: HookStatus
   /** Digest of the files last applied, good or bad: the same files are not loaded twice. */
   digest: string
+  /** hook.json "onError" as last read (a hook that did not load may still ask to refuse gates). */
+  onError: OnError
 }
 
 export interface RegistryOptions {
@@ -104,6 +108,8 @@ type LoadResult =
       remedy: Remedy | undefined
       /** The same failure as last time (a remote hook's retry): not announced again. */
       repeat?: boolean
+      /** hook.json "onError", when hook.json could be read. */
+      onError?: OnError
     }
 
 export class Registry {
@@ -188,7 +194,7 @@ export class Registry {
     if (this.generations.get(name) !== generation) return undefined
     if (result.ok) return this.serve(result.hook, files.digest)
     if (result.repeat && current?.lastError) return current.lastError
-    return this.fail(files, result.message, result.file, result.line, result.remedy)
+    return this.fail(files, result.message, result.file, result.line, result.remedy, result.onError ?? current?.onError ?? 'default')
   }
 
   /** The version served now, or undefined when the hook does not exist or never loaded. */
@@ -199,6 +205,11 @@ export class Registry {
   /** True when a folder by that name exists, loaded or not. */
   has(name: string): boolean {
     return this.entries.has(name)
+  }
+
+  /** hook.json "onError" of a hook, served or not ('default' when there is no such hook). */
+  onErrorOf(name: string): OnError {
+    return this.entries.get(name)?.onError ?? 'default'
   }
 
   /** The last version a hook served before its folder was removed (undefined once it is back). */
@@ -261,10 +272,12 @@ export class Registry {
     // hook.json first: its "remote" makes a remote hook, which has no index.js.
     let config: unknown = {}
     let remote: RemoteAddress | undefined
+    let onError: OnError = 'default'
     if (files.configText !== undefined) {
       const checked = checkHookJson(files.configText)
       if (!checked.ok) return fail(checked.message, jsonFile, checked.line)
       config = checked.config ?? {}
+      onError = checked.onError ?? 'default'
       if (checked.remote !== undefined) {
         try {
           remote = remoteAddress(checked.remote, join(this.root, name, 'hook.json'))
@@ -282,10 +295,10 @@ export class Registry {
       }
       const refused = this.options.allowRemote?.(remote)
       // Refused before any connection: a tenant must not make the sidecar dial an address it chose.
-      if (refused !== undefined) return { ok: false, message: refused, file: jsonFile, line: exportLine(files.configText ?? '', '"remote"'), remedy: undefined }
-      return this.loadRemote(files, remote, config)
+      if (refused !== undefined) return { ok: false, message: refused, file: jsonFile, line: exportLine(files.configText ?? '', '"remote"'), remedy: undefined, onError }
+      return withOnError(await this.loadRemote(files, remote, config), onError)
     }
-    return this.loadSandboxed(files, config, fail)
+    return withOnError(await this.loadSandboxed(files, config, fail), onError)
   }
 
   private async loadSandboxed(files: HookFiles, config: unknown, fail: (message: string, file?: string, line?: number) => LoadResult): Promise<LoadResult> {
@@ -318,7 +331,7 @@ export class Registry {
         exportLine(source, unknownExports[0]),
       )
     }
-    const hook: LoadedHook = { name, version, filename, source, config, points, unknownExports, loadedAtMs: Date.now(), runner: this.options.runner }
+    const hook: LoadedHook = { name, version, filename, source, config, points, unknownExports, loadedAtMs: Date.now(), runner: this.options.runner, onError: 'default' }
     return { ok: true, hook }
   }
 
@@ -346,6 +359,7 @@ export class Registry {
       loadedAtMs: Date.now(),
       runner: this.remotes.hook(name, address),
       remote: address.text,
+      onError: 'default',
     }
     return { ok: true, hook }
   }
@@ -354,7 +368,7 @@ export class Registry {
   private serve(loaded: LoadedHook, digest: string): undefined {
     const { name, version, filename } = loaded
     const previous = this.entries.get(name)?.served
-    this.entries.set(name, { name, served: loaded, status: 'ready', digest })
+    this.entries.set(name, { name, served: loaded, status: 'ready', digest, onError: loaded.onError })
     this.tombstones.delete(name)
     const message = !previous
       ? `hook '${name}' loaded version ${version}`
@@ -367,7 +381,7 @@ export class Registry {
   }
 
   /** Records a load failure. `remedy` absent: the error itself says what to do. */
-  private fail(files: HookFiles, error: string, file: string, line: number | undefined, remedy: Remedy | undefined): Diagnostic {
+  private fail(files: HookFiles, error: string, file: string, line: number | undefined, remedy: Remedy | undefined, onError: OnError = 'default'): Diagnostic {
     const { name } = files
     const served = this.entries.get(name)?.served
     const where = `${file}${line !== undefined ? `:${line}` : ''}`
@@ -377,7 +391,7 @@ export class Registry {
     const d: Diagnostic = { hook: name, point: '', kind: 'load', message, file }
     if (line !== undefined) d.line = line
     if (served) d.version = served.version
-    const entry: Entry = { name, lastError: d, status: served ? 'stale' : 'broken', digest: files.digest }
+    const entry: Entry = { name, lastError: d, status: served ? 'stale' : 'broken', digest: files.digest, onError }
     if (served) entry.served = served
     this.entries.set(name, entry)
     this.tombstones.delete(name)
@@ -408,6 +422,11 @@ export class Registry {
       }
     }
   }
+}
+
+/** A load's result with hook.json's "onError" attached (to the hook, or to the failure). */
+function withOnError(result: LoadResult, onError: OnError): LoadResult {
+  return result.ok ? { ok: true, hook: { ...result.hook, onError } } : { ...result, onError }
 }
 
 function editRemedy(file: string): Remedy {

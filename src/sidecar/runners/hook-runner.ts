@@ -9,6 +9,7 @@
  */
 import { z } from 'zod'
 import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
+import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 
 /** The plain data from which the hook's `ctx` is built (see worker/isolate/surface.ts). */
@@ -68,6 +69,12 @@ export interface InvocationRequest extends InvocationHost {
   ctx: CtxData
   limits: Limits
   signal?: AbortSignal
+  /**
+   * Runs left after this one if it is lost to something that was not its doing (its worker died while
+   * another invocation's hook crashed it): re-run on a fresh worker, unless it had already made a
+   * capability call (a human may have answered; it must not be asked twice). Default 1.
+   */
+  retries?: number
 }
 
 export interface InvocationReport {
@@ -88,6 +95,8 @@ export interface ChainRequest {
       /** The points the hook's exports serve (chain.ts picks the handler from them). */
       points: readonly string[]
       ctx: CtxData
+      /** What the hook's failure does at a gate (chain.ts OnError), so the runner's chain agrees. */
+      onError: OnError
     }
   >
   /** Per invocation, for each step. */
@@ -102,6 +111,12 @@ export interface ChainRequest {
  */
 export interface ChainRun {
   report(step: number): Promise<InvocationReport | undefined>
+  /**
+   * True for the step that was running when the runner lost the chain (its worker died) and that made
+   * no capability call: its report is undefined, and the run the caller gives it on its own is its
+   * retry (`retries: 0`).
+   */
+  lost(step: number): boolean
   /** Settles when the runner is done with the chain (or it ended without one). */
   readonly done: Promise<void>
 }

@@ -9,17 +9,18 @@ import { CAPABILITIES, CAPABILITY_RESULTS, type CapabilityName, isCapabilityName
 import { parseJson } from '../../protocol/bounded-json.js'
 import { clip } from '../../protocol/text.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, POINT_NAMES, getPoint, handlerFor } from '../../protocol/points.js'
+import { type AnyPoint, POINT_NAMES, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
   type CapabilityCallData,
   type HookInfoData,
   type LogLineData,
+  type OnError,
   type OpenSessionWire,
   type PointResultData,
 } from '../../protocol/wire.js'
-import { type ChainStep, runChain } from '../chain/chain.js'
+import { type ChainHook, type ChainStep, runChain } from '../chain/chain.js'
 import type { LoadedHook } from '../hooks/registry.js'
 import {
   type CapabilityReply,
@@ -179,7 +180,8 @@ export class Session {
     this.running.set(seq, abort)
     try {
       const steps = this.steps(seq, point, payload.data, abort.signal)
-      const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth })
+      const onError = (hook: ChainHook): OnError => this.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
+      const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
       return decide(result, who, payload.data, this.tenant.audit)
     } finally {
       this.running.delete(seq)
@@ -278,6 +280,8 @@ export class Session {
     const pointName = point.name
     const steps: ChainStep[] = []
     const served: Array<{ hook: LoadedHook; ctx: CtxData; host: InvocationHost }> = []
+    /** Each step's run, by itself (the chain's fallback), in step order; undefined for removed hooks. */
+    const runs: Array<((handler: string, args: readonly unknown[], resultArg: number | undefined, retries?: number) => Promise<InvocationReport>) | undefined> = []
     let removed = false
     for (const name of this.hooks) {
       // The version current when the call started is the one that runs.
@@ -287,6 +291,19 @@ export class Session {
         const gone = this.tenant.registry.removed(name)
         if (gone && handlerFor(point, gone.points)) {
           steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(this.tenant.registry.root, name)) })
+          runs.push(undefined)
+          removed = true
+        }
+        // Declared, but it never loaded: which points it would serve is unknown. A hook that must not be
+        // skipped (onError "refuse") refuses every gate call meanwhile.
+        const broken = this.tenant.registry.list().find((h) => h.name === name)
+        if (!gone && broken && isGate(point) && this.onErrorOf(this.tenant.registry.onErrorOf(name)) === 'refuse') {
+          const message = `it did not load (${broken.lastError?.message ?? 'no version of it ever loaded'})`
+          steps.push({
+            hook: { name, version: '', filename: `${name}/index.js`, points: new Set([point.name as PointName]), onError: 'refuse' },
+            invoke: () => Promise.resolve(failedReport('load', message)),
+          })
+          runs.push(undefined)
           removed = true
         }
         continue
@@ -300,11 +317,20 @@ export class Session {
       served.push({ hook, ctx, host })
       const code = { name, version: hook.version, filename: hook.filename, source: hook.source }
       const limits = this.tenant.limits
-      steps.push({
-        hook,
-        invoke: (handler, args, resultArg) =>
-          hook.runner.invoke({ ...host, hook: code, ctx, limits, signal, point: handler, args, ...(resultArg !== undefined ? { resultArg } : {}) }),
-      })
+      const run = (handler: string, args: readonly unknown[], resultArg: number | undefined, retries?: number): Promise<InvocationReport> =>
+        hook.runner.invoke({
+          ...host,
+          hook: code,
+          ctx,
+          limits,
+          signal,
+          point: handler,
+          args,
+          ...(resultArg !== undefined ? { resultArg } : {}),
+          ...(retries !== undefined ? { retries } : {}),
+        })
+      runs.push(run)
+      steps.push({ hook, invoke: (handler, args, resultArg) => run(handler, args, resultArg) })
     }
     const runner: HookRunner | undefined = served[0]?.hook.runner
     if (removed || served.length < 2 || !runner?.invokeChain || served.some((s) => s.hook.runner !== runner)) return steps
@@ -320,14 +346,35 @@ export class Session {
           hook: { name: hook.name, version: hook.version, filename: hook.filename, source: hook.source },
           points: [...hook.points],
           ctx,
+          onError: this.onErrorOf(hook.onError),
         })),
         limits: this.tenant.limits,
         signal,
       }))
+    // A step the chain's runner did not run goes on its own; the step that was running when the runner
+    // lost the chain (a worker died) runs once more, and that is its retry.
     return steps.map((step, i) => ({
       hook: step.hook,
-      invoke: async (handler, args, resultArg) => (await start().report(i)) ?? step.invoke(handler, args, resultArg),
+      invoke: async (handler, args, resultArg) => {
+        const chain = start()
+        const report = await chain.report(i)
+        if (report) return report
+        const run = runs[i] as NonNullable<(typeof runs)[number]>
+        return run(handler, args, resultArg, chain.lost(i) ? 0 : undefined)
+      },
     }))
+  }
+
+  /**
+   * What a hook's failure does at a gate: the strictest of the operator's floor, the session's choice
+   * and the hook's own hook.json ("refuse" from any of them wins; then "skip" from the session or the
+   * hook; else the default).
+   */
+  private onErrorOf(hook: OnError): OnError {
+    const asked = [this.tenant.onError, this.open.onError, hook]
+    if (asked.includes('refuse')) return 'refuse'
+    if (asked.includes('skip')) return 'skip'
+    return 'default'
   }
 
   private ctxFor(hook: LoadedHook, point: string): CtxData {

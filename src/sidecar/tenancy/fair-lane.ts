@@ -65,11 +65,16 @@ export class FairLane implements HookRunner {
       request.signal,
       () => started(undefined),
     )
+    let inner: ChainRun | undefined
+    void ready.then((run) => {
+      inner = run
+    })
     return {
       report: async (step) => {
         const run = await ready
         return run ? run.report(step) : failedReport('cancelled', FAILURE_TEXT.cancelledBeforeStart())
       },
+      lost: (step) => inner?.lost(step) ?? false,
       done,
     }
   }

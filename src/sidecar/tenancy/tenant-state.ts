@@ -38,6 +38,10 @@ export class TenantState implements Tenant {
     return this.config.id
   }
 
+  get onError(): 'default' | 'refuse' {
+    return this.config.onError
+  }
+
   get hash(): Buffer {
     return hashBytes(this.config.tokenHash)
   }

@@ -39,6 +39,8 @@ export interface TenantConfig {
    * (relative ones against the tenants file's folder). Empty: the tenant may have no remote hooks.
    */
   remoteHooks: string[]
+  /** "refuse": every session of the tenant fails closed at gates (chain.ts OnError). */
+  onError: 'default' | 'refuse'
 }
 
 const POSITIVE = 'expected a positive integer'
@@ -98,6 +100,7 @@ const tenantSchema = z.strictObject({
   limits: tenantLimitsSchema.default({}),
   policy: policySchema.default({ file: 'none', httpOrigins: [], env: [], confirm: true }),
   remoteHooks: remoteHooksSchema,
+  onError: z.enum(['default', 'refuse'], { error: 'expected "refuse" (every failed hook refuses gate calls) or "default"' }).default('default'),
 })
 
 const fileSchema = z.strictObject({
@@ -166,6 +169,7 @@ export function parseTenants(text: string, file: string, folder = dirname(resolv
       limits,
       policy: { file: t.policy.file, httpOrigins: t.policy.httpOrigins, env: t.policy.env, confirm: t.policy.confirm },
       remoteHooks: t.remoteHooks.map((text) => remotePattern(text, base)),
+      onError: t.onError,
     }
   })
 }

@@ -7,6 +7,7 @@
  * the schemas below. The worker trusts the sidecar.
  */
 import { z } from 'zod'
+import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 import { type CapabilityReply, type CtxData, invokeOutcome } from '../runners/hook-runner.js'
 
@@ -86,6 +87,8 @@ export interface ChainStepData {
   /** The points the hook's exports serve (its LoadedHook.points), to pick the handler as chain.ts does. */
   points: string[]
   ctx: CtxData
+  /** What the hook's failure does at a gate, as the sidecar's chain judges it. */
+  onError: OnError
 }
 
 // ------------------------------------------------------------------------------------------------

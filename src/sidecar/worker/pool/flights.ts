@@ -14,7 +14,12 @@ interface Deadline {
   pausedAt: number
 }
 
-export interface InvokeFlight extends Deadline {
+interface Calls {
+  /** The steps (invoke: step 0) that made a capability call: those are never run again. */
+  called: Set<number>
+}
+
+export interface InvokeFlight extends Deadline, Calls {
   type: 'invoke'
   request: InvocationRequest
   resolve(report: InvocationReport): void
@@ -26,13 +31,13 @@ export interface LoadFlight extends Deadline {
   resolve(outcome: LoadOutcome): void
 }
 
-export interface ChainFlight extends Deadline {
+export interface ChainFlight extends Deadline, Calls {
   type: 'chain'
   request: ChainRequest
   /** A step's report arrived. */
   stepped(step: number, report: InvocationReport): void
-  /** The chain is over: reports not received settle (the awaited one with `crash` when given). */
-  end(crash?: InvokeOutcome): void
+  /** The chain is over: reports not received settle (see ChainRunState.end). */
+  end(crash?: InvokeOutcome, retryable?: (step: number) => boolean): void
 }
 
 export type Flight = InvokeFlight | LoadFlight | ChainFlight

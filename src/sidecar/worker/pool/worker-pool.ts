@@ -21,6 +21,7 @@ import {
   type RunnableHook,
   failedReport,
 } from '../../runners/hook-runner.js'
+import type { InvokeFlight } from './flights.js'
 import { type FromWorker, type LoadOutcome, fromWorker } from '../protocol.js'
 import { chainRunState } from './chain-run.js'
 import { deadlineIn, hostOf, now, pause, resume } from './flights.js'
@@ -84,6 +85,8 @@ export class WorkerPool implements HookRunner {
   private closed = false
   private checker: NodeJS.Timeout | undefined
   private turn = 0
+  /** Lost runs waiting to run again alone (see retry). */
+  private retrying = 0
 
   constructor(options: PoolOptions = {}) {
     this.size = Math.max(1, options.size ?? availableParallelism())
@@ -125,14 +128,22 @@ export class WorkerPool implements HookRunner {
     }
   }
 
-  /** Runs one invocation in a fresh isolate on the least busy worker. Never rejects. */
+  /**
+   * Runs one invocation in a fresh isolate on the least busy worker. Never rejects. An invocation lost
+   * because its worker died (for its own hook or another's) runs again once, alone on a fresh worker,
+   * unless it had made a capability call (InvocationRequest.retries).
+   */
   async invoke(request: InvocationRequest): Promise<InvocationReport> {
-    const worker = await this.pick()
+    return this.dispatch(request, false)
+  }
+
+  private async dispatch(request: InvocationRequest, alone: boolean): Promise<InvocationReport> {
+    const worker = await this.pick(alone)
     if (!worker) return this.unavailable()
     const id = this.nextId++
     worker.dispatched += 1
     const hook = worker.codeFor(request.hook)
-    return new Promise<InvocationReport>((resolve) => {
+    const report = await new Promise<InvocationReport>((resolve) => {
       const onAbort = (): void => worker.post({ $: 'cancel', id })
       request.signal?.addEventListener('abort', onAbort, { once: true })
       worker.inflight.set(id, {
@@ -140,6 +151,7 @@ export class WorkerPool implements HookRunner {
         request,
         resolve,
         cleanup: () => request.signal?.removeEventListener('abort', onAbort),
+        called: new Set(),
         ...deadlineIn(request.limits.wallMs + this.hangGraceMs),
       })
       worker.post({
@@ -153,6 +165,25 @@ export class WorkerPool implements HookRunner {
         limits: request.limits,
       })
     })
+    if (alone) this.release(worker)
+    return report
+  }
+
+  /**
+   * The runs lost with a dead worker that may run again: each runs alone on a worker with nothing else
+   * in flight (new work waits for them), so that whichever of them killed the worker cannot take the
+   * others down with it a second time. One that dies again ends as `worker-crash`.
+   */
+  private retry(flight: InvokeFlight, crash: InvocationReport): void {
+    const retries = flight.request.retries ?? 1
+    if (retries <= 0 || flight.called.size > 0 || this.closed) return flight.resolve(crash)
+    this.retrying += 1
+    void this.dispatch({ ...flight.request, retries: retries - 1 }, true)
+      .then(flight.resolve)
+      .finally(() => {
+        this.retrying -= 1
+        for (const wake of this.waiters.splice(0)) wake()
+      })
   }
 
   /**
@@ -173,17 +204,18 @@ export class WorkerPool implements HookRunner {
       if (request.signal?.aborted) return state.end()
       const id = this.nextId++
       worker.dispatched += 1
-      const steps = request.steps.map((step) => ({ hook: worker.codeFor(step.hook), points: [...step.points], ctx: step.ctx }))
+      const steps = request.steps.map((step) => ({ hook: worker.codeFor(step.hook), points: [...step.points], ctx: step.ctx, onError: step.onError }))
       const onAbort = (): void => worker.post({ $: 'cancel', id })
       request.signal?.addEventListener('abort', onAbort, { once: true })
       worker.inflight.set(id, {
         type: 'chain',
         request,
         stepped: state.stepped,
-        end: (outcome) => {
+        end: (outcome, retryable) => {
           request.signal?.removeEventListener('abort', onAbort)
-          state.end(outcome)
+          state.end(outcome, retryable)
         },
+        called: new Set(),
         ...deadlineIn(request.steps.length * request.limits.wallMs + this.hangGraceMs),
       })
       worker.post({ $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits })
@@ -298,7 +330,8 @@ export class WorkerPool implements HookRunner {
       case 'capability': {
         const flight = worker.inflight.get(message.id)
         const host = flight && hostOf(flight, message.step)
-        if (!flight || !host) return
+        if (!flight || !host || flight.type === 'load') return
+        flight.called.add(message.step ?? 0)
         pause(flight)
         const answer = (reply: Parameters<typeof worker.post>[0] & { $: 'capabilityResult' }): void => {
           resume(flight)
@@ -333,6 +366,7 @@ export class WorkerPool implements HookRunner {
         worker.inflight.delete(message.id)
         this.startFailures = 0
         flight.end()
+        if (this.retrying > 0) this.wakeAll()
         return
       }
       case 'done': {
@@ -342,6 +376,7 @@ export class WorkerPool implements HookRunner {
         this.startFailures = 0
         flight.cleanup()
         flight.resolve({ outcome: message.outcome, wallUs: message.wallUs, cpuUs: message.cpuUs })
+        if (this.retrying > 0) this.wakeAll()
         return
       }
       case 'loaded': {
@@ -350,6 +385,7 @@ export class WorkerPool implements HookRunner {
         worker.inflight.delete(message.id)
         this.startFailures = 0
         flight.resolve(message.outcome)
+        if (this.retrying > 0) this.wakeAll()
         return
       }
     }
@@ -369,9 +405,9 @@ export class WorkerPool implements HookRunner {
     for (const flight of worker.inflight.values()) {
       if (flight.type === 'invoke') {
         flight.cleanup()
-        flight.resolve(failedReport('worker-crash', message))
+        this.retry(flight, failedReport('worker-crash', message))
       } else if (flight.type === 'chain') {
-        flight.end({ ok: false, kind: 'worker-crash', message })
+        flight.end({ ok: false, kind: 'worker-crash', message }, (step) => !flight.called.has(step))
       } else {
         flight.resolve({ ok: false, message })
       }
@@ -407,22 +443,44 @@ export class WorkerPool implements HookRunner {
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
-  private async pick(): Promise<WorkerProcess | undefined> {
+  /**
+   * A worker for new work: the least busy usable one. `alone`: one with nothing in flight, kept for this
+   * run until `release` (retries after a crash); while retries wait, new work waits behind them.
+   */
+  private async pick(alone = false): Promise<WorkerProcess | undefined> {
     for (;;) {
       if (this.closed || this.brokenReason) return undefined
       // The least busy worker; among equals, the next in turn, so that sequential calls alternate and
       // each worker warms its next isolates while another one answers (warm-isolates.ts).
       let best: WorkerProcess | undefined
       const n = this.workers.length
-      for (let i = 0; i < n; i++) {
-        const w = this.workers[(this.turn + i) % n] as WorkerProcess
-        if (w.usable && (!best || w.inflight.size < best.inflight.size)) best = w
+      if (alone || this.retrying === 0) {
+        for (let i = 0; i < n; i++) {
+          const w = this.workers[(this.turn + i) % n] as WorkerProcess
+          if (!w.usable || w.reserved || (alone && w.inflight.size > 0)) continue
+          if (!best || w.inflight.size < best.inflight.size) best = w
+        }
       }
       if (best) {
         this.turn = (this.workers.indexOf(best) + 1) % n
+        if (alone) best.reserved = true
         return best
       }
-      await this.anyReady()
+      await this.anyChange()
     }
+  }
+
+  private release(worker: WorkerProcess): void {
+    worker.reserved = false
+    this.wakeAll()
+  }
+
+  private wakeAll(): void {
+    for (const wake of this.waiters.splice(0)) wake()
+  }
+
+  /** Resolves when a worker may have become available: ready, idle, released, or the pool closed. */
+  private anyChange(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve))
   }
 }

@@ -32,6 +32,8 @@ export class WorkerProcess {
   private readonly code = new Map<string, true>()
   ready = false
   retiring = false
+  /** Kept for one run that must run alone (a retry after a crash): no other work is sent here. */
+  reserved = false
   /** Invocations and loads sent to it. */
   dispatched = 0
   /** Why the pool killed it, when it did. */

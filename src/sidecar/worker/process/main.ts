@@ -114,7 +114,12 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
           return report
         },
       }))
-      await runChain(point, 0, JSON.parse(message.initial) as unknown, steps, { signal: abort.signal, jsonDepth: message.limits.jsonDepth })
+      const onError = new Map(message.steps.map((step) => [step.hook.name, step.onError]))
+      await runChain(point, 0, JSON.parse(message.initial) as unknown, steps, {
+        signal: abort.signal,
+        jsonDepth: message.limits.jsonDepth,
+        onError: (hook) => onError.get(hook.name) ?? 'default',
+      })
     }
   } finally {
     send({ $: 'chained', id: message.id }, () => {
