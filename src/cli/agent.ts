@@ -14,6 +14,7 @@ import { HookdError } from '../protocol/status.js'
 import { Sidecar } from '../sidecar/sidecar.js'
 import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
+import { onErrorFlag } from './invoke.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6'
 
@@ -35,6 +36,8 @@ decisions, hook logs and questions go to stderr.
   --record FILE      write the model's turns to FILE, to replay with --model scripted:FILE
   --yes              answer every ctx.confirm question with yes (default: ask on this terminal, or
                      answer no when stdin is not a terminal)
+  --fail-closed      at a tool gate, any failure of any hook refuses the call
+  --fail-open        at a tool gate, no failure refuses the call (a hook's "onError": "refuse" wins)
   --max-turns N      stop after N model turns (default: ${DEFAULT_MAX_TURNS})
   --max-tokens N     the most tokens one answer may have (default: ${DEFAULT_MAX_TOKENS})
   -h, --help         show this help
@@ -91,6 +94,8 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
         model: { type: 'string', default: DEFAULT_MODEL },
         record: { type: 'string' },
         yes: { type: 'boolean', default: false },
+        'fail-closed': { type: 'boolean', default: false },
+        'fail-open': { type: 'boolean', default: false },
         'max-turns': { type: 'string' },
         'max-tokens': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -146,6 +151,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
       sidecarLabel: sidecar ? `embedded sidecar on ${resolve(io.cwd, values.hooks ?? 'hooks')}` : `sidecar at ${address ?? ''}`,
       interactive: process.stdin.isTTY === true && !values.yes,
       yes: values.yes,
+      onError: onErrorFlag(values),
       signal: controller.signal,
       ...(values.record ? { record: values.record } : {}),
       ...(maxTurns ? { maxTurns } : {}),

@@ -28,6 +28,12 @@ ${CONNECT_HELP}
   --payload JSON         the point's payload (see below)
   --workdir DIR          the run's working directory (default: .)
   --auto-approve         answer ctx.confirm with yes (default: no) when not interactive
+  --fail-closed          at a gate point, any failure of any hook refuses the call (hook.json
+                         "onError": "refuse" for every hook)
+  --fail-open            at a gate point, no failure refuses the call (a hook or the sidecar
+                         operator that asks for "refuse" still wins). Default: a hook that threw or
+                         returned an invalid value is skipped; one that could not decide (a limit,
+                         a crash, a cancel) refuses
   --interactive          ask ctx.confirm questions on this terminal
   --allow-http ORIGIN    let ctx.http.fetch reach ORIGIN, e.g. http://127.0.0.1:8080 (repeatable)
   --allow-env NAME       show environment variable NAME in ctx.env (repeatable)
@@ -43,6 +49,12 @@ Example:
   hookd invoke --hook guard,https-only --point beforeToolExecute \\
     --payload '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'`
 
+/** --fail-closed / --fail-open as a session's onError; both at once is a usage error. */
+export function onErrorFlag(values: { 'fail-closed'?: boolean | undefined; 'fail-open'?: boolean | undefined }): 'default' | 'refuse' | 'skip' {
+  if (values['fail-closed'] && values['fail-open']) throw new UsageError('--fail-closed and --fail-open exclude each other; pick one')
+  return values['fail-closed'] ? 'refuse' : values['fail-open'] ? 'skip' : 'default'
+}
+
 export async function invoke(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(INVOKE_HELP, () =>
     parseArgs({
@@ -56,6 +68,8 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
         payload: { type: 'string' },
         workdir: { type: 'string', default: '.' },
         'auto-approve': { type: 'boolean', default: false },
+        'fail-closed': { type: 'boolean', default: false },
+        'fail-open': { type: 'boolean', default: false },
         interactive: { type: 'boolean', default: false },
         'allow-http': { type: 'string', multiple: true, default: [] },
         'allow-env': { type: 'string', multiple: true, default: [] },
@@ -122,6 +136,7 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
         workdir: resolve(io.cwd, values.workdir),
         interactive: values.interactive,
         autoApprove: values['auto-approve'],
+        onError: onErrorFlag(values),
         policy: { httpOrigins: values['allow-http'].map((o) => new URL(o).origin), env: values['allow-env'] },
         capabilities: {
           log(line) {

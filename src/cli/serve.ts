@@ -27,6 +27,9 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --capability-wait-ms N   longest wait for the host to answer any other capability (default: 30000)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
   --no-watch               do not reload hooks when their files change (default: watch and reload)
+  --fail-closed            every session fails closed at gate points: any failure of any hook refuses
+                           the call, whatever a session or a hook asks (with --tenants: a tenant's
+                           "onError": "refuse" in the tenants file)
 ${TENANCY_HELP}
   -h, --help               show this help
 
@@ -54,6 +57,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'capability-wait-ms': { type: 'string' },
         'grace-ms': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
+        'fail-closed': { type: 'boolean', default: false },
         ...TENANCY_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
@@ -81,6 +85,9 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
   const tenancy = await tenancySettings(values)
+  if (values['fail-closed'] && values.tenants !== undefined) {
+    throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
+  }
   const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
@@ -88,6 +95,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
     watch: !values['no-watch'],
+    ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
   }
 
   // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process

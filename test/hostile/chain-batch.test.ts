@@ -105,15 +105,31 @@ describe('a chain in one worker message', () => {
     expect(logs).toEqual([])
   })
 
-  it('a worker that dies mid-chain: the step it ran ends as worker-crash, the rest are left to the caller', async () => {
+  it('a worker that dies mid-chain: the step it ran is lost (its own run is its retry), the rest are left to the caller', async () => {
     const p = await pool()
     const run = p.invokeChain({
       ...chain([step('first', tagger('first')), step('fatal-size', fixture('fatal-size')), step('after', tagger('after'))]),
       limits: { ...LIMITS, cpuMs: 10_000, wallMs: 20_000 },
     })
     expect((await run.report(0))?.outcome).toMatchObject({ ok: true })
-    expect((await run.report(1))?.outcome).toMatchObject({ ok: false, kind: 'worker-crash' })
+    // It made no capability call: no report, and the caller's run of it is its one retry.
+    expect(await run.report(1)).toBeUndefined()
+    expect(run.lost(1)).toBe(true)
     expect(await run.report(2)).toBeUndefined()
+    expect(run.lost(2)).toBe(false)
+    await run.done
+  })
+
+  it('a worker that dies mid-chain under a step that had called a capability: that step ends as worker-crash', async () => {
+    const p = await pool()
+    const askThenCrash = `module.exports = { beforeToolExecute(ctx) { ctx.notify({ title: 'about to crash' }); return { arguments: { length: 'x'.repeat(2 ** 28).split('').length } } } }`
+    const run = p.invokeChain({
+      ...chain([step('first', tagger('first')), step('asks', askThenCrash, { onCapability: () => Promise.resolve({ ok: true, value: null }) })]),
+      limits: { ...LIMITS, cpuMs: 10_000, wallMs: 20_000 },
+    })
+    expect((await run.report(0))?.outcome).toMatchObject({ ok: true })
+    expect((await run.report(1))?.outcome).toMatchObject({ ok: false, kind: 'worker-crash' })
+    expect(run.lost(1)).toBe(false)
     await run.done
   })
 })

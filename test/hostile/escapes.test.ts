@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Running, sessionOptions } from '../support/sidecar.js'
-import { CALL, UNCHANGED, expectServing, failed, runHooks, startHostile } from './support.js'
+import { CALL, UNCHANGED, afterFailure, expectServing, failed, runHooks, startHostile } from './support.js'
 
 let running: Running
 
@@ -119,7 +119,7 @@ describe('nothing of the host in the isolate', () => {
         'ran longer than its wall-time limit of 800 ms (time waiting on the host is not counted) and was stopped',
       ),
     ])
-    expect(run.result).toEqual(UNCHANGED)
+    expect(run.result).toEqual(afterFailure('wrapper-twice', 'timeout'))
     await expectServing(running)
   })
 
@@ -215,7 +215,7 @@ describe('returned values are copied out inside the isolate', () => {
   it('getter-loop: a getter that loops while the answer is copied out hits the CPU limit', async () => {
     const run = await runHooks(running, ['getter-loop'])
     expect(run.diagnostics).toEqual([failed('getter-loop', 'cpu', 'used more than its CPU time limit of 300 ms and was stopped')])
-    expect(run.result).toEqual(UNCHANGED)
+    expect(run.result).toEqual(afterFailure('getter-loop', 'cpu'))
     await expectServing(running)
   })
 
@@ -235,7 +235,7 @@ describe('returned values are copied out inside the isolate', () => {
         'ran longer than its wall-time limit of 800 ms (time waiting on the host is not counted) and was stopped',
       ),
     ])
-    expect(run.result).toEqual(UNCHANGED)
+    expect(run.result).toEqual(afterFailure('thenable-never', 'timeout'))
     await expectServing(running)
   })
 

@@ -5,7 +5,7 @@
  * a fresh worker; and the failure policy (hook.json "onError", the session's, the operator's) decides
  * the rest.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { SessionOptions } from '../../src/host/index.js'
 import { type Running, sessionOptions } from '../support/sidecar.js'
 import { CALL, UNCHANGED, expectServing, failed, runHooks, startHostile } from './support.js'
@@ -66,7 +66,7 @@ describe("another session's crash", () => {
   let shared: Running
 
   beforeAll(async () => {
-    shared = await startHostile({ only: ['asks-then-thinks', 'thinks-then-answers', 'crash-on-signal'], workers: 1, limits: { cpuMs: 60_000, wallMs: 120_000 } })
+    shared = await startHostile({ only: ['asks-then-thinks', 'thinks-then-answers', 'crash-on-signal', 'slow-confirm'], workers: 1, limits: { cpuMs: 60_000, wallMs: 120_000 }, confirmMs: 120_000 })
   })
 
   afterAll(async () => {
@@ -110,22 +110,33 @@ describe("another session's crash", () => {
   it('an invocation that called nothing runs again, alone, on a fresh worker, and keeps its own answer', async () => {
     const logs: string[] = []
     const innocent = await open(['thinks-then-answers'], () => true, { capabilities: { log: (line) => void logs.push(line.message) } })
-    const hostile = await open(['crash-on-signal'], async () => {
-      // The innocent hook has started (its first log line) before this one crashes the worker.
-      while (logs.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
-      return true
+    let asked: () => void = () => {}
+    const waiting = new Promise<void>((resolve) => {
+      asked = resolve
+    })
+    // The other invocation on the same worker has asked its host (it never hears back).
+    const other = await open(['slow-confirm'], () => {
+      asked()
+      return new Promise<boolean>(() => {})
     })
     try {
-      const [kept, crashed] = await Promise.all([innocent.call('beforeToolExecute', CALL), hostile.call('beforeToolExecute', CALL)])
-      expect(kept.diagnostics).toEqual([])
-      expect(kept.result).toEqual({ allow: true, arguments: { ...CALL.arguments, thought: true } })
+      const kept = innocent.call('beforeToolExecute', CALL)
+      const lost = other.call('beforeToolExecute', CALL)
+      await waiting
+      await vi.waitFor(() => expect(logs).toEqual(['thinking']), { timeout: 20_000, interval: 20 })
+      // The worker dies under both (as if a hook had crashed it).
+      const [pid] = shared.sidecar.pool.pids()
+      process.kill(pid as number, 'SIGKILL')
+      const [innocentOut, otherOut] = await Promise.all([kept, lost])
+      expect(innocentOut.diagnostics).toEqual([])
+      expect(innocentOut.result).toEqual({ allow: true, arguments: { ...CALL.arguments, thought: true } })
       // Two runs: the one lost with the worker, and the retry.
       expect(logs).toEqual(['thinking', 'thinking'])
-      // The hook that crashed the worker had called a capability: it does not run again.
-      expect(crashed.result).toEqual(refusedByHookd('crash-on-signal', 'its sandbox worker died'))
+      // The invocation that had asked its host is not run again (it would ask twice): its gate refuses.
+      expect(otherOut.result).toEqual(refusedByHookd('slow-confirm', 'its sandbox worker died'))
     } finally {
       innocent.abandon()
-      hostile.abandon()
+      other.abandon()
     }
     await expectServing(shared)
   })

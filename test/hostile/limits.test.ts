@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Running } from '../support/sidecar.js'
-import { CALL, CONFIRM_CEILING_MS, HOSTILE_LIMITS, UNCHANGED, expectServing, failed, runHooks, startHostile } from './support.js'
+import { CALL, CONFIRM_CEILING_MS, HOSTILE_LIMITS, afterFailure, expectServing, failed, runHooks, startHostile } from './support.js'
 
 let running: Running
 
@@ -26,7 +26,7 @@ const MEMORY = `ran out of its memory limit of ${HOSTILE_LIMITS.memoryMb} MB and
 async function expectFailure(hook: string, kind: Parameters<typeof failed>[1], message: string, line?: number, on: Running = running): Promise<void> {
   const run = await runHooks(on, [hook])
   expect(run.diagnostics).toEqual([failed(hook, kind, message, line)])
-  expect(run.result).toEqual(UNCHANGED)
+  expect(run.result).toEqual(afterFailure(hook, kind))
   await expectServing(on)
 }
 
@@ -73,7 +73,7 @@ describe('memory', () => {
   it.each(MEMORY_BOMBS)('%s: growth hits the memory limit', async (hook) => {
     const run = await runHooks(roomy, [hook])
     expect(run.diagnostics).toEqual([failed(hook, 'memory', MEMORY)])
-    expect(run.result).toEqual(UNCHANGED)
+    expect(run.result).toEqual(afterFailure(hook, 'memory'))
     await expectServing(roomy)
   })
 
@@ -180,7 +180,7 @@ describe('answers, logs and capability calls', () => {
       failed('confirm-unanswered', 'timeout', `Error: ctx.confirm: the host did not answer within ${CONFIRM_CEILING_MS} ms`, 4),
     ])
     expect(asked).toEqual(['may I?'])
-    expect(run.result).toEqual(UNCHANGED)
+    expect(run.result).toEqual(afterFailure('confirm-unanswered', 'timeout'))
     await expectServing(running)
   })
 })

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import type { Diagnostic, DiagnosticKind } from '../../src/protocol/diagnostic.js'
+import { couldNotDecide, failureRefuses } from '../../src/sidecar/chain/chain.js'
 import type { LogLineData, SessionOptions } from '../../src/host/index.js'
 import type { Limits } from '../../src/sidecar/limits.js'
 import { type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
@@ -30,6 +31,15 @@ export const CONFIRM_CEILING_MS = 1200
 export const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 /** What beforeToolExecute answers when every hook was skipped. */
 export const UNCHANGED = { allow: true, arguments: CALL.arguments }
+
+/**
+ * What beforeToolExecute answers when its one hook failed with `kind`, under the default failure
+ * policy: skipped (the call goes through) when the failure was the hook's own doing, refused by hookd
+ * when the hook could not decide (a limit, a crash, a cancel).
+ */
+export function afterFailure(hook: string, kind: DiagnosticKind): Record<string, unknown> {
+  return failureRefuses('default', kind) ? { allow: false, arguments: CALL.arguments, refusedBy: 'hookd', reason: couldNotDecide(hook, kind) } : UNCHANGED
+}
 
 export interface HostileOptions {
   workers?: number

@@ -17,7 +17,8 @@ import { DEFAULT_LIMITS, type Limits } from '../../src/sidecar/limits.js'
 import type { CapabilityReply, InvocationRequest } from '../../src/sidecar/runners/hook-runner.js'
 import { WorkerPool } from '../../src/sidecar/worker/pool/worker-pool.js'
 import type { Running } from '../support/sidecar.js'
-import { CALL, FIXTURES, HOSTILE_LIMITS, type HookRun, expectServing, failed, runHooks, startHostile } from './support.js'
+import { CALL, FIXTURES, HOSTILE_LIMITS, type HookRun, afterFailure, expectServing, failed, runHooks, startHostile } from './support.js'
+import { FAILURE_TEXT } from '../../src/sidecar/runners/failure-text.js'
 
 const LIMITS: Limits = { ...DEFAULT_LIMITS, ...HOSTILE_LIMITS }
 /** V8 spends a few hundred ms in last-resort GCs before it gives up: room for the fatal hooks to get there. */
@@ -85,14 +86,16 @@ describe('V8 fatal errors', () => {
     await running?.stop()
   })
 
-  it('fatal-size: a worker killed outright ends as worker-crash; the chain goes on; another session is served; the worker is replaced', async () => {
+  it('fatal-size: a worker killed outright ends as worker-crash, after one run alone on a fresh worker; the gate refuses; another session is served; the worker is replaced', async () => {
     await vi.waitFor(() => expect(running.sidecar.pool.pids()).toHaveLength(2), { timeout: 20_000, interval: 50 })
     const before = running.sidecar.pool.pids()
     // Session B holds an invocation on one worker; A's hook then runs on the other (the least busy).
     const b = await holdInFlight(running)
 
     const run = await runHooks(running, ['fatal-size', 'ordinary'])
-    expect(run.logs).toEqual(['about to crash the worker'])
+    // It called no capability, so it ran once more, alone on a fresh worker (it could have been the
+    // victim of another hook's crash), and crashed that one too.
+    expect(run.logs).toEqual(['about to crash the worker', 'about to crash the worker'])
     expect(run.diagnostics).toEqual([
       {
         hook: 'fatal-size',
@@ -105,7 +108,8 @@ describe('V8 fatal errors', () => {
         version: expect.any(String),
       },
     ])
-    expect(run.result).toEqual({ allow: true, arguments: { ...CALL.arguments, ordinary: true } })
+    // A gate whose hook could not decide refuses the call; the next hook is not consulted.
+    expect(run.result).toEqual(afterFailure('fatal-size', 'worker-crash'))
 
     // B never noticed.
     b.answer(true)
@@ -135,8 +139,11 @@ describe('V8 fatal errors', () => {
           `ran out of memory beyond what V8 can recover from (limit ${HOSTILE_LIMITS.memoryMb} MB; isolated-vm: Catastrophic out-of-memory error); its sandbox worker is retired and replaced`,
         ),
       ])
-      // The next hook ran on the replacement worker.
-      expect(run.result).toEqual({ allow: true, arguments: { ...CALL.arguments, ordinary: true } })
+      // A gate whose hook could not decide refuses the call.
+      expect(run.result).toEqual(afterFailure('fatal-oom', 'memory'))
+      // The next call is served, by the replacement worker.
+      const next = await runHooks(solo, ['ordinary'])
+      expect(next.result).toEqual({ allow: true, arguments: { ...CALL.arguments, ordinary: true } })
 
       // B, on the retiring worker, still finishes.
       b.answer(true)
@@ -179,7 +186,8 @@ describe('the pool', () => {
     const p = pool({ size: 1, hangGraceMs: 300 })
     await p.start()
     const [pid] = p.pids()
-    const pending = p.invoke(request('never-settles'))
+    // No retry: this test is about the kill (the next one is about what a retry does).
+    const pending = p.invoke({ ...request('never-settles'), retries: 0 })
     // Freeze the whole worker process: its own watchdog cannot fire any more.
     process.kill(pid as number, 'SIGSTOP')
     const report = await pending
@@ -189,6 +197,17 @@ describe('the pool', () => {
       message: `the sandbox worker (pid ${pid}) was killed because it stopped answering: an invocation ran 300 ms past its wall-time limit; a new worker replaces it`,
     })
     expect((await p.invoke(request('ordinary'))).outcome).toEqual(ORDINARY)
+    expect(p.pids()).not.toContain(pid)
+  })
+
+  it('an invocation lost with a hung worker runs once more on a fresh worker, and ends on its own terms', async () => {
+    const p = pool({ size: 1, hangGraceMs: 300 })
+    await p.start()
+    const [pid] = p.pids()
+    const pending = p.invoke(request('never-settles'))
+    process.kill(pid as number, 'SIGSTOP')
+    // Its retry runs on the replacement, which is not frozen: the hook's own wall-time limit ends it.
+    expect((await pending).outcome).toEqual({ ok: false, kind: 'timeout', message: FAILURE_TEXT.wall(LIMITS) })
     expect(p.pids()).not.toContain(pid)
   })
 

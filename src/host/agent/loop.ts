@@ -52,6 +52,8 @@ export interface AgentOptions {
   interactive?: boolean
   /** How ctx.confirm is answered when not interactive (--yes). Default false. */
   yes?: boolean
+  /** What a hook's failure does at a gate (SessionOptions.onError). Default 'default'. */
+  onError?: SessionOptions['onError']
   /** The capability policy of the session (file access, HTTP origins, env names). */
   policy?: SessionOptions['policy']
   failure?: FailurePolicy
@@ -108,6 +110,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
       workdir,
       interactive: options.interactive ?? false,
       autoApprove: options.yes ?? false,
+      ...(options.onError ? { onError: options.onError } : {}),
       ...(options.policy ? { policy: options.policy } : {}),
       capabilities: {
         log: (line) => ui.log(line),
