@@ -6,7 +6,7 @@
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { quoted } from '../protocol/text.js'
+import { inert, inertJson, quoted } from '../protocol/text.js'
 import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { Registry } from '../sidecar/hooks/registry.js'
@@ -78,7 +78,7 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
   }
   const report = await checkHooks(positionals[0] ?? 'hooks', io.cwd)
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+    io.stdout.write(`${inertJson(JSON.stringify(report, null, 2))}\n`)
   } else {
     io.stdout.write(formatReport(report))
   }
@@ -196,7 +196,7 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
 const MAX_EXPORT_WARNINGS = 20
 
 function formatReport(report: CheckReport): string {
-  const lines = report.problems.map((p) => `${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`)
+  const lines = report.problems.map((p) => inert(`${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`))
   const ok = report.hooks.filter((h) => h.ok).length
   const broken = report.hooks.length - ok
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`

@@ -13,6 +13,7 @@ import { CommandError, UsageError, list, parse } from './args.js'
 import type { CliIo } from './io.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectFlagsGiven, connectHint, connectOptions } from './connect-flags.js'
 import { issueText } from '../protocol/issue-text.js'
+import { inert, inertJson } from '../protocol/text.js'
 
 export const INVOKE_HELP = `Usage: hookd invoke --hook a,b --point POINT --payload JSON [options]
 
@@ -141,15 +142,15 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
         capabilities: {
           log(line) {
             logs.push(line)
-            io.stderr.write(`[${line.hook}] ${line.message}\n`)
+            io.stderr.write(`${inert(`[${line.hook}] ${line.message}`)}\n`)
           },
           notify(message, origin) {
             notifications.push({ hook: origin.hook, ...message })
-            io.stderr.write(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}\n`)
+            io.stderr.write(`${inert(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}`)}\n`)
           },
           confirm: terminalConfirm,
           diagnostic(d) {
-            io.stderr.write(`hookd: ${d.message}\n`)
+            io.stderr.write(`hookd: ${inert(d.message)}\n`)
           },
         },
       })
@@ -157,13 +158,15 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
       // One point was asked for: leave without closing, which would also run afterRun.
       session.abandon()
       io.stdout.write(
-        `${JSON.stringify({
+        `${inertJson(
+          JSON.stringify({
           result: outcome.result,
           diagnostics: outcome.diagnostics,
           trace: outcome.trace,
           logs: logs.map(({ hook, point: p, message, timeMs }) => ({ hook, point: p, message, timeMs })),
           notifications,
-        })}\n`,
+        }),
+        )}\n`,
       )
       return 0
     } finally {

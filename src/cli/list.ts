@@ -6,6 +6,7 @@ import { HookdError } from '../protocol/status.js'
 import { CommandError, parse } from './args.js'
 import type { CliIo } from './io.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from './connect-flags.js'
+import { inert, inertJson } from '../protocol/text.js'
 
 export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--token TOKEN] [--tls | --tls-ca FILE] [--json]
 
@@ -42,10 +43,10 @@ export async function listHooks(argv: string[], io: CliIo): Promise<number> {
       throw failed(err)
     })
     if (values.json) {
-      io.stdout.write(`${JSON.stringify(hooks, null, 2)}\n`)
+      io.stdout.write(`${inertJson(JSON.stringify(hooks, null, 2))}\n`)
       return 0
     }
-    const rows = hooks.map((h) => [h.name, h.version || '-', h.status, h.points.join(',') || '-', h.lastError?.message ?? ''])
+    const rows = hooks.map((h) => [h.name, h.version || '-', h.status, h.points.join(',') || '-', inert(h.lastError?.message ?? '')])
     const head = ['NAME', 'VERSION', 'STATUS', 'POINTS', 'LAST ERROR']
     const widths = head.map((_, i) => Math.max(head[i]?.length ?? 0, ...rows.map((r) => r[i]?.length ?? 0)))
     const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()

@@ -8,6 +8,7 @@ import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
 import { serve } from './serve.js'
 import { tenant } from './tenant.js'
+import { inert } from '../protocol/text.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 
@@ -56,15 +57,25 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     return await run(rest, io)
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`hookd ${command}: ${err.message}\n`)
+      io.stderr.write(`hookd ${command}: ${inertMessage(err.message)}\n`)
       return 2
     }
     if (err instanceof CommandError || err instanceof HookdError) {
-      io.stderr.write(`hookd ${command}: ${err.message}\n`)
+      io.stderr.write(`hookd ${command}: ${inertMessage(err.message)}\n`)
       return 1
     }
-    io.stderr.write(`hookd ${command}: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    io.stderr.write(`hookd ${command}: unexpected failure: ${inert(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`)
     return 1
   }
 }
 
+/**
+ * An error message for stderr: hookd's usage messages hold whole help texts on purpose (their lines
+ * stay lines); every line is made inert, since a message may quote what a hook or a file said.
+ */
+function inertMessage(message: string): string {
+  return message
+    .split('\n')
+    .map((line) => inert(line))
+    .join('\n')
+}

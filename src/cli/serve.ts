@@ -115,7 +115,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
 async function serveUntilSignal(options: SidecarOptions, listen: string, listenOptions: TenancySettings['listen'], io: CliIo): Promise<number> {
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
-    io.stderr.write(`hookd: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}\n`)
+    io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
   }
   let address: string
   try {
@@ -129,7 +129,7 @@ async function serveUntilSignal(options: SidecarOptions, listen: string, listenO
   // With tenants, each tenant's news is reported with its id (tenants.ts).
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => io.stderr.write(`hookd: ${event.diagnostic.message}\n`))
+  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => io.stderr.write(`hookd: ${inert(event.diagnostic.message)}\n`))
   await new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGINT', onSignal)

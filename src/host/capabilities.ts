@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline'
 import type { LogLineData } from '../protocol/wire.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { type FetchResult, MAX_LIST_ENTRIES, originOf, quoted } from '../protocol/capabilities.js'
+import { inert } from '../protocol/text.js'
 
 /** Which hook, during which point call, made a capability call. */
 export interface CallOrigin {
@@ -331,7 +332,7 @@ export function terminalConfirm(message: Message, origin: CallOrigin): Promise<b
     new Promise<boolean>((resolveAnswer) => {
       const input = process.stdin
       if (input.readableEnded || input.destroyed) {
-        process.stderr.write(`[${origin.hook}] ${message.title}: no answer possible (stdin is closed); answering no\n`)
+        process.stderr.write(`${inert(`[${origin.hook}] ${message.title}: no answer possible (stdin is closed); answering no`)}\n`)
         resolveAnswer(false)
         return
       }
@@ -348,8 +349,8 @@ export function terminalConfirm(message: Message, origin: CallOrigin): Promise<b
         process.stderr.write('\n')
         answer(false)
       })
-      const body = message.body ? `\n  ${message.body}` : ''
-      rl.question(`[${origin.hook}] ${message.title}${body}\n  Allow? [y/N] `, (text) => answer(/^y(es)?$/i.test(text.trim())))
+      const body = message.body ? `\n  ${inert(message.body)}` : ''
+      rl.question(`${inert(`[${origin.hook}] ${message.title}`)}${body}\n  Allow? [y/N] `, (text) => answer(/^y(es)?$/i.test(text.trim())))
     })
   const next = terminalQueue.then(ask, ask)
   terminalQueue = next.catch(() => {})

@@ -38,3 +38,22 @@ export function quoted(value: string, max = 200): string {
 export function inert(text: string, max = MESSAGE_CHARS * 4): string {
   return clip(text, max).replace(CONTROL, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : c === '\r' ? '\\r' : escape(c)))
 }
+
+/**
+ * Text meant to be shown as it is, lines and all (a model's streamed answer): every control character
+ * escaped except newlines and tabs.
+ */
+export function inertLines(text: string): string {
+  return text.replace(CONTROL, (c) => (c === '\n' || c === '\t' ? c : escape(c)))
+}
+
+// What JSON.stringify leaves as it is, and a terminal may act on: C1 controls, DEL, separators, bidi.
+const JSON_UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * JSON text (JSON.stringify's) made safe to print: the characters it leaves raw and a terminal may
+ * act on become \u escapes, which is the same JSON.
+ */
+export function inertJson(json: string): string {
+  return json.replace(JSON_UNSAFE, escape)
+}

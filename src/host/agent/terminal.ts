@@ -9,6 +9,7 @@ import type { Diagnostic } from '../../protocol/diagnostic.js'
 import type { LogLineData } from '../../protocol/wire.js'
 import { type Decision, preview } from './decisions.js'
 import type { AgentUI, RunEnd, RunInfo, ToolCallView } from './ui.js'
+import { inert, inertLines } from '../../protocol/text.js'
 
 export interface TerminalOptions {
   stdout?: Writable
@@ -67,7 +68,7 @@ export class TerminalUI implements AgentUI {
   text(delta: string): void {
     if (!delta) return
     this.stopSpinner()
-    this.out.write(delta)
+    this.out.write(inertLines(delta))
     this.textOpen = !delta.endsWith('\n')
   }
 
@@ -95,7 +96,7 @@ export class TerminalUI implements AgentUI {
   }
 
   notify(message: ConfirmMessage, origin: CallOrigin): void {
-    this.line(`[${origin.hook}] notify: ${message.title}${message.body ? `: ${message.body}` : ''}`)
+    this.line(inert(`[${origin.hook}] notify: ${message.title}${message.body ? `: ${message.body}` : ''}`))
   }
 
   diagnostic(d: Diagnostic): void {
@@ -103,7 +104,7 @@ export class TerminalUI implements AgentUI {
   }
 
   notice(text: string): void {
-    this.line(`hookd agent: ${text}`)
+    this.line(inert(`hookd agent: ${text}`))
   }
 
   confirm(message: ConfirmMessage, origin: CallOrigin): Promise<boolean> {
@@ -120,8 +121,10 @@ export class TerminalUI implements AgentUI {
     else this.line(this.paint('dim', `hookd agent: done after ${end.turns} turn${end.turns === 1 ? '' : 's'}`))
   }
 
+  /** Hook, tool and model text made inert (one line, no escape sequence of its own), then coloured. */
   private paint(tone: Tone, text: string): string {
-    return this.color ? `\x1b[${TONES[tone]}m${text}\x1b[0m` : text
+    const safe = inert(text)
+    return this.color ? `\x1b[${TONES[tone]}m${safe}\x1b[0m` : safe
   }
 
   private line(text: string): void {

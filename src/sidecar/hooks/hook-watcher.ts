@@ -7,6 +7,7 @@
 import { sep } from 'node:path'
 import type { HookFiles } from './hook-folder.js'
 import { type SettleOptions, SettledWatcher } from './settled-watcher.js'
+import { inert } from '../../protocol/text.js'
 
 export interface WatchOptions extends SettleOptions {
   /** A watcher error (say, out of inotify watches). Default: one line on stderr. */
@@ -32,7 +33,7 @@ export class HookWatcher {
   /** Starts watching; resolves once the root has been scanned. */
   static async start(registry: WatchedRegistry, options: WatchOptions = {}): Promise<HookWatcher> {
     const onError =
-      options.onError ?? ((err: Error) => process.stderr.write(`hookd: watching ${registry.root}: ${err.message}; edits may be missed until restart\n`))
+      options.onError ?? ((err: Error) => process.stderr.write(`hookd: ${inert(`watching ${registry.root}: ${err.message}; edits may be missed until restart`)}\n`))
     // Anything that changed between the registry's first load and the watcher's scan is caught too.
     const initial = new Set([...(await registry.names().catch(() => [])), ...registry.list().map((h) => h.name)])
     const watcher = await SettledWatcher.start<HookFiles>(

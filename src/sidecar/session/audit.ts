@@ -13,6 +13,7 @@ import { createWriteStream, type WriteStream } from 'node:fs'
 import { HookdError } from '../../protocol/status.js'
 import type { PointResultData } from '../../protocol/wire.js'
 import { getPoint, isGate } from '../../protocol/points.js'
+import { inert } from '../../protocol/text.js'
 
 export interface AuditOptions {
   /** A file path (appended to), or '-' for stdout. */
@@ -115,7 +116,7 @@ export class AuditLog {
     if (this.failed) return
     this.failed = true
     if (this.options.onError) this.options.onError(err)
-    else process.stderr.write(`hookd: cannot write the audit log ${this.options.to}: ${err.message}; point results are no longer audited\n`)
+    else process.stderr.write(`hookd: ${inert(`cannot write the audit log ${this.options.to}: ${err.message}; point results are no longer audited`)}\n`)
   }
 }
 

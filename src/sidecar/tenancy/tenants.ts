@@ -26,6 +26,7 @@ import type { AuditLog } from '../session/audit.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
 import type { WorkerPool } from '../worker/pool/worker-pool.js'
 import { FairLane } from './fair-lane.js'
+import { inert } from '../../protocol/text.js'
 
 
 export interface TenantsOptions {
@@ -55,7 +56,7 @@ export interface TenantsDeps {
 }
 
 const defaultReport = (line: string): void => {
-  process.stderr.write(`hookd: ${line}\n`)
+  process.stderr.write(`hookd: ${inert(line)}\n`)
 }
 
 export class Tenants implements Tenancy {

@@ -207,7 +207,19 @@ process.on('unhandledRejection', (reason) => {
   process.stderr.write(`hookd worker: an unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}\n`)
 })
 
-process.on('disconnect', () => process.exit(0))
+// A worker never outlives its sidecar. When the IPC channel closes (the sidecar exited, crashed or was
+// killed), it ends at once with SIGKILL: a clean exit would wait for isolated-vm's threads, and an
+// isolate parked on the host (waiting in applySyncPromise) would keep the process alive for good. The
+// parent's pid is watched too, in case the channel's close is never seen; where setpriv is available
+// the kernel also kills it with its parent (PR_SET_PDEATHSIG, worker/pool/walls.ts).
+const die = (): void => {
+  process.kill(process.pid, 'SIGKILL')
+}
+process.on('disconnect', die)
+const parent = process.ppid
+setInterval(() => {
+  if (process.ppid !== parent) die()
+}, 1000).unref()
 // Ctrl-C in a terminal reaches the whole process group: the sidecar decides when its workers stop.
 process.on('SIGINT', () => {})
 send({ $: 'ready', pid: process.pid })
