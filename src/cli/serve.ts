@@ -25,6 +25,9 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --json-depth N           deepest nesting of arrays and objects in JSON from hooks and hosts (default: ${DEFAULT_LIMITS.jsonDepth})
   --confirm-wait-ms N      longest wait for a human to answer ctx.confirm (default: 600000)
   --capability-wait-ms N   longest wait for the host to answer any other capability (default: 30000)
+  --parked-mb N            memory (in invocations' memory limits) that invocations waiting on their host
+                           may hold in one worker at once; past it their capability calls fail with
+                           code 'limit' (default: 512)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
   --no-watch               do not reload hooks when their files change (default: watch and reload)
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
@@ -56,6 +59,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'confirm-wait-ms': { type: 'string' },
         'capability-wait-ms': { type: 'string' },
         'grace-ms': { type: 'string' },
+        'parked-mb': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
         ...TENANCY_FLAGS,
@@ -84,6 +88,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
+  const parkedMb = positiveInt('parked-mb', values['parked-mb'])
   const tenancy = await tenancySettings(values)
   if (values['fail-closed'] && values.tenants !== undefined) {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
@@ -94,6 +99,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     ...(workers !== undefined ? { workers } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
+    ...(parkedMb !== undefined ? { pool: { maxParkedMb: parkedMb } } : {}),
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
   }

@@ -175,3 +175,47 @@ describe('the failure policy', () => {
     }
   })
 })
+
+describe('memory parked on the host', () => {
+  it('at most what the worker may hold waits on the host; the rest fail with limit, and their gates refuse', async () => {
+    const parked = await startHostile({
+      only: ['parks-memory'],
+      workers: 1,
+      limits: { memoryMb: 32, cpuMs: 20_000, wallMs: 60_000 },
+      confirmMs: 60_000,
+      pool: { maxParkedMb: 128 },
+    })
+    const waiting: Array<(yes: boolean) => void> = []
+    try {
+      const sessions = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          parked.client.openSession(
+            sessionOptions(['parks-memory'], {
+              interactive: true,
+              capabilities: { confirm: () => new Promise<boolean>((resolve) => waiting.push(resolve)) },
+            }),
+          ),
+        ),
+      )
+      const calls = sessions.map((s) => s.call('beforeToolExecute', CALL))
+      // 128 MB of 32 MB invocations: four wait on the host; the other eight are refused at once.
+      const settled: Array<Awaited<(typeof calls)[number]>> = []
+      for (const call of calls) void call.then((out) => settled.push(out), () => {})
+      await vi.waitFor(() => expect(settled).toHaveLength(8), { timeout: 60_000, interval: 50 })
+      expect(waiting).toHaveLength(4)
+      for (const out of settled) {
+        expect(out.diagnostics).toEqual([
+          failed('parks-memory', 'limit', 'Error: ctx.confirm: invocations that wait on their host already hold 128 MB in this sandbox worker, and at most 128 MB may wait at once; try again when the host has answered', 7),
+        ])
+        expect(out.result).toEqual(refusedByHookd('parks-memory', 'it hit a per-invocation limit'))
+      }
+      for (const answer of waiting) answer(true)
+      const all = await Promise.all(calls)
+      expect(all.filter((out) => (out.result as { arguments: { yes?: boolean } }).arguments.yes === true)).toHaveLength(4)
+      for (const s of sessions) s.abandon()
+      await expectServing(parked)
+    } finally {
+      await parked.stop()
+    }
+  })
+})

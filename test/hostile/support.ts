@@ -11,6 +11,7 @@ import type { Diagnostic, DiagnosticKind } from '../../src/protocol/diagnostic.j
 import { couldNotDecide, failureRefuses } from '../../src/sidecar/chain/chain.js'
 import type { LogLineData, SessionOptions } from '../../src/host/index.js'
 import type { Limits } from '../../src/sidecar/limits.js'
+import type { PoolOptions } from '../../src/sidecar/worker/pool/worker-pool.js'
 import { type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures')
@@ -53,6 +54,8 @@ export interface HostileOptions {
   only?: string[]
   /** The operator's floor for gates (SidecarOptions.onError). */
   onError?: 'default' | 'refuse'
+  /** The worker pool's settings. */
+  pool?: PoolOptions
 }
 
 export async function startHostile(options: HostileOptions = {}): Promise<Running> {
@@ -67,6 +70,7 @@ export async function startHostile(options: HostileOptions = {}): Promise<Runnin
     limits: { ...HOSTILE_LIMITS, ...options.limits },
     waits: { confirmMs: options.confirmMs ?? CONFIRM_CEILING_MS, capabilityMs: 5000 },
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.pool ? { pool: options.pool } : {}),
   })
   if (hooks === FIXTURES) return running
   return {

@@ -22,6 +22,7 @@ import {
   failedReport,
 } from '../../runners/hook-runner.js'
 import type { InvokeFlight } from './flights.js'
+import { FAILURE_TEXT } from '../../runners/failure-text.js'
 import { type FromWorker, type LoadOutcome, fromWorker } from '../protocol.js'
 import { chainRunState } from './chain-run.js'
 import { deadlineIn, hostOf, now, pause, resume } from './flights.js'
@@ -47,6 +48,11 @@ export interface PoolOptions {
   keepVersions?: number
   /** Extra Node.js options for the worker processes, e.g. ['--max-semi-space-size=16']. */
   execArgv?: readonly string[]
+  /**
+   * The memory (sum of the invocations' memory limits) that invocations waiting on their host may hold
+   * in one worker at once; a capability call past it fails in the hook with code 'limit'. Default 512.
+   */
+  maxParkedMb?: number
 }
 
 /** What the pool is doing, for tests and status output. */
@@ -73,6 +79,7 @@ export class WorkerPool implements HookRunner {
   private readonly hangGraceMs: number
   private readonly keepVersions: number
   private readonly execArgv: readonly string[]
+  private readonly maxParkedMb: number
   private readonly workers: WorkerProcess[] = []
   private readonly waiters: Array<() => void> = []
   private readonly brokenListeners = new Set<(reason: string) => void>()
@@ -95,6 +102,7 @@ export class WorkerPool implements HookRunner {
     this.hangGraceMs = options.hangGraceMs ?? 5000
     this.keepVersions = Math.max(1, options.keepVersions ?? 256)
     this.execArgv = options.execArgv ?? []
+    this.maxParkedMb = Math.max(1, options.maxParkedMb ?? 512)
   }
 
   /**
@@ -269,6 +277,13 @@ export class WorkerPool implements HookRunner {
     }
   }
 
+  /** The memory limits of this worker's invocations that wait on their host now. */
+  private parkedMb(worker: WorkerProcess): number {
+    let mb = 0
+    for (const flight of worker.inflight.values()) if (flight.type !== 'load' && flight.outstanding > 0) mb += flight.request.limits.memoryMb
+    return mb
+  }
+
   private unavailable(): InvocationReport & { outcome: InvokeFailure } {
     const message = this.closed ? 'the sidecar is shutting down' : `no sandbox worker is available: ${this.brokenReason ?? 'workers are restarting'}`
     return failedReport('worker-crash', message) as InvocationReport & { outcome: InvokeFailure }
@@ -332,6 +347,19 @@ export class WorkerPool implements HookRunner {
         const host = flight && hostOf(flight, message.step)
         if (!flight || !host || flight.type === 'load') return
         flight.called.add(message.step ?? 0)
+        // An invocation waiting on its host keeps its isolate (and the memory it filled) alive in this
+        // worker: how much may wait at once is capped, per worker, in memory.
+        const parkedMb = this.parkedMb(worker)
+        const mine = flight.request.limits.memoryMb
+        if (flight.outstanding === 0 && parkedMb + mine > this.maxParkedMb) {
+          worker.post({
+            $: 'capabilityResult',
+            id: message.id,
+            callId: message.callId,
+            reply: { ok: false, code: 'limit', message: FAILURE_TEXT.parked(message.capability, this.maxParkedMb, parkedMb) },
+          })
+          return
+        }
         pause(flight)
         const answer = (reply: Parameters<typeof worker.post>[0] & { $: 'capabilityResult' }): void => {
           resume(flight)
