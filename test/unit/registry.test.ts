@@ -2,6 +2,8 @@
  * The registry (src/sidecar/hooks/registry.ts) over temporary hook folders, with a fake loader: what it
  * serves, the versions, load diagnostics, stale versions, removals, events and load concurrency.
  */
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { versionOf } from '../../src/sidecar/hooks/hook-files.js'
 import { HOOK_SOURCE_MAX_BYTES, Registry, type RegistryEvent, type RegistryOptions } from '../../src/sidecar/hooks/registry.js'
@@ -68,8 +70,7 @@ describe('loading', () => {
 
   it('lists only folders with a hook name: no files, no dot folders', async () => {
     await folder.write({ good: { index: exporting('afterRun') }, '.hidden': { index: exporting('afterRun') } })
-    const { writeFile } = await import('node:fs/promises')
-    await writeFile(`${folder.root}/stray.js`, 'exports.afterRun = 1')
+    await writeFile(join(folder.root, 'stray.js'), 'exports.afterRun = 1')
     const r = registry()
     expect(await r.names()).toEqual(['good'])
     await r.loadAll()
