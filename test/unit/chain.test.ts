@@ -10,7 +10,7 @@ const pointOf = (name: PointName): AnyPoint => getPoint(name) as AnyPoint
 function chain(runner: FakeRunner, name: PointName, raw: unknown, hooks: Array<[string, PointName[]]>, signal?: AbortSignal) {
   const point = pointOf(name)
   const steps = hooks.map(([hook, points]) => chainStep(runner, { name: hook, points }, signal))
-  return runChain(point, 7, point.payload.parse(raw), steps, signal)
+  return runChain(point, 7, point.payload.parse(raw), steps, { signal, jsonDepth: 64 })
 }
 
 const call = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
@@ -181,7 +181,7 @@ describe('failures are diagnostics', () => {
   it('reports an answer that is not JSON as internal', async () => {
     const runner = new FakeRunner().script('a', () => ({ rawValue: '{oops' }))
     const result = await chain(runner, 'beforeModelRequest', request, [['a', ['beforeModelRequest']]])
-    expect(result.diagnostics.map((d) => [d.kind, d.message])).toEqual([['internal', "hook 'a': the sandbox returned an unreadable answer; the hook was skipped"]])
+    expect(result.diagnostics.map((d) => [d.kind, d.message])).toEqual([['internal', expect.stringMatching(/^hook 'a' beforeModelRequest: the returned value is not valid JSON \(.+\); the hook was skipped$/)]])
     expect(result.trace.map((t) => t.outcome)).toEqual(['failed'])
   })
 
@@ -431,5 +431,48 @@ describe('checkReturn', () => {
 
   it('does not take an inherited property for an allowed field', () => {
     expect(checkReturn(bmr, { toString: 'x', constructor: 'y' })).toEqual({ changes: {}, ignored: ['toString', 'constructor'] })
+  })
+})
+
+describe('failures at a gate', () => {
+  const gateCall = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
+
+  async function gateWith(kind: Parameters<typeof fails>[0], onError?: 'default' | 'refuse' | 'skip') {
+    const runner = new FakeRunner().script('g', () => fails(kind, 'it went wrong')).script('next', () => returns({ arguments: { after: true } }))
+    const point = pointOf('beforeToolExecute')
+    const steps = [chainStep(runner, { name: 'g', points: ['beforeToolExecute'] }), chainStep(runner, { name: 'next', points: ['beforeToolExecute'] })]
+    return runChain(point, 1, point.payload.parse(gateCall), steps, { jsonDepth: 64, ...(onError ? { onError: () => onError } : {}) })
+  }
+
+  it.each(['timeout', 'cpu', 'memory', 'result-too-large', 'limit', 'worker-crash', 'cancelled', 'unavailable', 'internal'] as const)(
+    'a hook that could not decide (%s) refuses the call by default, naming itself; later hooks are not consulted',
+    async (kind) => {
+      const result = await gateWith(kind)
+      expect(result.result).toMatchObject({ allow: false, refusedBy: 'hookd', reason: expect.stringMatching(/^hookd refused the call: hook 'g' could not decide \(/) })
+      expect(result.trace.map((t) => t.outcome)).toEqual([kind === 'cancelled' ? 'cancelled' : 'failed', 'not-run'])
+    },
+  )
+
+  it.each(['throw', 'invalid-result', 'load', 'hook-removed', 'capability-denied'] as const)(
+    'what the hook did itself (%s) is skipped by default, as the seed says',
+    async (kind) => {
+      const result = await gateWith(kind)
+      expect(result.result).toEqual({ allow: true, arguments: { after: true } })
+    },
+  )
+
+  it('"refuse" refuses on any failure; "skip" on none', async () => {
+    expect((await gateWith('throw', 'refuse')).result).toMatchObject({ allow: false, refusedBy: 'hookd', reason: "hookd refused the call: hook 'g' could not decide (it threw)" })
+    expect((await gateWith('worker-crash', 'skip')).result).toEqual({ allow: true, arguments: { after: true } })
+  })
+
+  it('a point that is not a gate always skips a failed hook', async () => {
+    const runner = new FakeRunner().script('g', () => fails('worker-crash', 'gone'))
+    const point = pointOf('beforeModelRequest')
+    const result = await runChain(point, 1, point.payload.parse({ system: 'S', model: 'm', messages: [] }), [chainStep(runner, { name: 'g', points: ['beforeModelRequest'] })], {
+      jsonDepth: 64,
+      onError: () => 'refuse',
+    })
+    expect(result.result).toEqual({ system: 'S' })
   })
 })

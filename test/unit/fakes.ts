@@ -218,7 +218,7 @@ export class FakeRunner implements HookRunner {
         return stepReport
       },
     }))
-    const done = runChain(point, 0, structuredClone(request.initial), steps, request.signal)
+    const done = runChain(point, 0, structuredClone(request.initial), steps, { signal: request.signal, jsonDepth: request.limits.jsonDepth })
       .catch((err: unknown) => {
         if (err !== stop) throw err
       })
@@ -226,7 +226,7 @@ export class FakeRunner implements HookRunner {
         for (const r of reports) r.resolve(undefined)
       })
       .then(() => {})
-    return { report: (i) => reports[i]?.promise ?? Promise.resolve(undefined), done }
+    return { report: (i) => reports[i]?.promise ?? Promise.resolve(undefined), lost: () => false, done }
   }
 }
 
@@ -406,6 +406,8 @@ export interface FakeTenantOptions {
   envAllow?: readonly string[]
   /** Admission: a message refuses every point call as over a quota. */
   overQuota?: string
+  /** The operator's floor for gates. */
+  onError?: 'default' | 'refuse'
 }
 
 /** A Tenant around a real registry, with a few knobs, counting admissions and releases. */
@@ -423,6 +425,7 @@ export function fakeTenant(registry: Registry, runner: HookRunner, options: Fake
     waits: { ...DEFAULT_WAITS, ...options.waits },
     runner,
     audit: undefined,
+    onError: options.onError ?? 'default',
     admitted: 0,
     released: 0,
     tracked: 0,
@@ -479,6 +482,7 @@ export class FakeLink implements SessionLink {
 export function openRequest(overrides: Partial<OpenSessionWire> = {}): OpenSessionWire {
   return {
     protocolVersion: 1,
+    onError: 'default',
     sessionId: 'run-1',
     agentId: 'careful',
     modelId: 'claude',

@@ -6,7 +6,8 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { versionOf } from '../../src/sidecar/hooks/hook-files.js'
-import { HOOK_SOURCE_MAX_BYTES, Registry, type RegistryEvent, type RegistryOptions } from '../../src/sidecar/hooks/registry.js'
+import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../src/sidecar/hooks/hook-folder.js'
+import { Registry, type RegistryEvent, type RegistryOptions } from '../../src/sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
 import { FakeLoader, FakeRunner, type HookFolder, type HooksRoot, exporting, hooksFolder, until } from './fakes.js'
 
@@ -142,7 +143,7 @@ describe('load diagnostics', () => {
         hook: 'g',
         point: '',
         kind: 'load',
-        message: expect.stringMatching(/^hook\.json is not valid JSON: .+\. The hook is skipped until it loads; fix g\/hook\.json and save it$/),
+        message: expect.stringMatching(/^hook\.json is not valid JSON \(.+\)\. The hook is skipped until it loads; fix g\/hook\.json and save it$/),
         file: 'g/hook.json',
         line: 4,
       },
@@ -156,7 +157,7 @@ describe('load diagnostics', () => {
   it('reports a key hook.json may not hold, at its line', async () => {
     const { diagnostics } = await loaded({ g: { index: exporting('afterRun'), json: '{\n  "config": {},\n  "confg": 1\n}' } })
     expect(diagnostics[0]).toMatchObject({ file: 'g/hook.json', line: 3 })
-    expect(diagnostics[0]?.message).toMatch(/^hook\.json is invalid: .*"confg".* \(it may hold "config", "description" and "remote"\)\. The hook is skipped/)
+    expect(diagnostics[0]?.message).toMatch(/^hook\.json is invalid: .*"confg".* \(it may hold "config", "description", "remote" and "onError"\)\. The hook is skipped/)
   })
 
   it('reports an empty index.js without loading it', async () => {
@@ -182,7 +183,7 @@ describe('load diagnostics', () => {
       [
         'big',
         'big/index.js',
-        'big/index.js is 1048577 bytes, over the 1048576 bytes (1 MiB) hookd loads; bundle or minify it, or move data it reads to ctx.file. The hook is skipped until it loads; fix big/index.js and save it',
+        'big/index.js is 1048577 bytes, over the 1048576 bytes hookd reads; bundle or minify it, or move data it reads to ctx.file. The hook is skipped until it loads; fix big/index.js and save it',
       ],
     ])
     expect(loader.loads.map((l) => l.name)).toEqual(['fits'])

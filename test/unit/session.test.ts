@@ -485,7 +485,7 @@ describe('capability answers over a stream', () => {
 })
 
 describe('cancel', () => {
-  it('answers the call\'s waiting capabilities as cancelled and cancels the hooks still to run', async () => {
+  it('answers the call\'s waiting capabilities as cancelled, and the gate is refused', async () => {
     const w = await world({ a: { index: exporting('beforeToolExecute') }, b: { index: exporting('beforeToolExecute') } })
     w.runner
       .script('a', async (r) => {
@@ -499,7 +499,9 @@ describe('cancel', () => {
     session.cancel(2)
     const result = await pending
     expect(replyOf(w, 'a')).toEqual({ ok: false, code: 'cancelled', message: 'the host cancelled this point call' })
-    expect(result.trace.map((t) => [t.hook, t.outcome])).toEqual([['a', 'cancelled'], ['b', 'cancelled']])
+    // A cancelled gate is refused by hookd: the hook that could not decide stops the chain.
+    expect(result.trace.map((t) => [t.hook, t.outcome])).toEqual([['a', 'cancelled'], ['b', 'not-run']])
+    expect(result.result).toMatchObject({ allow: false, refusedBy: 'hookd', reason: "hookd refused the call: hook 'a' could not decide (the call was cancelled)" })
     expect(w.runner.callsOf('b')).toEqual([])
     expect(() => session.answer(1, { ok: true, value: true })).not.toThrow()
   })
