@@ -78,6 +78,10 @@ describe('the Kubernetes manifests', () => {
     pod.terminationGracePeriodSeconds = 10
     delete pod.containers[0]?.name
 
+    // The shared deployment pauses 5 s in preStop before SIGTERM: that counts against the period too.
+    const shared = broken.find((m) => m.file.startsWith('shared/') && m.doc.kind === 'Deployment') as Manifest
+    podTemplate(shared).spec.terminationGracePeriodSeconds = 52
+
     const where = 'sidecar/agent-with-hookd.yaml#1 Deployment/agent'
     expect(await schemaProblems(broken)).toEqual([
       `${where}: /spec/template/spec/containers/0 must have required property name`,
@@ -89,6 +93,7 @@ describe('the Kubernetes manifests', () => {
       ]),
     )
     expect(manifestProblems(broken)).toEqual([
+      'shared/hookd.yaml#1 Deployment/hookd container hookd: terminationGracePeriodSeconds (52) must exceed the preStop pause (5 s) plus --grace-ms (45000 ms) by at least 5 s, or the drain is cut short by SIGKILL',
       `${where} container hookd: securityContext.readOnlyRootFilesystem must be true`,
       `${where} container hookd: an init container that serves hooks must be a native sidecar (restartPolicy: Always)`,
       `${where} container hookd: livenessProbe must be a gRPC probe on the health port 8081`,

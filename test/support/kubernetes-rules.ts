@@ -22,6 +22,7 @@ interface Container {
   resources?: { requests?: Json; limits?: Json }
   securityContext?: Json & { capabilities?: { drop?: string[] }; seccompProfile?: { type?: string } }
   volumeMounts?: Array<{ name?: string; mountPath?: string }>
+  lifecycle?: { preStop?: { exec?: { command?: string[] }; sleep?: { seconds?: number } } }
 }
 
 interface PodSpec {
@@ -109,9 +110,13 @@ function hookdProblems(at: string, c: Container, init: boolean, pod: PodSpec): s
   }
   const graceMs = Number(flag('--grace-ms') ?? 5000)
   const period = (pod.terminationGracePeriodSeconds ?? 30) * 1000
+  // A preStop pause runs before SIGTERM, inside the same period.
+  const preStop = c.lifecycle?.preStop
+  const pauseMs = 1000 * Number(preStop?.sleep?.seconds ?? (preStop?.exec?.command?.[0] === 'sleep' ? preStop.exec.command[1] : 0))
   // Workers and the audit log close after the drain: leave them 5 s before the kubelet's SIGKILL.
-  if (period < graceMs + 5000) {
-    problems.push(`${at}: terminationGracePeriodSeconds (${period / 1000}) must exceed --grace-ms (${graceMs} ms) by at least 5 s, or the drain is cut short by SIGKILL`)
+  if (period < pauseMs + graceMs + 5000) {
+    const pause = pauseMs > 0 ? `the preStop pause (${pauseMs / 1000} s) plus ` : ''
+    problems.push(`${at}: terminationGracePeriodSeconds (${period / 1000}) must exceed ${pause}--grace-ms (${graceMs} ms) by at least 5 s, or the drain is cut short by SIGKILL`)
   }
   const listen = flag('--listen')
   if (listen?.startsWith('unix:')) {
