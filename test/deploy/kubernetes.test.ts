@@ -138,19 +138,34 @@ describe('the hooks the manifests mount from ConfigMaps', () => {
   }
 
   it.each([
-    ['the agent sidecar', 'sidecar/agent-with-hookd.yaml', '', ['guard', 'https-only']],
-    ["the shared deployment's tenant acme", 'shared/hookd.yaml', 'acme', ['guard']],
-  ])('%s: every hook loads', async (_, file, tenant, names) => {
+    // Where hookd looks for hooks in the container: its --hooks, or a tenant's folder in the tenants file.
+    ['the agent sidecar', 'sidecar/agent-with-hookd.yaml', '/etc/hookd/hooks', ['guard', 'https-only']],
+    ["the shared deployment's tenant acme", 'shared/hookd.yaml', '/srv/hookd/acme', ['guard']],
+  ])('%s: every hook loads from the volume as the kubelet lays it out', async (_, file, hooksPath, names) => {
     const template = podTemplate(find(file, 'Deployment'))
     const hookd = [...(template.spec.initContainers ?? []), ...template.spec.containers].find((c) => String(c.image).includes('hookd')) as {
+      args: string[]
       volumeMounts: Array<{ name: string; mountPath: string }>
     }
-    const mount = hookd.volumeMounts.find((v) => template.spec.volumes?.some((vol) => vol.name === v.name && vol.configMap)) as { name: string }
-    const root = await configMapVolume(template.spec.volumes?.find((v) => v.name === mount.name) as NonNullable<PodTemplate['spec']['volumes']>[number])
-    const ran = await runInProcess(['check', join(root, tenant), '--json'])
+    if (hookd.args.includes('--hooks')) expect(hookd.args[hookd.args.indexOf('--hooks') + 1]).toBe(hooksPath)
+    const mount = hookd.volumeMounts.find((v) => hooksPath.startsWith(`${v.mountPath}/`)) as { name: string; mountPath: string }
+    const volume = template.spec.volumes?.find((v) => v.name === mount.name) as NonNullable<PodTemplate['spec']['volumes']>[number]
+    expect(volume.configMap).toBeDefined()
+    const root = await configMapVolume(volume)
+    const ran = await runInProcess(['check', join(root, hooksPath.slice(mount.mountPath.length + 1)), '--json'])
     expect(ran.code, ran.stdout + ran.stderr).toBe(0)
     const report = JSON.parse(ran.stdout) as { hooks: Array<{ name: string; ok: boolean; points: string[] }>; problems: unknown[] }
     expect(report.problems).toEqual([])
     expect(report.hooks.map((h) => [h.name, h.ok, h.points])).toEqual(names.map((n) => [n, true, ['beforeToolExecute']]))
+  })
+
+  it('a ConfigMap mounted straight at the hooks folder fails: the kubelet links each hook folder, and hookd refuses links', async () => {
+    const agent = find('sidecar/agent-with-hookd.yaml', 'Deployment')
+    const volume = structuredClone(podTemplate(agent).spec.volumes?.find((v) => v.configMap)) as NonNullable<PodTemplate['spec']['volumes']>[number]
+    for (const item of volume.configMap?.items ?? []) item.path = item.path.replace(/^hooks\//, '')
+    const root = await configMapVolume(volume)
+    const ran = await runInProcess(['check', root, '--json'])
+    expect(ran.code).toBe(1)
+    expect(ran.stdout).toContain('the hook folder guard is a symbolic link; hookd does not follow symbolic links in hook folders')
   })
 })
