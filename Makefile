@@ -10,7 +10,7 @@ TRY_PAYLOAD := {"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}
 # python3-grpcio and python3-grpc-tools (a pyenv or venv `python3` on PATH may not).
 export HOOKD_PYTHON ?= /usr/bin/python3
 
-.PHONY: all install build run test typecheck bench clean help python-deps python-stubs
+.PHONY: all install build run test typecheck bench clean help python-deps python-stubs deploy-deps image
 
 all: build
 
@@ -23,6 +23,8 @@ help:
 	@echo "make clean      remove dist/ and node_modules/"
 	@echo "make python-deps   install python3-grpcio and python3-grpc-tools (apt) unless $(HOOKD_PYTHON) has them"
 	@echo "make python-stubs  generate the Python stubs of proto/ into examples/python/gen/"
+	@echo "make deploy-deps   install systemd-analyze and setpriv (apt) for the tests in test/deploy/ unless present"
+	@echo "make image         build the container image hookd:VERSION with docker (needs a Docker engine)"
 
 # npm ci builds isolated-vm from source on first install (about 90 s).
 node_modules/.installed: package.json package-lock.json
@@ -54,8 +56,15 @@ python-deps:
 python-stubs: python-deps
 	scripts/python-stubs.sh
 
+deploy-deps:
+	scripts/deploy-deps.sh
+
+image:
+	docker build -t hookd:$$(node -p 'require("./package.json").version') .
+
 # vitest runs the conformance suite with both runners (TypeScript and Python): see test/conformance/.
-test: node_modules/.installed typecheck build python-stubs
+# test/deploy/ replays the image's runtime stage with a pruned node_modules cached in .cache/.
+test: node_modules/.installed typecheck build python-stubs deploy-deps
 	npx vitest run
 	BENCH_SMOKE=1 npx tsx bench/run.ts
 
@@ -63,4 +72,4 @@ bench: build
 	BENCH_SMOKE=$(BENCH_SMOKE) npx tsx bench/run.ts
 
 clean:
-	rm -rf dist node_modules
+	rm -rf dist node_modules .cache

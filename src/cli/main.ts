@@ -4,6 +4,7 @@ import { HOOKD_VERSION } from '../protocol/version.js'
 import { CommandError, UsageError } from './args.js'
 import { type CliIo, processIo } from './io.js'
 import { check } from './check.js'
+import { health } from './health.js'
 import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
 import { serve } from './serve.js'
@@ -18,6 +19,7 @@ Commands:
   serve     run the sidecar (hookd serve --hooks ./hooks)
   invoke    run one hook point through a chain of hooks and print the result as JSON
   list      list the hooks a running sidecar serves
+  health    ask a running sidecar whether it serves (exit 0 when SERVING), for health checks
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
   tenant    make a tenant token (hookd tenant token) or check a tenants file, for 'serve --tenants'
   agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
@@ -28,6 +30,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   serve,
   invoke,
   list: listHooks,
+  health,
   check,
   tenant,
   // Loaded on use, so the other commands do not load the Anthropic SDK.

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
+import { parseHealthAddress } from '../sidecar/grpc/health-listener.js'
 import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
@@ -33,10 +34,13 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
                            the call, whatever a session or a hook asks (with --tenants: a tenant's
                            "onError": "refuse" in the tenants file)
+  --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
+                           token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}
   -h, --help               show this help
 
-When ready it prints one line to stderr: "hookd: listening on ADDR". Hooks that fail to load are
+When ready it prints one line to stderr: "hookd: listening on ADDR" (and "hookd: health on HOST:PORT"
+with --health-listen; both are bound before either line is printed). Hooks that fail to load are
 reported on stderr before it and skipped. Edits to hook folders are picked up while it runs (see
 docs/hot-reload.md); each reload, failed reload and removal is reported on stderr.`
 
@@ -62,6 +66,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'parked-mb': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
+        'health-listen': { type: 'string' },
         ...TENANCY_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
@@ -89,6 +94,12 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
   const parkedMb = positiveInt('parked-mb', values['parked-mb'])
+  const healthListen = values['health-listen']
+  try {
+    if (healthListen !== undefined) parseHealthAddress(healthListen)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
   const tenancy = await tenancySettings(values)
   if (values['fail-closed'] && values.tenants !== undefined) {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
@@ -111,26 +122,35 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   }
   process.on('unhandledRejection', onUnhandled)
   try {
-    return await serveUntilSignal(options, values.listen, tenancy.listen, io)
+    return await serveUntilSignal(options, values.listen, tenancy.listen, io, healthListen)
   } finally {
     process.off('unhandledRejection', onUnhandled)
   }
 }
 
 /** Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. */
-async function serveUntilSignal(options: SidecarOptions, listen: string, listenOptions: TenancySettings['listen'], io: CliIo): Promise<number> {
+async function serveUntilSignal(
+  options: SidecarOptions,
+  listen: string,
+  listenOptions: TenancySettings['listen'],
+  io: CliIo,
+  healthListen: string | undefined,
+): Promise<number> {
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
   }
   let address: string
+  let healthAddress: string | undefined
   try {
     address = await sidecar.listen(listen, listenOptions)
+    if (healthListen !== undefined) healthAddress = await sidecar.listenHealth(healthListen)
   } catch (err) {
     await sidecar.stop()
     throw err
   }
   io.stderr.write(`hookd: listening on ${address}\n`)
+  if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
   // Hot reload news, for the person running the sidecar (sessions get it as pushed diagnostics).
   // With tenants, each tenant's news is reported with its id (tenants.ts).
   const tenants = sidecar.tenants

@@ -13,6 +13,7 @@ import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
 import { SERVICE_NAME } from '../protocol/wire.js'
+import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
@@ -68,6 +69,7 @@ export class Sidecar {
   private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 })
   private readonly health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' })
   private readonly sessions = new Set<Session>()
+  private readonly healthListeners: HealthListener[] = []
   private socketPath: string | undefined
   private stopping: Promise<void> | undefined
 
@@ -161,6 +163,16 @@ export class Sidecar {
   }
 
   /**
+   * Serves the health service alone on a second, TCP address (`--health-listen`), for probes that
+   * cannot reach a Unix socket. It closes last in `stop`, so probes see NOT_SERVING during the drain.
+   */
+  async listenHealth(text: string): Promise<string> {
+    const listener = await listenHealth(this.health, text)
+    this.healthListeners.push(listener)
+    return listener.address
+  }
+
+  /**
    * Stops accepting, marks health NOT_SERVING, lets in-flight calls finish for up to the grace period,
    * then closes what is left and stops the workers.
    */
@@ -181,6 +193,7 @@ export class Sidecar {
       await this.tenancy.close()
       await this.workerPool.close()
       if (this.socketPath) await unlink(this.socketPath).catch(() => {})
+      for (const listener of this.healthListeners) await listener.close()
     })()
     return this.stopping
   }
