@@ -84,6 +84,11 @@ export interface CtxFile {
   read(path: string): string
   /** Creates or replaces the file, creating missing folders. */
   write(path: string, text: string): void
+  /**
+   * Adds `text` at the end of the file, creating it (and missing folders) when it is not there: a log
+   * grows without being read and rewritten. Needs the same access as `write`.
+   */
+  append(path: string, text: string): void
   exists(path: string): boolean
   /** The names in a folder (default: the workdir itself), sorted. */
   list(dir?: string): string[]

@@ -7,7 +7,7 @@
  * message is the error's message, so the defaults word theirs like the sidecar's refusals:
  * "ctx.file.read('notes.txt') failed: no such file or directory".
  */
-import { lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from 'node:fs/promises'
+import { appendFile, lstat, mkdir, readFile, readdir, readlink, realpath, stat, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { LogLineData } from '../protocol/wire.js'
@@ -35,6 +35,8 @@ export interface FetchInit {
 export interface FileHandlers {
   read(path: string, origin: CallOrigin): Promise<string>
   write(path: string, text: string, origin: CallOrigin): Promise<void>
+  /** Adds `text` at the end of the file, creating it (and missing folders) when it is not there. */
+  append(path: string, text: string, origin: CallOrigin): Promise<void>
   exists(path: string, origin: CallOrigin): Promise<boolean>
   list(dir: string, origin: CallOrigin): Promise<string[]>
 }
@@ -173,6 +175,12 @@ export function workdirFiles(workdir: string): FileHandlers {
         const full = await confine(workdir, path)
         await mkdir(dirname(full), { recursive: true })
         await writeFile(full, text)
+      }),
+    append: (path, text) =>
+      described('file.append', path, async () => {
+        const full = await confine(workdir, path)
+        await mkdir(dirname(full), { recursive: true })
+        await appendFile(full, text)
       }),
     exists: (path) =>
       described('file.exists', path, async () => {
