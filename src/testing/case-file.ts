@@ -25,11 +25,6 @@ import { didYouMean } from './did-you-mean.js'
 /** The largest case file read. */
 export const CASE_FILE_MAX_BYTES = 1024 * 1024
 
-const relativePath = z
-  .string()
-  .min(1, 'a path is required')
-  .refine((p) => confinedPath(p).ok, 'must be a relative path inside the workdir (no leading /, no .. that leads out)')
-
 const hookName = z.string().regex(HOOK_NAME, 'a hook name is a folder name: letters, digits, ".", "_" and "-"')
 
 /** A canned HTTP response: the body as text, or any JSON value (sent as application/json). */
@@ -43,11 +38,11 @@ const ctxSchema = z.strictObject({
   /** Replaces the hook's `config` (hook.json) for this case. */
   config: z.unknown().optional(),
   /** Replaces the `config` of other hooks of a chain case, by name. */
-  configs: z.record(hookName, z.unknown()).default({}),
+  configs: z.record(z.string(), z.unknown()).default({}),
   /** Files in the case's temporary workdir before the call: path -> text. */
-  files: z.record(relativePath, z.string()).default({}),
+  files: z.record(z.string(), z.string()).default({}),
   /** Environment variables the session allows and sends. */
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string()).default({}),
+  env: z.record(z.string(), z.string()).default({}),
   /** Default: true when `confirm` gives answers, else false. */
   interactive: z.boolean().optional(),
   autoApprove: z.boolean().default(false),
@@ -95,7 +90,7 @@ const expectSchema = z.strictObject({
   /** The capability calls that reached the host, in order. Omitted: not checked. */
   calls: z.array(expectedCall).optional(),
   /** Files in the workdir after the call: path -> text, or null for "must not exist". */
-  files: z.record(relativePath, z.string().nullable()).optional(),
+  files: z.record(z.string(), z.string().nullable()).optional(),
 })
 
 const caseSchema = z.strictObject({
@@ -148,6 +143,15 @@ export function parseCase(text: string, file: string, owner: string): ParsedCase
   const payload = spec?.payload.safeParse(data.payload)
   if (payload && !payload.success) return fail(`${issueText(payload.error, 'payload')} (${data.point}: ${spec?.summary ?? ''})`)
   const hooks = data.hooks ?? [owner]
+  // Keys are checked here, not by zod, whose record-key errors do not say which key or why.
+  for (const [where, files] of [['ctx.files', data.ctx.files], ['expect.files', data.expect.files ?? {}]] as const) {
+    for (const path of Object.keys(files)) {
+      if (!confinedPath(path).ok || path === '') return fail(`${where}: '${path}' must be a path relative to the workdir, and stay inside it (no leading /, no .. that leads out)`)
+    }
+  }
+  for (const name of Object.keys(data.ctx.env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return fail(`ctx.env: '${name}' is not an environment variable name`)
+  }
   for (const name of Object.keys(data.ctx.configs)) {
     if (!hooks.includes(name)) return fail(`ctx.configs.${name}: '${name}' is not one of the case's hooks (${hooks.join(', ')})`)
   }

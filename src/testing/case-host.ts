@@ -112,10 +112,19 @@ export class CaseHost {
     let any: HttpResponse | undefined
     for (const [key, response] of Object.entries(this.ctx.http)) {
       const parsed = httpKey(key)
-      if (!parsed || parsed.url !== url) continue
+      if (!parsed || normalUrl(parsed.url) !== normalUrl(url)) continue
       if (parsed.method === method) return response
       if (parsed.method === undefined) any = response
     }
     return any
+  }
+}
+
+/** "HTTPS://Example.com:443/a" and "https://example.com/a" are the same URL. */
+function normalUrl(url: string): string {
+  try {
+    return new URL(url).href
+  } catch {
+    return url
   }
 }

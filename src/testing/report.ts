@@ -70,7 +70,7 @@ export function junitXml(report: RunReport): string {
 
 /** "hooks/guard/tests/x.json" -> "guard". */
 function hookOf(file: string, hooksShown: string): string {
-  const rest = file.startsWith(`${hooksShown}/`) ? file.slice(hooksShown.length + 1) : file
+  const rest = hooksShown !== '.' && file.startsWith(`${hooksShown}/`) ? file.slice(hooksShown.length + 1) : file
   return rest.split('/')[0] ?? rest
 }
 

@@ -15,6 +15,7 @@ import type { ExpectedDiagnostic, TestCase } from './case-file.js'
 import { CaseHost, type SeenCall } from './case-host.js'
 import { differences, show } from './match.js'
 import type { Stage } from './stage.js'
+import { shownPath } from './shown-path.js'
 
 /** How long one case may take in all; each hook is also held to the sidecar's own limits. */
 export const CASE_TIMEOUT_MS = 120_000
@@ -63,7 +64,7 @@ export async function runCase(env: CaseEnvironment, testCase: TestCase): Promise
   for (const hook of testCase.hooks) {
     const problem = env.stage.problemOf(hook)
     if (problem) {
-      const where = `${env.hooksShown}/${problem.file}${problem.line !== undefined ? `:${problem.line}` : ''}`
+      const where = `${shownPath(env.hooksShown, problem.file)}${problem.line !== undefined ? `:${problem.line}` : ''}`
       return outcome([`hook '${hook}' cannot be loaded: ${where}: ${problem.message}`])
     }
     await env.stage.configure(hook, hook === testCase.owner ? testCase.ctx.config : testCase.ctx.configs[hook])
@@ -130,7 +131,7 @@ function compareDiagnostics(expected: ExpectedDiagnostic[], actual: Diagnostic[]
   const wanted = expected.length === 0 ? 'none' : expected.map((e) => [e.kind, e.hook, e.message && JSON.stringify(e.message)].filter(Boolean).join(' ')).join('; ')
   const lines = [`diagnostics: expected ${wanted}; got ${actual.length === 0 ? 'none' : `${actual.length}:`}`]
   for (const d of actual) {
-    const where = d.file ? ` (${hooksShown}/${d.file}${d.line !== undefined ? `:${d.line}` : ''})` : ''
+    const where = d.file ? ` (${shownPath(hooksShown, d.file)}${d.line !== undefined ? `:${d.line}` : ''})` : ''
     lines.push(`  ${d.kind} ${d.hook}: ${d.message}${where}`)
     const hint = hintFor({ kind: d.kind, message: d.message, point: d.point || point })
     if (hint) lines.push(`    hint: ${hint}`)

@@ -9,6 +9,7 @@ import { Sidecar } from '../sidecar/sidecar.js'
 import { type CaseProblem, loadSuite } from './load-cases.js'
 import { type CaseOutcome, runCase } from './run-case.js'
 import { Stage } from './stage.js'
+import { shownPath } from './shown-path.js'
 
 export interface RunReport {
   /** The hooks folder, as shown. */
@@ -55,7 +56,7 @@ export class TestRunner {
   /** Finds and runs the cases of the hooks `selected`, one after the other. */
   async run(selected: readonly string[]): Promise<RunReport> {
     const { root, hooksShown } = this.options
-    const suite = await loadSuite(root, selected, (path) => `${hooksShown}/${path}`)
+    const suite = await loadSuite(root, selected, (path) => shownPath(hooksShown, path))
     const involved = [...new Set(suite.cases.flatMap((c) => c.hooks))].sort()
     for (const hook of involved) await this.stage.stage(root, hook)
     const outcomes: CaseOutcome[] = []
