@@ -177,10 +177,14 @@ function jsSource(name: string, points: readonly StepPointName[], config: Array<
     '',
     `/** @typedef {${configType(config)}} Config */`,
     '',
+    // On a const, not on `module.exports =`: TypeScript checks a typed const (a misspelt point, a wrong
+    // answer), while it only uses a type on `module.exports` to infer the parameters.
     "/** @type {import('hookd/hook').Hook<Config>} */",
-    'module.exports = {',
+    'const hook = {',
     ...handlers(name, points),
     '}',
+    '',
+    'module.exports = hook',
     '',
   ].join('\n')
 }

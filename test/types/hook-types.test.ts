@@ -130,6 +130,19 @@ describe('hookd/hook mirrors the capability table', () => {
   })
 })
 
+describe('hookd/hook refuses other agents\' answers', () => {
+  it("does not compile a handler that answers like a Claude Code hook", () => {
+    const hook: Hook = {
+      // @ts-expect-error Claude Code's decision: hookd's refusal is { allow: false, reason }
+      beforeToolExecute: () => ({ decision: 'block', reason: 'no' }),
+      // @ts-expect-error Claude Code's continue: a hookd hook refuses the tool call instead
+      afterToolExecute: () => ({ continue: false }),
+      beforeModelRequest: (ctx, request) => ({ system: `${request.system}!` }),
+    }
+    expect(Object.keys(hook)).toEqual(['beforeToolExecute', 'afterToolExecute', 'beforeModelRequest'])
+  })
+})
+
 describe('a hook author writes', () => {
   it('the seed guard, sync and async handlers, with a typed config', () => {
     const guard: Hook = {
