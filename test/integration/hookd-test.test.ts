@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLI_ARGS, type Ran, runHookd, runInProcess, stopProcess } from '../support/processes.js'
+import { CLI_ARGS, ROOT, type Ran, runHookd, runInProcess, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, writeTree } from '../support/sidecar.js'
 
 const hookd = (args: string[], cwd: string): Promise<Ran> => runHookd(args, { cwd, timeoutMs: 120_000 })
@@ -115,6 +115,12 @@ describe('hookd test', () => {
       '',
     ])
     expect(ran.code).toBe(1)
+  })
+
+  it("passes the example guard hook's own cases, in this repository", async () => {
+    const ran = await hookd(['test', 'guard'], ROOT)
+    expect(ran.stdout).toMatch(/^(PASS hooks\/guard\/tests\/.*\n){4}4 cases: 4 passed, 0 failed\n$/)
+    expect(ran.code).toBe(0)
   })
 
   it('runs one hook, by folder or by name, and exits 0 when its cases pass', async () => {
