@@ -4,7 +4,7 @@
  * to do instead.
  */
 import { execFileSync } from 'node:child_process'
-import { rm, symlink } from 'node:fs/promises'
+import { mkdir, rm, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BUNDLE_MAX_BYTES, bundleHook, bundlePlan, mapPosition } from '../../src/sidecar/hooks/bundle.js'
@@ -151,7 +151,7 @@ describe('bundleHook keeps every import inside the hook folder', () => {
       ok: false,
       file: 'index.js',
       line: 1,
-      message: "'../other/x.js' (imported by index.js) leads outside the hook's folder (to ../other/x.js); a hook may import only its own files",
+      message: "'../other/x.js' (imported by index.js) leads outside the hook's folder; a hook may import only its own files",
     })
   })
 
@@ -163,11 +163,24 @@ describe('bundleHook keeps every import inside the hook folder', () => {
     })
   })
 
+  it('refuses an entry file that is a link out of the folder', async () => {
+    const out = await refusal({}, async (outer) => {
+      await mkdir(join(outer, 'hook'))
+      await symlink(join(outer, 'other', 'x.js'), join(outer, 'hook', 'index.js'))
+    })
+    expect(out.message).toBe("cannot find './index.js' inside the hook's folder (hookd follows no symbolic link out of it)")
+  })
+
   it('refuses a symbolic link that leads out of the folder', async () => {
     const out = await refusal({ 'hook/index.ts': "import x from './link.js'\nexport default { beforeRun: () => x }\n" }, (outer) =>
       symlink(join(outer, 'other', 'x.js'), join(outer, 'hook', 'link.js')),
     )
-    expect(out.message).toBe("'./link.js' (imported by index.ts) leads outside the hook's folder through a symbolic link (to ../other/x.js); a hook may import only its own files")
+    expect(out.message).toBe("cannot find './link.js' (imported by index.ts) inside the hook's folder (hookd follows no symbolic link out of it)")
+    // The same words when the link leads to nothing: a refusal tells nothing of what exists outside.
+    const dangling = await refusal({ 'hook/index.ts': "import x from './link.js'\nexport default { beforeRun: () => x }\n" }, (outer) =>
+      symlink(join(outer, 'other', 'missing.js'), join(outer, 'hook', 'link.js')),
+    )
+    expect(dangling.message).toBe(out.message)
   })
 
   it("refuses a package found in a node_modules above the folder, not in the hook's own", async () => {
@@ -175,7 +188,7 @@ describe('bundleHook keeps every import inside the hook folder', () => {
       file: 'index.ts',
       line: 1,
       message:
-        "the package 'evil' (imported by index.ts) was found outside the hook's folder (../node_modules/evil/index.js); hooks use only packages in their own node_modules: run npm install in the hook's folder",
+        "cannot find the package 'evil' (imported by index.ts) in the hook's node_modules; run npm install in the hook's folder (hookd never uses packages outside it)",
     })
   })
 

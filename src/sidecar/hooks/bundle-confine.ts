@@ -2,10 +2,12 @@
  * The bundler's one plugin: it decides every import and reads every file, so that bundling an untrusted
  * hook folder never reaches outside it.
  *
- * - Resolution uses esbuild's own resolver (node_modules, package.json "exports", extensions), then
- *   checks where it landed, by real path: a relative import that leaves the folder (`../other/x.js`), an
- *   absolute path, a symbolic link that leads out, a package found in a node_modules above the folder:
- *   all refused, each with a message that says what to do.
+ * - A relative import that leaves the folder (`../other/x.js`), an absolute path or a URL is refused
+ *   before anything is looked up; a bare import is looked up only when a node_modules inside the folder
+ *   holds the package. Then esbuild's own resolver runs (package.json "exports", extensions, index
+ *   files), and where it landed is checked by real path: a symbolic link that leads out is refused.
+ *   A missing file and one outside get the same message, so that refusals reveal nothing of what
+ *   exists outside the folder.
  * - Node built-ins (`fs`, `node:path`, `child_process`, ...) are refused: the sandbox has no Node. A
  *   bare name such as `buffer` or `events` is allowed when the folder's own node_modules holds a package
  *   of that name (a pure-JavaScript replacement). Native addons (`.node`) and WebAssembly are refused.
@@ -15,9 +17,9 @@
  * Nothing from the folder ever runs: this plugin is hookd's own code, and esbuild is told not to read
  * any tsconfig.json (bundle.ts passes its own).
  */
-import { realpath } from 'node:fs/promises'
+import { lstat, realpath } from 'node:fs/promises'
 import { isBuiltin } from 'node:module'
-import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { Loader, OnLoadResult, OnResolveResult, Plugin } from 'esbuild'
 import { builtinAdvice } from './author-hints.js'
 import { readRegularFile } from './read-regular-file.js'
@@ -73,6 +75,23 @@ function packageName(spec: string): string {
   return spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? spec)
 }
 
+/**
+ * True when a node_modules folder between `dir` and `root` (both included) holds `name`, as Node's
+ * lookup would find it; nothing above `root` is looked at.
+ */
+async function packageInside(root: string, dir: string, name: string): Promise<boolean> {
+  for (let at = dir; isInside(root, at); at = dirname(at)) {
+    try {
+      await lstat(join(at, 'node_modules', name))
+      return true
+    } catch {
+      // Not here: one folder up, as far as the root.
+    }
+    if (at === root) break
+  }
+  return false
+}
+
 function builtinRefusal(spec: string): string {
   return `'${spec}' is a Node built-in module, and hooks run in a sandbox without Node: ${builtinAdvice(spec)}`
 }
@@ -94,34 +113,35 @@ export function confinePlugin(state: ConfineState): Plugin {
           return refuse(`'${spec}' is an absolute path; a hook imports only files inside its own folder, by a relative path such as './lib.js'`)
         }
         if (/^[a-z][a-z0-9+.-]*:/i.test(spec)) return refuse(`'${spec}' is a URL; hookd bundles only files of the hook's folder and packages in its node_modules`)
+        const base = args.resolveDir || root
         const relativeSpec = spec === '.' || spec === '..' || spec.startsWith('./') || spec.startsWith('../')
-        const builtin = !relativeSpec && isBuiltin(spec)
+        const file = relativeSpec || args.kind === 'entry-point'
+        const builtin = !file && isBuiltin(spec)
+        // One message whether the target is missing or lies outside the folder (a package above it, a
+        // link out of it): what the bundler says must not tell a hook's author what exists elsewhere.
+        const missing = (): OnResolveResult =>
+          builtin
+            ? refuse(builtinRefusal(spec))
+            : file
+              ? refuse(`cannot find '${spec}'${from} inside the hook's folder (hookd follows no symbolic link out of it)`)
+              : refuse(`cannot find the package '${packageName(spec)}'${from} in the hook's node_modules; run npm install in the hook's folder (hookd never uses packages outside it)`)
 
-        const found = await build.resolve(spec, { kind: args.kind, resolveDir: args.resolveDir || root, importer: args.importer, pluginData: RESOLVING })
-        if (found.errors.length > 0 || found.external || found.namespace !== 'file' || found.path === '') {
-          if (builtin) return refuse(builtinRefusal(spec))
-          if (relativeSpec || args.kind === 'entry-point') return refuse(`cannot find '${spec}'${from} in the hook's folder`)
-          return refuse(
-            `cannot find the package '${packageName(spec)}'${from} in the hook's node_modules; run npm install in the hook's folder (hookd never uses packages outside it)`,
-          )
+        // Checked before esbuild looks: a path that leaves the folder, or a package the folder does not
+        // hold, is never searched for outside it.
+        if (relativeSpec && !isInside(root, resolve(base, spec))) {
+          return refuse(`'${spec}'${from} leads outside the hook's folder; a hook may import only its own files`)
         }
+        if (!file && !(await packageInside(root, base, packageName(spec)))) return missing()
+
+        const found = await build.resolve(spec, { kind: args.kind, resolveDir: base, importer: args.importer, pluginData: RESOLVING })
+        if (found.errors.length > 0 || found.external || found.namespace !== 'file' || found.path === '') return missing()
         let real: string
         try {
           real = await realpath(found.path)
-        } catch (err) {
-          return refuse(`cannot read '${spec}'${from}: ${(err as Error).message}`)
+        } catch {
+          return missing()
         }
-        if (!isInside(root, real)) {
-          if (builtin) return refuse(builtinRefusal(spec))
-          const lexical = resolve(args.resolveDir || root, spec)
-          if (relativeSpec && isInside(root, lexical)) {
-            return refuse(`'${spec}'${from} leads outside the hook's folder through a symbolic link (to ${shown(real)}); a hook may import only its own files`)
-          }
-          if (relativeSpec) return refuse(`'${spec}'${from} leads outside the hook's folder (to ${shown(real)}); a hook may import only its own files`)
-          return refuse(
-            `the package '${packageName(spec)}'${from} was found outside the hook's folder (${shown(real)}); hooks use only packages in their own node_modules: run npm install in the hook's folder`,
-          )
-        }
+        if (!isInside(root, real)) return missing()
         const ext = extname(real)
         if (ext === '.node') {
           return refuse(`'${spec}'${from} is a native Node addon (${shown(real)}); the sandbox runs JavaScript only: use a pure-JavaScript package`)

@@ -89,7 +89,8 @@ const INDEX_JS_MAX_BYTES = 4 * 1024 * 1024
 export async function readBundlePlan(dir: string): Promise<BundlePlan> {
   let names: string[]
   try {
-    names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name)
+    // Links are listed too: an entry that is a link is then refused when it is read, saying why.
+    names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name)
   } catch (err) {
     return { kind: 'error', message: `cannot read the hook folder: ${(err as Error).message}`, file: '.' }
   }
