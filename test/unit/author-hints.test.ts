@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Diagnostic } from '../../src/protocol/diagnostic.js'
 import { builtinAdvice, hintFor } from '../../src/sidecar/hooks/author-hints.js'
+import { runInProcess } from '../support/processes.js'
 import { type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 
 describe('hintFor', () => {
@@ -102,6 +103,14 @@ describe('the hints match what the sandbox reports', () => {
   it('require and process at run time', async () => {
     expect(hintFor(await diagnosticOf('req', 'beforeRun'))).toMatch(/^hooks have no require\(\)/)
     expect(hintFor(await diagnosticOf('proc', 'beforeRun'))).toMatch(/^hooks have no process/)
+  })
+
+  it('hookd check prints the hint under the error', async () => {
+    const ran = await runInProcess(['check', root])
+    expect(ran.code).toBe(1)
+    expect(ran.stdout).toContain(
+      "esm/index.js:1: error: SyntaxError: Unexpected token 'export' [hookd-hook:esm/index.js:1:1]. The hook is skipped until it loads; fix esm/index.js and save it\n  hint: hookd runs a plain index.js as a CommonJS script: write module.exports = { beforeToolExecute(ctx, call) { ... } } instead of export, or name the file index.mjs (or index.ts) and hookd bundles it as a module\n",
+    )
   })
 
   it('a Claude Code answer', async () => {
