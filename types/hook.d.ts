@@ -6,13 +6,19 @@
  *
  *     // @ts-check
  *     /** @type {import('hookd/hook').Hook} *\/
- *     module.exports = {
+ *     const hook = {
  *       beforeToolExecute(ctx, call) {
  *         if (call.name === 'shell' && !ctx.confirm({ title: 'Run a shell command?', body: String(call.arguments.command) })) {
  *           return { allow: false, reason: 'refused by the user' }
  *         }
  *       },
  *     }
+ *     module.exports = hook
+ *
+ * Annotate a const, as here: TypeScript checks what is assigned to a typed const (a misspelt point
+ * name, a field a point does not take, Claude Code's `decision`), while a type on `module.exports = {`
+ * only types the handlers' parameters. A TypeScript hook (`index.ts`, bundled by hookd) writes
+ * `const hook: Hook = {...}; export default hook`.
  *
  * With a `hook.json` beside `index.js` (`{"config": {...}}`), pass the config's shape:
  * `@type {import('hookd/hook').Hook<{ level: number }>}` makes `ctx.config.level` a number.
@@ -84,6 +90,11 @@ export interface CtxFile {
   read(path: string): string
   /** Creates or replaces the file, creating missing folders. */
   write(path: string, text: string): void
+  /**
+   * Adds `text` at the end of the file, creating it (and missing folders) when it is not there: a log
+   * grows without being read and rewritten. Needs the same access as `write`.
+   */
+  append(path: string, text: string): void
   exists(path: string): boolean
   /** The names in a folder (default: the workdir itself), sorted. */
   list(dir?: string): string[]
@@ -237,11 +248,27 @@ export interface Points {
 
 export type PointName = keyof Points
 
+/**
+ * The fields of Claude Code's hook answers, which hookd does not read. They are declared `never` on
+ * every handler's answer so that a typed hook returning one fails to compile, instead of having the
+ * field ignored at run time (an `ignored-field` diagnostic) and the tool call let through.
+ */
+export interface NotClaudeCodeAnswer {
+  /** Claude Code's `decision: "block"`. In hookd, refuse from beforeToolExecute with `{ allow: false, reason }`. */
+  decision?: never
+  /** Claude Code's `permissionDecision: "deny"`. In hookd, refuse from beforeToolExecute with `{ allow: false, reason }`. */
+  permissionDecision?: never
+  /** Claude Code's `continue: false`. A hookd hook does not stop the run: refuse the tool call with `{ allow: false, reason }`. */
+  continue?: never
+  /** Claude Code's nested answer. hookd's answers are flat: `{ allow: false, reason }`, `{ text }`, `{ system }`. */
+  hookSpecificOutput?: never
+}
+
 /** The handler for one point. */
 export type Handler<P extends PointName, Config = DefaultConfig> = (
   ctx: Ctx<Config>,
   ...args: Points[P]['args']
-) => Answer<Points[P]['returns']>
+) => Answer<Points[P]['returns'] extends void ? void : Points[P]['returns'] & NotClaudeCodeAnswer>
 
 /** What a hook's `index.js` assigns to `module.exports`: any subset of the points. */
 export type Hook<Config = DefaultConfig> = { [P in PointName]?: Handler<P, Config> }

@@ -115,6 +115,9 @@ class _Files:
     def write(self, path: str, text: str) -> None:
         self._stream.call("file.write", [path, text])
 
+    def append(self, path: str, text: str) -> None:
+        self._stream.call("file.append", [path, text])
+
     def exists(self, path: str) -> bool:
         return self._stream.call("file.exists", [path])
 

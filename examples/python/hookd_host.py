@@ -146,6 +146,12 @@ def _file_op(workdir: str, name: str, args: list[Any]) -> Any:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(args[1])
             return None
+        if name == "file.append":
+            target = _confined(workdir, args[0])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("a") as out:
+                out.write(args[1])
+            return None
         if name == "file.exists":
             return _confined(workdir, args[0]).exists()
         if name == "file.list":

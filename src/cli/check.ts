@@ -7,6 +7,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { inert, inertJson, quoted } from '../protocol/text.js'
+import { hintFor } from '../sidecar/hooks/author-hints.js'
 import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { Registry } from '../sidecar/hooks/registry.js'
@@ -41,6 +42,8 @@ export interface CheckProblem {
   file: string
   line?: number
   message: string
+  /** What to write instead, for the usual first mistakes (author-hints.ts). */
+  hint?: string
 }
 
 export interface CheckedHook {
@@ -162,6 +165,8 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     if (failed) {
       const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }
       if (failed.line !== undefined) problem.line = failed.line
+      const hint = hintFor({ kind: failed.kind, message: failed.message })
+      if (hint !== undefined) problem.hint = hint
       problems.push(problem)
       continue
     }
@@ -196,7 +201,9 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
 const MAX_EXPORT_WARNINGS = 20
 
 function formatReport(report: CheckReport): string {
-  const lines = report.problems.map((p) => inert(`${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`))
+  const lines = report.problems.map(
+    (p) => inert(`${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`) + (p.hint ? `\n  hint: ${inert(p.hint)}` : ''),
+  )
   const ok = report.hooks.filter((h) => h.ok).length
   const broken = report.hooks.length - ok
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`

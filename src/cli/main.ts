@@ -7,9 +7,11 @@ import { check } from './check.js'
 import { health } from './health.js'
 import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
+import { newHook } from './new.js'
 import { serve } from './serve.js'
 import { tenant } from './tenant.js'
 import { inert } from '../protocol/text.js'
+import { test } from './test.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 
@@ -21,6 +23,8 @@ Commands:
   list      list the hooks a running sidecar serves
   health    ask a running sidecar whether it serves (exit 0 when SERVING), for health checks
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
+  new       create a hook folder to start from: typed handlers, hook.json, passing test cases
+  test      run the hooks' test cases (HOOK/tests/*.json) in the sandbox
   tenant    make a tenant token (hookd tenant token) or check a tenants file, for 'serve --tenants'
   agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
 
@@ -32,6 +36,8 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   list: listHooks,
   health,
   check,
+  new: newHook,
+  test,
   tenant,
   // Loaded on use, so the other commands do not load the Anthropic SDK.
   agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),

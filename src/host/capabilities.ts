@@ -37,6 +37,8 @@ export interface FetchInit {
 export interface FileHandlers {
   read(path: string, origin: CallOrigin): Promise<string>
   write(path: string, text: string, origin: CallOrigin): Promise<void>
+  /** Adds `text` at the end of the file, creating it (and missing folders) when it is not there. */
+  append(path: string, text: string, origin: CallOrigin): Promise<void>
   exists(path: string, origin: CallOrigin): Promise<boolean>
   list(dir: string, origin: CallOrigin): Promise<string[]>
 }
@@ -189,6 +191,19 @@ export function workdirFiles(workdir: string, options: FileLimits = {}): FileHan
         try {
           if (!(await handle.stat()).isFile()) throw denied('it is not a regular file')
           await handle.truncate(0)
+          await handle.writeFile(text)
+        } finally {
+          await handle.close()
+        }
+      }),
+    append: (path, text, origin) =>
+      described('file.append', path, async () => {
+        const full = await confine(workdir, path)
+        budget.spend(origin, Buffer.byteLength(text))
+        await mkdir(dirname(full), { recursive: true })
+        const handle = await open(full, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK | constants.O_NOFOLLOW, 0o644)
+        try {
+          if (!(await handle.stat()).isFile()) throw denied('it is not a regular file')
           await handle.writeFile(text)
         } finally {
           await handle.close()

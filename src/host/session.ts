@@ -254,6 +254,11 @@ export class HostSession {
         await this.files.write(path, text, origin)
         return null
       }
+      case 'file.append': {
+        const [path, text] = args as [string, string]
+        await this.files.append(path, text, origin)
+        return null
+      }
       case 'file.exists':
         return this.files.exists((args as [string])[0], origin)
       case 'file.list':

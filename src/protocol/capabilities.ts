@@ -12,7 +12,7 @@
  */
 import { z } from 'zod'
 
-/** The longest text `ctx.file.write` and a `ctx.http.fetch` body may carry, in characters. */
+/** The longest text `ctx.file.write` and `ctx.file.append` and a `ctx.http.fetch` body may carry, in characters. */
 export const MAX_TEXT_CHARS = 1024 * 1024
 /** The longest path, URL, header value, title or body a hook may pass, in characters. */
 export const MAX_SHORT_CHARS = 16 * 1024
@@ -44,6 +44,7 @@ export const CAPABILITIES = {
   notify: z.tuple([message]),
   'file.read': z.tuple([path]),
   'file.write': z.tuple([path, text('the text', MAX_TEXT_CHARS)]),
+  'file.append': z.tuple([path, text('the text', MAX_TEXT_CHARS)]),
   'file.exists': z.tuple([path]),
   'file.list': z.tuple([text('the path', MAX_SHORT_CHARS).default('.')]),
   'http.fetch': z.tuple([text('the URL', MAX_SHORT_CHARS).min(1, 'a URL is required'), fetchInit.optional()]),
@@ -65,6 +66,7 @@ export const CAPABILITY_RESULTS = {
   notify: { schema: z.unknown(), example: 'null' },
   'file.read': { schema: z.string(), example: 'the text as a JSON string' },
   'file.write': { schema: z.unknown(), example: 'null' },
+  'file.append': { schema: z.unknown(), example: 'null' },
   'file.exists': { schema: z.boolean(), example: 'true or false' },
   'file.list': { schema: z.array(z.string()).max(MAX_LIST_ENTRIES), example: '["a.txt", "dir"]' },
   'http.fetch': {

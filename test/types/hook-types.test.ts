@@ -92,6 +92,7 @@ describe('hookd/hook mirrors the capability table', () => {
     notify: Ctx['notify']
     'file.read': Ctx['file']['read']
     'file.write': Ctx['file']['write']
+    'file.append': Ctx['file']['append']
     'file.exists': Ctx['file']['exists']
     'file.list': Ctx['file']['list']
     'http.fetch': Ctx['http']['fetch']
@@ -104,6 +105,7 @@ describe('hookd/hook mirrors the capability table', () => {
   it('takes the arguments the sidecar accepts', () => {
     expectTypeOf<Parameters<CtxFunctions['file.read']>>().toExtend<CapabilityArgs<'file.read'>>()
     expectTypeOf<Parameters<CtxFunctions['file.write']>>().toExtend<CapabilityArgs<'file.write'>>()
+    expectTypeOf<Parameters<CtxFunctions['file.append']>>().toExtend<CapabilityArgs<'file.append'>>()
     expectTypeOf<Parameters<CtxFunctions['file.exists']>>().toExtend<CapabilityArgs<'file.exists'>>()
     expectTypeOf<Parameters<CtxFunctions['confirm']>>().toExtend<CapabilityArgs<'confirm'>>()
     expectTypeOf<Parameters<CtxFunctions['notify']>>().toExtend<CapabilityArgs<'notify'>>()
@@ -116,6 +118,7 @@ describe('hookd/hook mirrors the capability table', () => {
     expectTypeOf<ReturnType<Ctx['notify']>>().toEqualTypeOf<void>()
     expectTypeOf<ReturnType<Ctx['file']['read']>>().toEqualTypeOf<string>()
     expectTypeOf<ReturnType<Ctx['file']['write']>>().toEqualTypeOf<void>()
+    expectTypeOf<ReturnType<Ctx['file']['append']>>().toEqualTypeOf<void>()
     expectTypeOf<ReturnType<Ctx['file']['exists']>>().toEqualTypeOf<boolean>()
     expectTypeOf<ReturnType<Ctx['file']['list']>>().toEqualTypeOf<string[]>()
     expectTypeOf<FetchResponse>().toEqualTypeOf<FetchResult>()
@@ -124,6 +127,19 @@ describe('hookd/hook mirrors the capability table', () => {
   it('declares every error code the sidecar uses', () => {
     type Codes = (typeof CAPABILITY_ERROR_CODES)[keyof typeof CAPABILITY_ERROR_CODES]
     expectTypeOf<CapabilityErrorCode>().toEqualTypeOf<Codes>()
+  })
+})
+
+describe('hookd/hook refuses other agents\' answers', () => {
+  it("does not compile a handler that answers like a Claude Code hook", () => {
+    const hook: Hook = {
+      // @ts-expect-error Claude Code's decision: hookd's refusal is { allow: false, reason }
+      beforeToolExecute: () => ({ decision: 'block', reason: 'no' }),
+      // @ts-expect-error Claude Code's continue: a hookd hook refuses the tool call instead
+      afterToolExecute: () => ({ continue: false }),
+      beforeModelRequest: (ctx, request) => ({ system: `${request.system}!` }),
+    }
+    expect(Object.keys(hook)).toEqual(['beforeToolExecute', 'afterToolExecute', 'beforeModelRequest'])
   })
 })
 

@@ -34,7 +34,8 @@ export function confinedPath(path: string): { ok: true; path: string } | { ok: f
 }
 
 function fileNeed(name: CapabilityName): 'read' | 'write' | undefined {
-  if (name === 'file.write') return 'write'
+  // Appending changes the file as much as writing it does.
+  if (name === 'file.write' || name === 'file.append') return 'write'
   if (name.startsWith('file.')) return 'read'
   return undefined
 }

@@ -249,6 +249,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
     const ctxFile = freeze({
       read: freeze(/** @param {unknown} path */ function read(path) { return call('file.read', [path]); }),
       write: freeze(/** @param {unknown} path @param {unknown} text */ function write(path, text) { call('file.write', [path, text]); }),
+      append: freeze(/** @param {unknown} path @param {unknown} text */ function append(path, text) { call('file.append', [path, text]); }),
       exists: freeze(/** @param {unknown} path */ function exists(path) { return call('file.exists', [path]); }),
       list: freeze(/** @param {unknown} dir */ function list(dir) { return call('file.list', [dir === undefined ? '.' : dir]); }),
     });

@@ -1,0 +1,155 @@
+/**
+ * Real traffic becomes test cases: one point call, as a sidecar or a host saw it, written as a case file
+ * (case-file.ts) that replays it. What the call read is set up again (files it read, confirm answers,
+ * HTTP responses), and what came out is expected (the result, diagnostics by kind, logs, the calls).
+ * Move the file into a hook's tests/ folder, trim what you do not care about, and `hookd test` keeps the
+ * behaviour from changing unnoticed.
+ *
+ * `hookd serve --capture DIR` calls `writeCapturedCase` for each point call; `casesFromRecording` turns
+ * the tool calls and answers of a `hookd agent --record` script into cases that at least must run
+ * without a diagnostic.
+ */
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { ScriptFile } from '../host/agent/script.js'
+import type { Diagnostic } from '../protocol/diagnostic.js'
+import type { FileAccess } from '../protocol/wire.js'
+
+/** A capability call of the point call, and how the host answered it. */
+export interface CapturedCapability {
+  capability: string
+  args: readonly unknown[]
+  hook?: string
+  /** The answer, when the host gave one. */
+  value?: unknown
+  /** The error, when the call failed. */
+  error?: { code: string; message: string }
+}
+
+/** One point call as it happened. */
+export interface CapturedCall {
+  /** The session's hooks, in order. */
+  hooks: readonly string[]
+  point: string
+  payload: unknown
+  /** The session as it was opened. Environment values are never written: only their names are noted. */
+  session?: {
+    id?: string
+    agentId?: string
+    modelId?: string
+    interactive?: boolean
+    autoApprove?: boolean
+    env?: Readonly<Record<string, string>> | readonly string[]
+    policy?: { file?: FileAccess; httpOrigins?: readonly string[]; confirm?: boolean }
+  }
+  /** The chain's result; absent: the case does not check it. */
+  result?: unknown
+  diagnostics?: readonly Diagnostic[]
+  /** ctx.log lines, in order. */
+  logs?: ReadonlyArray<string | { message: string }>
+  /** The capability calls the host answered (those the sidecar's policy let through), in order. */
+  capabilities?: readonly CapturedCapability[]
+  /** When it happened; default now. */
+  at?: Date
+}
+
+/** The case file's content for a captured call. */
+export function capturedCase(captured: CapturedCall): Record<string, unknown> {
+  const at = captured.at ?? new Date()
+  const session = captured.session ?? {}
+  const interactive = session.interactive ?? false
+  const calls = (captured.capabilities ?? []).filter((c) => interactive || c.capability !== 'confirm')
+
+  const ctx: Record<string, unknown> = {}
+  if (session.interactive !== undefined) ctx.interactive = session.interactive
+  if (session.autoApprove) ctx.autoApprove = true
+  const confirm = calls.filter((c) => c.capability === 'confirm' && typeof c.value === 'boolean').map((c) => c.value)
+  if (confirm.length) ctx.confirm = confirm
+  const files: Record<string, string> = {}
+  for (const c of calls) {
+    const path = c.args[0]
+    if (c.capability === 'file.read' && typeof path === 'string' && typeof c.value === 'string' && !(path in files)) files[path] = c.value
+  }
+  if (Object.keys(files).length) ctx.files = files
+  const http: Record<string, unknown> = {}
+  for (const c of calls) {
+    if (c.capability !== 'http.fetch' || typeof c.args[0] !== 'string' || !isObject(c.value)) continue
+    const init = isObject(c.args[1]) ? c.args[1] : {}
+    const method = typeof init.method === 'string' ? init.method.toUpperCase() : 'GET'
+    const { status, headers, body } = c.value
+    http[`${method} ${c.args[0]}`] = { status: typeof status === 'number' ? status : 200, headers: isObject(headers) ? headers : {}, body: typeof body === 'string' ? body : '' }
+  }
+  if (Object.keys(http).length) ctx.http = http
+  const policy: Record<string, unknown> = {}
+  if (session.policy?.file !== undefined && session.policy.file !== 'read-write') policy.file = session.policy.file
+  if (session.policy?.httpOrigins?.length) policy.httpOrigins = [...session.policy.httpOrigins]
+  if (session.policy?.confirm === false) policy.confirm = false
+  if (Object.keys(policy).length) ctx.policy = policy
+  const ids: Record<string, string> = {}
+  if (session.id) ids.id = session.id
+  if (session.agentId) ids.agentId = session.agentId
+  if (session.modelId) ids.modelId = session.modelId
+  if (Object.keys(ids).length) ctx.session = ids
+
+  const expect: Record<string, unknown> = {}
+  if (captured.result !== undefined) expect.result = captured.result
+  expect.diagnostics = (captured.diagnostics ?? []).filter((d) => d.kind !== 'reload').map((d) => (d.hook ? { kind: d.kind, hook: d.hook } : { kind: d.kind }))
+  if (captured.logs) expect.logs = captured.logs.map((l) => (typeof l === 'string' ? l : l.message))
+  if (captured.capabilities) expect.calls = calls.map((c) => (c.hook ? { capability: c.capability, args: [...c.args], hook: c.hook } : { capability: c.capability, args: [...c.args] }))
+
+  const envNames = Array.isArray(session.env) ? session.env : Object.keys(session.env ?? {})
+  const notes = [`Captured ${at.toISOString()}${session.id ? ` in session ${session.id}` : ''}.`]
+  if (envNames.length) notes.push(`The session allowed the environment variables ${envNames.join(', ')}; their values are not recorded: add them to ctx.env.`)
+  notes.push('Workdir files the hook only listed or checked are not recorded; add them to ctx.files.')
+  return {
+    name: `captured ${captured.point}${session.id ? ` (${session.id})` : ''}`,
+    description: notes.join(' '),
+    hooks: [...captured.hooks],
+    point: captured.point,
+    payload: captured.payload,
+    ...(Object.keys(ctx).length ? { ctx } : {}),
+    expect,
+  }
+}
+
+/**
+ * Writes the captured call as a new case file in `dir` (created if needed), named after the point and
+ * the time; never replaces a file. Returns its path.
+ */
+export async function writeCapturedCase(dir: string, captured: CapturedCall): Promise<string> {
+  await mkdir(dir, { recursive: true })
+  const at = captured.at ?? new Date()
+  const body = `${JSON.stringify(capturedCase({ ...captured, at }), null, 2)}\n`
+  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const base = `${captured.point.replace(/[^A-Za-z0-9_-]+/g, '-')}-${stamp}`
+  for (let n = 1; ; n++) {
+    const file = join(dir, n === 1 ? `${base}.json` : `${base}-${n}.json`)
+    try {
+      await writeFile(file, body, { flag: 'wx' })
+      return file
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 1000) throw err
+    }
+  }
+}
+
+/**
+ * The point calls a recorded agent run made, from its script (`hookd agent --record FILE`): each answer
+ * of the model (afterModelResponse) and each tool call (beforeToolExecute). A script holds what the
+ * model said, not what the hooks answered, so these cases expect only that the hooks run without a
+ * diagnostic; run them once and copy the result in, or capture the replayed run instead.
+ */
+export function casesFromRecording(script: ScriptFile, hooks: readonly string[]): CapturedCall[] {
+  const calls: CapturedCall[] = []
+  const session = { agentId: 'hookd-agent', ...(script.model ? { modelId: script.model } : {}) }
+  script.turns.forEach((turn, t) => {
+    const toolCalls = turn.toolCalls.map((call, i) => ({ id: call.id ?? `call_${t + 1}_${i + 1}`, name: call.name, arguments: call.arguments }))
+    calls.push({ hooks, point: 'afterModelResponse', payload: { text: turn.text, thinking: '', toolCalls }, session })
+    for (const call of toolCalls) calls.push({ hooks, point: 'beforeToolExecute', payload: call, session })
+  })
+  return calls
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

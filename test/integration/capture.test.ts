@@ -1,0 +1,150 @@
+/**
+ * Captured traffic as test cases (src/testing/capture.ts): a point call made on a real session, written
+ * with `writeCapturedCase`, is a valid case that `hookd test` replays and passes; what the call read
+ * (files, confirm answers, HTTP responses) is set up again; env values are never written.
+ */
+import { readFile, readdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type CallOrigin, workdirFiles } from '../../src/host/index.js'
+import { parseCase } from '../../src/testing/case-file.js'
+import { type CapturedCapability, capturedCase, casesFromRecording, writeCapturedCase } from '../../src/testing/capture.js'
+import { runHookd } from '../support/processes.js'
+import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+
+let running: Running
+let dir: string
+
+beforeAll(async () => {
+  dir = await writeTree({
+    'hooks/reader/index.js': hook({
+      beforeToolExecute: `(ctx, call) => {
+        const limit = Number(ctx.file.read('limit.txt'))
+        const status = ctx.http.fetch('https://policy.example.com/ok?tool=' + call.name).body
+        ctx.log('limit', limit, 'status', status)
+        if (String(call.arguments.command || '').length > limit && !ctx.confirm({ title: 'Long command', body: call.arguments.command })) {
+          return { allow: false, reason: 'too long (' + status + ')' }
+        }
+      }`,
+    }),
+    'work/limit.txt': '5',
+  })
+  running = await startSidecar({ hooks: join(dir, 'hooks'), watch: false })
+})
+
+afterAll(async () => {
+  await running?.stop()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('writeCapturedCase', () => {
+  it('writes a case that hookd test replays and passes', async () => {
+    const capabilities: CapturedCapability[] = []
+    const files = workdirFiles(join(dir, 'work'))
+    const seen = <T>(capability: string, args: unknown[], origin: CallOrigin, value: T): T => {
+      capabilities.push({ capability, args, hook: origin.hook, value })
+      return value
+    }
+    const logs: string[] = []
+    const options = sessionOptions(['reader'], {
+      workdir: join(dir, 'work'),
+      interactive: true,
+      policy: { httpOrigins: ['https://policy.example.com'], env: ['CI'] },
+      env: { CI: 'secret-token-value' },
+      capabilities: {
+        file: { read: async (path, origin) => seen('file.read', [path], origin, await files.read(path, origin)) },
+        fetch: async (url, _init, origin) => seen('http.fetch', [url], origin, { status: 200, headers: { 'content-type': 'text/plain' }, body: 'strict' }),
+        confirm: (message, origin) => seen('confirm', [message], origin, false),
+        log: (line) => void logs.push(line.message),
+      },
+    })
+    const session = await running.client.openSession(options)
+    const payload = { id: 'c1', name: 'shell', arguments: { command: 'rm -rf build' } }
+    const out = await session.call('beforeToolExecute', payload)
+    session.abandon()
+    expect(out.result).toEqual({ allow: false, reason: 'too long (strict)', refusedBy: 'reader', arguments: payload.arguments })
+
+    const file = await writeCapturedCase(join(dir, 'hooks', 'reader', 'tests'), {
+      hooks: ['reader'],
+      point: 'beforeToolExecute',
+      payload,
+      session: { id: options.sessionId, interactive: true, env: { CI: 'secret-token-value' }, policy: { httpOrigins: ['https://policy.example.com'] } },
+      result: out.result,
+      diagnostics: out.diagnostics,
+      logs,
+      capabilities,
+      at: new Date('2026-01-02T03:04:05.678Z'),
+    })
+    expect(file).toBe(join(dir, 'hooks', 'reader', 'tests', 'beforeToolExecute-20260102T030405Z.json'))
+    const text = await readFile(file, 'utf8')
+    expect(text).not.toContain('secret-token-value')
+    expect(JSON.parse(text)).toMatchObject({
+      ctx: {
+        interactive: true,
+        confirm: [false],
+        files: { 'limit.txt': '5' },
+        http: { 'GET https://policy.example.com/ok?tool=shell': { status: 200, body: 'strict' } },
+      },
+      expect: { logs: ['limit 5 status strict'], diagnostics: [] },
+    })
+
+    const ran = await runHookd(['test', 'reader'], { cwd: dir, timeoutMs: 120_000 })
+    expect(ran.stdout.replace(/ \(\d+ ms\)/g, '')).toBe(
+      `PASS hooks/reader/tests/beforeToolExecute-20260102T030405Z.json: captured beforeToolExecute (${options.sessionId})\n1 case: 1 passed, 0 failed\n`,
+    )
+    expect(ran.code).toBe(0)
+  })
+
+  it('never replaces a file: a second capture at the same time gets its own name', async () => {
+    const out = join(dir, 'captured')
+    const call = { hooks: ['reader'], point: 'tool:gate', payload: {}, at: new Date('2026-01-02T03:04:05Z') }
+    expect(await writeCapturedCase(out, call)).toBe(join(out, 'tool-gate-20260102T030405Z.json'))
+    expect(await writeCapturedCase(out, call)).toBe(join(out, 'tool-gate-20260102T030405Z-2.json'))
+    expect((await readdir(out)).sort()).toEqual(['tool-gate-20260102T030405Z-2.json', 'tool-gate-20260102T030405Z.json'])
+  })
+})
+
+describe('capturedCase', () => {
+  it('expects diagnostics by kind and hook, leaves out confirms the sidecar answered itself, and notes env names only', () => {
+    const value = capturedCase({
+      hooks: ['a', 'b'],
+      point: 'beforeRun',
+      payload: { sessionId: 's', agentId: 'x', modelId: 'm' },
+      session: { id: 's', interactive: false, autoApprove: true, env: ['HOME'] },
+      result: {},
+      diagnostics: [{ hook: 'b', point: 'beforeRun', kind: 'throw', message: "hook 'b' beforeRun: Error: x", file: 'b/index.js', line: 3 }],
+      capabilities: [{ capability: 'confirm', args: [{ title: 'ok?' }], value: true }],
+      at: new Date('2026-01-02T03:04:05Z'),
+    })
+    expect(value).toEqual({
+      name: 'captured beforeRun (s)',
+      description:
+        'Captured 2026-01-02T03:04:05.000Z in session s. The session allowed the environment variables HOME; their values are not recorded: add them to ctx.env. Workdir files the hook only listed or checked are not recorded; add them to ctx.files.',
+      hooks: ['a', 'b'],
+      point: 'beforeRun',
+      payload: { sessionId: 's', agentId: 'x', modelId: 'm' },
+      ctx: { interactive: false, autoApprove: true, session: { id: 's' } },
+      expect: { result: {}, diagnostics: [{ kind: 'throw', hook: 'b' }], calls: [] },
+    })
+    const parsed = parseCase(JSON.stringify(value), 'x.json', 'a')
+    expect(parsed.ok).toBe(true)
+  })
+})
+
+describe('casesFromRecording', () => {
+  it("turns a recorded run's answers and tool calls into valid cases", () => {
+    const cases = casesFromRecording(
+      { version: 1, model: 'claude-x', task: 't', turns: [{ text: 'Let me look.', toolCalls: [{ name: 'shell', arguments: { command: 'ls' } }] }, { text: 'Done.', toolCalls: [] }] },
+      ['guard'],
+    )
+    expect(cases.map((c) => [c.point, c.payload])).toEqual([
+      ['afterModelResponse', { text: 'Let me look.', thinking: '', toolCalls: [{ id: 'call_1_1', name: 'shell', arguments: { command: 'ls' } }] }],
+      ['beforeToolExecute', { id: 'call_1_1', name: 'shell', arguments: { command: 'ls' } }],
+      ['afterModelResponse', { text: 'Done.', thinking: '', toolCalls: [] }],
+    ])
+    for (const c of cases) {
+      const parsed = parseCase(JSON.stringify(capturedCase(c)), 'x.json', 'guard')
+      expect(parsed.ok && parsed.testCase.expect).toEqual({ match: 'exact', diagnostics: [] })
+    }
+  })
+})

@@ -1,0 +1,138 @@
+/**
+ * `hookd new NAME`: the folder it writes loads (`hookd check`), its cases pass as written (`hookd test`),
+ * its handlers type-check against hookd/hook, and it never overwrites anything.
+ */
+import { execFile } from 'node:child_process'
+import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bundleHook } from '../../src/sidecar/hooks/bundle.js'
+import { ROOT, type Ran, runHookd, runInProcess } from '../support/processes.js'
+import { writeTree } from '../support/sidecar.js'
+
+const hookd = (args: string[], cwd: string): Promise<Ran> => runHookd(args, { cwd, timeoutMs: 120_000 })
+const ALL = 'beforeRun,afterRun,beforeModelRequest,afterModelResponse,beforeToolExecute,afterToolExecute'
+
+let dir: string
+
+beforeAll(async () => {
+  dir = await writeTree({ 'README.md': 'a project\n' })
+  // `hookd/hook` resolves as it does in a project that installed hookd.
+  await mkdir(join(dir, 'node_modules'))
+  await symlink(ROOT, join(dir, 'node_modules', 'hookd'))
+})
+
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+/** tsc from this repository, on a project or on files with flags. */
+async function tsc(args: string[]): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd: dir })
+    return { code: 0, output: stdout }
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string }
+    return { code: e.code ?? 1, output: e.stdout ?? '' }
+  }
+}
+
+describe('hookd new', () => {
+  it('writes a JavaScript hook that loads and whose cases pass as written', async () => {
+    const made = await hookd(['new', 'careful', '--points', ALL], dir)
+    expect(made.code).toBe(0)
+    expect(made.stdout).toBe(
+      [
+        'created hooks/careful/',
+        `  index.js    ${ALL.split(',').join(', ')}`,
+        '  hook.json   its config (ctx.config)',
+        '  tests/beforeRun.json, tests/afterRun.json, tests/beforeModelRequest.json, tests/afterModelResponse.json, tests/beforeToolExecute-refuses.json, tests/beforeToolExecute-allows.json, tests/afterToolExecute.json',
+        'next:',
+        '  hookd test hooks/careful     run its test cases in the sandbox',
+        '  hookd check hooks/careful    load it as the sidecar would',
+        '',
+      ].join('\n'),
+    )
+    expect((await readdir(join(dir, 'hooks', 'careful'))).sort()).toEqual(['hook.json', 'index.js', 'tests'])
+    expect(JSON.parse(await readFile(join(dir, 'hooks', 'careful', 'hook.json'), 'utf8'))).toEqual({
+      description: 'careful: what this hook does',
+      config: { runLog: '.hookd/runs.log', note: 'Answer in plain English.', blocked: ['rm -rf', 'git push --force'], maxChars: 20000 },
+    })
+
+    const checked = await hookd(['check', 'hooks/careful'], dir)
+    expect(checked.stdout).toMatch(/^checked 1 hook in .*: 1 would load, 0 would not; 0 warnings\n$/)
+    expect(checked.code).toBe(0)
+
+    const tested = await hookd(['test', 'hooks/careful'], dir)
+    expect(tested.stdout.replace(/ \(\d+ ms\)/g, '')).toBe(
+      [
+        'PASS hooks/careful/tests/afterModelResponse.json: redacts an API key in the answer',
+        'PASS hooks/careful/tests/afterRun.json: appends the end of the run to the log',
+        'PASS hooks/careful/tests/afterToolExecute.json: truncates a long tool result',
+        "PASS hooks/careful/tests/beforeModelRequest.json: adds the note to this turn's system prompt",
+        'PASS hooks/careful/tests/beforeRun.json: logs the start of a run',
+        'PASS hooks/careful/tests/beforeToolExecute-allows.json: lets other commands through, and follows its config',
+        'PASS hooks/careful/tests/beforeToolExecute-refuses.json: refuses a blocked shell command',
+        '7 cases: 7 passed, 0 failed',
+        '',
+      ].join('\n'),
+    )
+    expect(tested.code).toBe(0)
+  })
+
+  it('writes typed JavaScript that type-checks against hookd/hook, and catches a wrong answer', async () => {
+    const file = join(dir, 'hooks', 'careful', 'index.js')
+    const flags = ['--noEmit', '--allowJs', '--checkJs', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext']
+    expect(await tsc([...flags, file])).toEqual({ code: 0, output: '' })
+    // The types are doing work: a Claude Code-style answer does not type-check.
+    const wrong = join(dir, 'wrong.js')
+    await writeFile(wrong, (await readFile(file, 'utf8')).replace("if (blocked) return { allow: false,", "if (blocked) return { decision: 'block',"))
+    const checked = await tsc([...flags, wrong])
+    expect(checked.code).not.toBe(0)
+    expect(checked.output).toContain("Types of property 'decision' are incompatible")
+  })
+
+  it('writes a TypeScript hook that type-checks, bundles, and passes its cases', async () => {
+    const made = await hookd(['new', 'typed', '--ts', '--points', 'beforeToolExecute,afterRun'], dir)
+    expect(made.code).toBe(0)
+    expect(made.stdout).toContain('  index.ts    beforeToolExecute, afterRun\n')
+    const folder = join(dir, 'hooks', 'typed')
+    expect((await readdir(folder)).sort()).toEqual(['hook.json', 'index.ts', 'tests', 'tsconfig.json'])
+    expect(await tsc(['-p', folder])).toEqual({ code: 0, output: '' })
+
+    const bundled = await bundleHook(folder)
+    expect(bundled).toMatchObject({ ok: true, entry: 'index.ts', inputs: ['index.ts'] })
+
+    const tested = await hookd(['test', 'typed'], dir)
+    expect(tested.stdout.replace(/ \(\d+ ms\)/g, '')).toBe(
+      [
+        'PASS hooks/typed/tests/afterRun.json: appends the end of the run to the log',
+        'PASS hooks/typed/tests/beforeToolExecute-allows.json: lets other commands through, and follows its config',
+        'PASS hooks/typed/tests/beforeToolExecute-refuses.json: refuses a blocked shell command',
+        '3 cases: 3 passed, 0 failed',
+        '',
+      ].join('\n'),
+    )
+    expect(tested.code).toBe(0)
+  })
+
+  it('refuses to overwrite a folder that exists, and leaves it as it was', async () => {
+    await writeFile(join(dir, 'hooks', 'careful', 'index.js'), '// mine\n')
+    const again = await runInProcess(['new', 'careful'], { cwd: dir })
+    expect(again).toMatchObject({ code: 1, stdout: '', stderr: 'hookd new: hooks/careful already exists; pick another name, or remove it first\n' })
+    expect(await readFile(join(dir, 'hooks', 'careful', 'index.js'), 'utf8')).toBe('// mine\n')
+  })
+
+  it('checks the name and the points, with a did-you-mean for a misspelt point', async () => {
+    expect(await runInProcess(['new', '../escape'], { cwd: dir })).toMatchObject({
+      code: 2,
+      stderr: "hookd new: '../escape' cannot be a hook name: it names a folder, so it starts with a letter or digit and holds only letters, digits, '.', '_' and '-'\n",
+    })
+    expect(await runInProcess(['new', 'x', '--points', 'beforeToolExecut'], { cwd: dir })).toMatchObject({
+      code: 2,
+      stderr: "hookd new: --points: 'beforeToolExecut' is not a hook point; did you mean 'beforeToolExecute'?\n",
+    })
+    expect((await runInProcess(['new', 'x', '--points', 'tool:gate'], { cwd: dir })).stderr).toContain("'tool:gate' is an event point of hookable hosts")
+    expect(await runInProcess(['new'], { cwd: dir })).toMatchObject({ code: 2, stderr: 'hookd new: give the new hook\'s name, e.g. hookd new no-force-push\n' })
+    await expect(readdir(join(dir, 'hooks'))).resolves.toEqual(['careful', 'typed'])
+  })
+})

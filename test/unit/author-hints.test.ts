@@ -1,0 +1,121 @@
+/**
+ * Author hints (src/sidecar/hooks/author-hints.ts): for each first mistake, the advice names what to
+ * write instead. The messages fed in are the ones the real sandbox produces (the last block checks that
+ * against a running sidecar), so the hints match what authors see.
+ */
+import { rm } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Diagnostic } from '../../src/protocol/diagnostic.js'
+import { builtinAdvice, hintFor } from '../../src/sidecar/hooks/author-hints.js'
+import { runInProcess } from '../support/processes.js'
+import { type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+
+describe('hintFor', () => {
+  it('points an export in a CommonJS file to module.exports or index.mjs', () => {
+    for (const message of ["SyntaxError: Unexpected token 'export'", 'SyntaxError: Cannot use import statement outside a module']) {
+      expect(hintFor({ kind: 'load', message })).toBe(
+        'hookd runs a plain index.js as a CommonJS script: write module.exports = { beforeToolExecute(ctx, call) { ... } } instead of export, or name the file index.mjs (or index.ts) and hookd bundles it as a module',
+      )
+    }
+  })
+
+  it('says what replaces require, process, console and fetch', () => {
+    expect(hintFor({ kind: 'throw', message: "hook 'x' beforeRun: ReferenceError: require is not defined" })).toMatch(
+      /^hooks have no require\(\) when they run: write import .* use ctx\.file for files, ctx\.http\.fetch for HTTP and ctx\.env/,
+    )
+    expect(hintFor({ message: 'ReferenceError: process is not defined' })).toMatch(/^hooks have no process: read allowed environment variables from ctx\.env/)
+    expect(hintFor({ message: 'ReferenceError: console is not defined' })).toBe('hooks have no console: log with ctx.log(...values), which reaches the host while the hook runs')
+    expect(hintFor({ message: 'ReferenceError: fetch is not defined' })).toMatch(/ctx\.http\.fetch\(url, init\)/)
+    expect(hintFor({ message: 'ReferenceError: myHelper is not defined' })).toBeUndefined()
+  })
+
+  it('names the point a misspelt export meant', () => {
+    expect(hintFor({ exported: 'beforeToolExecut' })).toBe("rename 'beforeToolExecut' to 'beforeToolExecute'")
+    expect(hintFor({ exported: 'BeforeRun' })).toBe("rename 'BeforeRun' to 'beforeRun'")
+    expect(hintFor({ exported: 'helper' })).toBeUndefined()
+    expect(hintFor({ exported: 'default' })).toMatch(/^hookd reads the handlers from module\.exports/)
+  })
+
+  it("turns a Claude Code-style answer into hookd's, keeping the reason", () => {
+    expect(hintFor({ point: 'beforeToolExecute', returned: { decision: 'block', reason: 'no rm -rf' } })).toBe(
+      "'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"no rm -rf\" } from beforeToolExecute (to let it run, return nothing)",
+    )
+    expect(
+      hintFor({ point: 'beforeToolExecute', returned: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'not here' } } }),
+    ).toBe(
+      "'hookSpecificOutput' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"not here\" } from beforeToolExecute (to let it run, return nothing)",
+    )
+    expect(hintFor({ point: 'beforeToolExecute', returned: { continue: false, stopReason: 'stop' } })).toMatch(
+      /^'continue', 'stopReason' are Claude Code's hook answer, not hookd's: to refuse the tool call, return \{ allow: false, reason: "stop" \}/,
+    )
+    expect(hintFor({ point: 'afterToolExecute', returned: { decision: 'block', reason: 'lint failed' } })).toBe(
+      "'decision' is Claude Code's hook answer, not hookd's: return { text, isError } to change what the model reads, e.g. { text: \"lint failed\", isError: true }",
+    )
+    expect(hintFor({ point: 'beforeToolExecute', returned: { allow: false, reason: 'fine' } })).toBeUndefined()
+  })
+
+  it('finds the foreign fields in an ignored-field diagnostic when the answer itself is not at hand', () => {
+    const message =
+      "hook 'cc' beforeToolExecute returned 'decision', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments)"
+    expect(hintFor({ kind: 'ignored-field', point: 'beforeToolExecute', message })).toMatch(/^'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return \{ allow: false/)
+  })
+
+  it('knows what replaces each Node built-in module', () => {
+    expect(builtinAdvice('node:fs/promises')).toMatch(/^read and write files in the workdir with ctx\.file/)
+    expect(builtinAdvice('https')).toMatch(/^make HTTP requests with ctx\.http\.fetch/)
+    expect(builtinAdvice('child_process')).toMatch(/^hooks cannot start programs/)
+    expect(builtinAdvice('zlib')).toMatch(/^bundle a pure-JavaScript package instead/)
+  })
+})
+
+describe('the hints match what the sandbox reports', () => {
+  let running: Running
+  let root: string
+  beforeAll(async () => {
+    root = await writeTree({
+      'esm/index.js': 'export default {\n  beforeRun() {},\n}\n',
+      'req/index.js': "module.exports = {\n  beforeRun() {\n    const name = 'path'\n    require(name)\n  },\n}\n",
+      'proc/index.js': 'module.exports = {\n  beforeRun() {\n    return process.env.HOME\n  },\n}\n',
+      'claude/index.js': "module.exports = {\n  beforeToolExecute() {\n    return { decision: 'block', reason: 'no' }\n  },\n}\n",
+    })
+    running = await startSidecar({ hooks: root, watch: false })
+  })
+  afterAll(async () => {
+    await running?.stop()
+    await rm(root, { recursive: true, force: true })
+  })
+
+  async function diagnosticOf(hook: string, point: 'beforeRun' | 'beforeToolExecute'): Promise<Diagnostic> {
+    const session = await running.client.openSession(sessionOptions([hook]))
+    const payload = point === 'beforeRun' ? { sessionId: 's', agentId: 'a', modelId: 'm' } : { id: 'c', name: 'shell', arguments: {} }
+    const out = await session.call(point, payload as never)
+    session.abandon()
+    expect(out.diagnostics).toHaveLength(1)
+    return out.diagnostics[0] as Diagnostic
+  }
+
+  it('export in a plain index.js', () => {
+    const load = running.sidecar.loadDiagnostics.find((d) => d.hook === 'esm')
+    expect(load?.message).toContain("Unexpected token 'export'")
+    expect(hintFor({ kind: load?.kind, message: load?.message })).toMatch(/^hookd runs a plain index\.js as a CommonJS script/)
+  })
+
+  it('require and process at run time', async () => {
+    expect(hintFor(await diagnosticOf('req', 'beforeRun'))).toMatch(/^hooks have no require\(\)/)
+    expect(hintFor(await diagnosticOf('proc', 'beforeRun'))).toMatch(/^hooks have no process/)
+  })
+
+  it('hookd check prints the hint under the error', async () => {
+    const ran = await runInProcess(['check', root])
+    expect(ran.code).toBe(1)
+    expect(ran.stdout).toContain(
+      "esm/index.js:1: error: SyntaxError: Unexpected token 'export' [hookd-hook:esm/index.js:1:1]. The hook is skipped until it loads; fix esm/index.js and save it\n  hint: hookd runs a plain index.js as a CommonJS script: write module.exports = { beforeToolExecute(ctx, call) { ... } } instead of export, or name the file index.mjs (or index.ts) and hookd bundles it as a module\n",
+    )
+  })
+
+  it('a Claude Code answer', async () => {
+    const d = await diagnosticOf('claude', 'beforeToolExecute')
+    expect(d.kind).toBe('ignored-field')
+    expect(hintFor(d)).toMatch(/^'decision' is Claude Code's hook answer, not hookd's/)
+  })
+})
