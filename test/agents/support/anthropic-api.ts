@@ -108,23 +108,34 @@ export interface AnthropicApi {
  * The side requests Claude Code 2.1.328 was seen to make through the Messages endpoint in `-p` mode
  * (with DISABLE_TELEMETRY=1 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1), besides the turns of the
  * conversation:
- *  - WebSearch: one streaming call on the session's model whose only tool is the server tool
- *    `web_search_*` (no input_schema) and whose user message reads "Perform a web search for the
- *    query: ...". Claude Code builds the tool result from that answer's blocks.
- * Not seen: title generation, quota probes, count_tokens, haiku calls (short runs with the flags
- * above). A subagent (Agent tool) sends its own turns with a client tool list: those are main calls,
- * told apart by their prompt (`promptText`). WebFetch's summarising call could not be reached offline
+ *  - `web_search`: the WebSearch tool makes one streaming call on the session's model whose only tool
+ *    is the server tool `web_search_*` (no input_schema) and whose user message reads "Perform a web
+ *    search for the query: ...". Claude Code builds the tool's result from that answer's blocks.
+ *  - `compaction`: `/compact` (and auto-compaction) sends the conversation with its usual tool list
+ *    and a last user message beginning "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools."
+ *    (two such calls were seen for one manual /compact); the text answered becomes the summary.
+ * Not seen: title generation, quota probes, count_tokens, haiku calls (runs with the flags above).
+ * A subagent (Agent tool) sends its own turns with a client tool list: those are main calls, told
+ * apart by their prompt (`promptText`). WebFetch's summarising call could not be reached offline
  * (its domain preflight goes to claude.ai; with skipWebFetchPreflight it upgrades http to https).
  */
-export const SIDE_REQUESTS = ['web_search'] as const
+export const SIDE_REQUESTS = ['web_search', 'compaction'] as const
+
+/** The last user message's text starts Claude Code's compaction instruction. */
+export function isCompaction(request: MessagesRequest): boolean {
+  const last = [...request.messages].reverse().find((m) => m.role === 'user')
+  const text = last ? blockText(last.content) : ''
+  return text.includes('CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.')
+}
 
 /**
  * The default main/side split: a conversation turn (the session's or a subagent's) offers client
- * tools, which carry an input_schema; a side call offers none, or only server tools such as
- * `web_search_20250305`.
+ * tools, which carry an input_schema, and is not a compaction; a side call offers none, or only
+ * server tools such as `web_search_20250305`, or asks for a compaction summary.
  */
 export function classifyRequest(request: MessagesRequest): Kind {
-  return Array.isArray(request.tools) && request.tools.some((tool) => tool.input_schema !== undefined) ? 'main' : 'side'
+  const clientTools = Array.isArray(request.tools) && request.tools.some((tool) => tool.input_schema !== undefined)
+  return clientTools && !isCompaction(request) ? 'main' : 'side'
 }
 
 export function defaultSideReply(): Reply {
