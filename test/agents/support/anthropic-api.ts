@@ -111,15 +111,18 @@ export interface AnthropicApi {
  *  - `web_search`: the WebSearch tool makes one streaming call on the session's model whose only tool
  *    is the server tool `web_search_*` (no input_schema) and whose user message reads "Perform a web
  *    search for the query: ...". Claude Code builds the tool's result from that answer's blocks.
+ *  - `web_fetch`: the WebFetch tool sends one streaming call on the session's model with NO tools and
+ *    a user message starting "\nWeb page content:\n---\n" (the page as markdown, then the tool's
+ *    prompt); the answer's text becomes the tool's result.
  *  - `compaction`: `/compact` (and auto-compaction) sends the conversation with its usual tool list
  *    and a last user message beginning "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools."
  *    (two such calls were seen for one manual /compact); the text answered becomes the summary.
  * Not seen: title generation, quota probes, count_tokens, haiku calls (runs with the flags above).
  * A subagent (Agent tool) sends its own turns with a client tool list: those are main calls, told
- * apart by their prompt (`promptText`). WebFetch's summarising call could not be reached offline
- * (its domain preflight goes to claude.ai; with skipWebFetchPreflight it upgrades http to https).
+ * apart by their prompt (`promptText`). WebFetch offline needs the setting skipWebFetchPreflight
+ * (its domain preflight goes to claude.ai, not to this server) and an https page (it upgrades http).
  */
-export const SIDE_REQUESTS = ['web_search', 'compaction'] as const
+export const SIDE_REQUESTS = ['web_search', 'web_fetch', 'compaction'] as const
 
 /** The last user message's text starts Claude Code's compaction instruction. */
 export function isCompaction(request: MessagesRequest): boolean {
