@@ -9,9 +9,11 @@
  *
  * Variants: `none` (no hooks); `command` (a PreToolUse command hook `node guard.cjs` that reads the event
  * on stdin and denies rm -rf); `http` (a PreToolUse http hook on a loopback server that answers `{}`
- * at once).
+ * at once). Optional: `curl` (a PreToolUse command hook `curl -sS --fail ... --data-binary @- URL || exit 2`
+ * posting to the same kind of server: the fail-closed shim).
  *
- * Run it: `npx tsx test/agents/support/claude-bench.ts [N] [runs]` (installs the CLI on first use).
+ * Run it: `npx tsx test/agents/support/claude-bench.ts [N] [runs] [variants]` (variants comma-separated,
+ * default none,command,http; installs the CLI on first use).
  */
 import { createServer } from 'node:http'
 import { mkdtemp, writeFile } from 'node:fs/promises'
@@ -23,7 +25,7 @@ import { startAnthropicApi } from './anthropic-api.js'
 import { agentCli } from './cli.js'
 import { runClaude } from './claude-run.js'
 
-export type Variant = 'none' | 'command' | 'http'
+export type Variant = 'none' | 'command' | 'http' | 'curl'
 
 export interface VariantResult {
   variant: Variant
@@ -89,9 +91,14 @@ async function once(claude: string, variant: Variant, n: number, guardPath: stri
   const api = await startAnthropicApi({
     script: (_request, index) => (index < n ? { tools: [{ name: 'Bash', input: { command: `echo step-${index}`, description: `Step ${index}` } }] } : { text: 'done' }),
   })
-  const http = variant === 'http' ? await startEmptyHookServer() : undefined
+  const http = variant === 'http' || variant === 'curl' ? await startEmptyHookServer() : undefined
   try {
-    const hook = variant === 'command' ? { type: 'command', command: `node ${guardPath}` } : variant === 'http' ? { type: 'http', url: http?.url } : undefined
+    const curl = `curl -sS --fail -X POST -H 'content-type: application/json' --data-binary @- ${http?.url ?? ''} || exit 2`
+    const hook =
+      variant === 'command' ? { type: 'command', command: `node ${guardPath}` }
+      : variant === 'http' ? { type: 'http', url: http?.url }
+      : variant === 'curl' ? { type: 'command', command: curl }
+      : undefined
     const settings = hook ? { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } } : undefined
     const run = await runClaude({ claude, apiUrl: api.url, settings, timeoutMs: 600_000 })
     if (run.code !== 0 || api.main.length !== n + 1) {
@@ -157,6 +164,7 @@ export async function benchClaude(options: { n?: number; runs?: number; variants
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const n = Number(process.argv[2] ?? 20)
   const runs = Number(process.argv[3] ?? 3)
-  const result = await benchClaude({ n, runs, log: (line) => console.error(line) })
+  const variants = (process.argv[4] ?? 'none,command,http').split(',') as Variant[]
+  const result = await benchClaude({ n, runs, variants, log: (line) => console.error(line) })
   console.log(JSON.stringify(result, null, 2))
 }
