@@ -5,13 +5,14 @@
  * folder survived and what tool_result the model was sent next.
  */
 import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { type IncomingHttpHeaders, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type AnthropicApi, type MessagesRequest, type Reply, startAnthropicApi, toolResults } from './support/anthropic-api.js'
 import { agentCli } from './support/cli.js'
-import { runClaude } from './support/claude-run.js'
+import { type ClaudeRun, type ClaudeRunOptions, runClaude as runClaudeOnce } from './support/claude-run.js'
 
 const TEST_TIMEOUT = 240_000
 
@@ -89,6 +90,16 @@ async function hooks(answer: (body: Record<string, unknown>) => unknown): Promis
   const started = await startHookServer(answer)
   cleanups.push(() => started.stop())
   return started
+}
+
+/** Runs the CLI and removes its temp project and HOME after the test. */
+async function runClaude(options: ClaudeRunOptions): Promise<ClaudeRun> {
+  const run = await runClaudeOnce(options)
+  cleanups.push(async () => {
+    await rm(run.cwd, { recursive: true, force: true })
+    await rm(run.home, { recursive: true, force: true })
+  })
+  return run
 }
 
 /** The tool_result blocks of the model's second turn (what it was told about the Bash call). */

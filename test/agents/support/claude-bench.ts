@@ -16,7 +16,7 @@
  * default none,command,http; installs the CLI on first use).
  */
 import { createServer } from 'node:http'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -101,6 +101,8 @@ async function once(claude: string, variant: Variant, n: number, guardPath: stri
       : undefined
     const settings = hook ? { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } } : undefined
     const run = await runClaude({ claude, apiUrl: api.url, settings, timeoutMs: 600_000 })
+    await rm(run.cwd, { recursive: true, force: true })
+    await rm(run.home, { recursive: true, force: true })
     if (run.code !== 0 || api.main.length !== n + 1) {
       throw new Error(`claude run (${variant}) ended with code ${String(run.code)} after ${api.main.length} of ${n + 1} turns: ${run.stderr.slice(0, 500)}`)
     }
@@ -141,6 +143,7 @@ export async function benchClaude(options: { n?: number; runs?: number; variants
       log(`run ${r + 1}/${runs} ${variant}: ${result.ms} ms, median step ${median(result.steps)} ms`)
     }
   }
+  await rm(dir, { recursive: true, force: true })
   const base = median(times.get('none') ?? [])
   return {
     n,
