@@ -1,9 +1,11 @@
 /**
  * A stand-in for the OpenAI Responses API on 127.0.0.1:0, as Codex CLI speaks it to a custom model
- * provider with `wire_api = "responses"`: `POST {base_url}/responses` with `stream: true`, answered by
- * server-sent events (`response.created`, `response.output_item.added` / `response.output_item.done`
- * for each output item, `response.output_text.delta` for text, then `response.completed` carrying the
- * response id and usage), or by an HTTP error with the API's error body.
+ * provider with `wire_api = "responses"` and Copilot CLI to a BYOK provider with
+ * `COPILOT_PROVIDER_WIRE_API=responses`: `POST {base_url}/responses` with `stream: true`, answered by
+ * server-sent events (`response.created`; per output item `response.output_item.added`, its content
+ * part and text deltas or its argument deltas, `..._done` events and `response.output_item.done`;
+ * then `response.completed` carrying the response id and usage), or by an HTTP error with the API's
+ * error body.
  *
  * A script `(request, index) => reply` answers each turn (index counts from 0), and every request is
  * kept so a test can assert what the model was sent: `functionOutputs(body)` lists the tool results
@@ -105,11 +107,15 @@ function stream(res: ServerResponse, n: number, model: string, reply: { text?: s
       output_index: index,
       item: { type: 'message', id: itemId, role: 'assistant', status: 'in_progress', content: [] },
     })
+    const at = { item_id: itemId, output_index: index, content_index: 0 }
+    send(res, { type: 'response.content_part.added', sequence_number: seq++, ...at, part: { ...part, text: '' } })
     // Two deltas, so a client that only joins deltas and one that reads the finished item both work.
     const cut = Math.ceil(reply.text.length / 2)
     for (const delta of [reply.text.slice(0, cut), reply.text.slice(cut)].filter(Boolean)) {
-      send(res, { type: 'response.output_text.delta', sequence_number: seq++, item_id: itemId, output_index: index, content_index: 0, delta })
+      send(res, { type: 'response.output_text.delta', sequence_number: seq++, ...at, delta })
     }
+    send(res, { type: 'response.output_text.done', sequence_number: seq++, ...at, text: reply.text })
+    send(res, { type: 'response.content_part.done', sequence_number: seq++, ...at, part })
     const item = { type: 'message', id: itemId, role: 'assistant', status: 'completed', content: [part] }
     send(res, { type: 'response.output_item.done', sequence_number: seq++, output_index: index, item })
     output.push(item)
@@ -131,6 +137,13 @@ function stream(res: ServerResponse, n: number, model: string, reply: { text?: s
       item_id: itemId,
       output_index: index,
       delta: text,
+    })
+    send(res, {
+      type: custom ? 'response.custom_tool_call_input.done' : 'response.function_call_arguments.done',
+      sequence_number: seq++,
+      item_id: itemId,
+      output_index: index,
+      [field]: text,
     })
     const item = { ...shell, [field]: text, status: 'completed' }
     send(res, { type: 'response.output_item.done', sequence_number: seq++, output_index: index, item })
