@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { z } from 'zod'
+import { DEFAULT_JSON_LIMITS, type JsonLimits, parseJson } from './bounded-json.js'
 import { DIAGNOSTIC_KINDS, type Diagnostic, kindFromWire, kindToWire } from './diagnostic.js'
 
 export const PROTO_ROOT = fileURLToPath(new URL('../../proto', import.meta.url))
@@ -372,15 +373,10 @@ export const invokeResponseWire = z.object({
 
 export const listHooksResponseWire = z.object({ hooks: z.array(hookInfoWire) })
 
-/** Parses a JSON document from a bytes field; the error says which field held what. */
-export function parseJsonBytes(field: string, data: Buffer): { ok: true; value: unknown } | { ok: false; message: string } {
-  const text = data.toString('utf8')
-  if (text.length === 0) return { ok: false, message: `${field} is empty; send a UTF-8 JSON document` }
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown }
-  } catch (err) {
-    return { ok: false, message: `${field} is not valid JSON (${(err as Error).message})` }
-  }
+/** Parses a JSON document from a bytes field, bounded (bounded-json.ts); the error says which field held what. */
+export function parseJsonBytes(field: string, data: Buffer, limits: JsonLimits = DEFAULT_JSON_LIMITS): { ok: true; value: unknown } | { ok: false; message: string } {
+  const parsed = parseJson(data, field, limits)
+  return parsed.ok ? parsed : { ok: false, message: parsed.message }
 }
 
 export { DIAGNOSTIC_KINDS }
