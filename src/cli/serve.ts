@@ -5,6 +5,7 @@ import { Sidecar } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
+import { HTTP_FLAGS, HTTP_HELP, httpSettings, startHttp } from './serve-http.js'
 import { TENANCY_FLAGS, TENANCY_HELP, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
@@ -26,6 +27,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
   --no-watch               do not reload hooks when their files change (default: watch and reload)
 ${TENANCY_HELP}
+${HTTP_HELP}
   -h, --help               show this help
 
 When ready it prints one line to stderr: "hookd: listening on ADDR". Hooks that fail to load are
@@ -52,6 +54,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'grace-ms': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
         ...TENANCY_FLAGS,
+        ...HTTP_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -77,6 +80,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
   const tenancy = await tenancySettings(values)
+  const http = httpSettings(values, io.cwd)
 
   const sidecar = await Sidecar.create({
     ...tenancy.sidecar,
@@ -92,6 +96,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   let address: string
   try {
     address = await sidecar.listen(values.listen, tenancy.listen)
+    if (http) await startHttp(sidecar, http, io)
   } catch (err) {
     await sidecar.stop()
     throw err
