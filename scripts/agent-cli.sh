@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs a pinned AI-agent CLI (or SDK) from the npm registry into the repo's cache, once, and
-# prints the absolute path of what to run (for an SDK: its package folder) on stdout.
+# prints the absolute path of what to run (for an SDK: its package folder) on stdout. The one place
+# the agents hookd is tested against are pinned (tests call it through test/agents/support/cli.ts).
 #
-#   scripts/agent-cli.sh NAME        e.g. scripts/agent-cli.sh claude
+#   scripts/agent-cli.sh NAME        e.g. scripts/agent-cli.sh claude, scripts/agent-cli.sh codex
 #   scripts/agent-cli.sh --list      the pinned names
 #
 # Where: .cache/agents/NAME@VERSION/ under the repo root (or $HOOKD_AGENT_CACHE/NAME@VERSION/).
@@ -13,11 +14,16 @@
 set -euo pipefail
 
 # The pins, one agent a line: name, npm package, exact version, what to print (a path inside the
-# package's folder, or "." for the folder itself). Add an agent by adding a line.
+# package's folder, or "." for the folder itself), and whether to check the install by running it
+# with --version ("version") or not ("-": Copilot unpacks ~235 MB into $XDG_CACHE_HOME on its first
+# run, which its tests point into the cache). Add an agent by adding a line.
 pins() {
   cat <<'EOF'
-claude            @anthropic-ai/claude-code        2.1.328  bin/claude.exe
-claude-agent-sdk  @anthropic-ai/claude-agent-sdk   0.3.332  .
+claude            @anthropic-ai/claude-code        2.1.328  bin/claude.exe     version
+claude-agent-sdk  @anthropic-ai/claude-agent-sdk   0.3.332  .                  -
+codex             @openai/codex                    0.169.0  bin/codex.js       version
+gemini            @google/gemini-cli               0.61.0   bundle/gemini.js   version
+copilot           @github/copilot                  1.0.102  npm-loader.js      -
 EOF
 }
 
@@ -35,7 +41,7 @@ fi
 name=$1
 line=$(pins | awk -v n="$name" '$1 == n')
 [ -n "$line" ] || die "no pin for '$name' (pinned: $(pins | awk '{ printf "%s ", $1 }'))"
-read -r _ package version entry <<<"$line"
+read -r _ package version entry check <<<"$line"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${HOOKD_AGENT_CACHE:-$root/.cache/agents}
@@ -68,7 +74,7 @@ tmptarget=$tmp/node_modules/$package
 [ -e "$tmptarget" ] || die "npm installed $package@$version but $tmptarget is missing"
 # A CLI must answer --version: a wrapper whose install script did not put its native binary in place
 # would be left as a stub.
-if [ "$entry" != "." ] && ! timeout 120 "$tmptarget" --version >&2; then
+if [ "$check" = "version" ] && ! timeout 120 "$tmptarget" --version >&2; then
   die "$tmptarget --version failed after installing $package@$version"
 fi
 printf '%s@%s\n' "$package" "$version" >"$tmp/.installed"

@@ -18,7 +18,8 @@ import { rm, writeFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionOutputs, startOpenAiApi, type OpenAiApi } from './support/openai-api.js'
-import { guardScript, installAgent, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { agentCli } from './support/cli.js'
+import { guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"guard: rm -r is not allowed here"}}'
 
@@ -26,7 +27,7 @@ let codex: string
 const cleanup: string[] = []
 
 beforeAll(async () => {
-  codex = await installAgent('codex')
+  codex = await agentCli('codex')
 }, 600_000)
 
 afterAll(async () => {

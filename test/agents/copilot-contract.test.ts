@@ -14,7 +14,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionOutputs, startOpenAiApi, type OpenAiApi } from './support/openai-api.js'
-import { guardScript, installAgent, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { agentCli } from './support/cli.js'
+import { guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"permissionDecision":"deny","permissionDecisionReason":"guard: rm -r is not allowed here"}'
 
@@ -22,7 +23,7 @@ let copilot: string
 const cleanup: string[] = []
 
 beforeAll(async () => {
-  copilot = await installAgent('copilot')
+  copilot = await agentCli('copilot')
 }, 600_000)
 
 afterAll(async () => {

@@ -12,7 +12,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionResponses, startGeminiApi, type GeminiApi } from './support/gemini-api.js'
-import { guardScript, installAgent, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { agentCli } from './support/cli.js'
+import { guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"decision":"deny","reason":"guard: rm -r is not allowed here"}'
 
@@ -20,7 +21,7 @@ let gemini: string
 const cleanup: string[] = []
 
 beforeAll(async () => {
-  gemini = await installAgent('gemini')
+  gemini = await agentCli('gemini')
 }, 600_000)
 
 afterAll(async () => {

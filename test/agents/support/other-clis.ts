@@ -1,21 +1,8 @@
-/** Installs and runs the real agent CLIs for the contract tests: temp folders, hook scripts, child processes. */
-import { execFile, spawn } from 'node:child_process'
+/** Runs the real agent CLIs for the contract tests: temp folders, hook scripts, child processes (installs: cli.ts). */
+import { spawn } from 'node:child_process'
 import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-
-/** Installs (first use only) one pinned CLI with scripts/agent-cli-others.sh and gives the path of its executable. */
-export function installAgent(name: 'codex' | 'gemini' | 'copilot'): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile('sh', [join(root, 'scripts/agent-cli-others.sh'), name], { timeout: 600_000 }, (err, stdout, stderr) => {
-      if (err) fail(new Error(`installing ${name} failed: ${err.message}\n${stderr}`))
-      else done(stdout.trim())
-    })
-  })
-}
+import { dirname, join } from 'node:path'
 
 export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `hookd-${prefix}-`))
