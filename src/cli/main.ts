@@ -7,6 +7,7 @@ import { check } from './check.js'
 import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
 import { serve } from './serve.js'
+import { setup } from './setup.js'
 import { tenant } from './tenant.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
@@ -18,6 +19,7 @@ Commands:
   invoke    run one hook point through a chain of hooks and print the result as JSON
   list      list the hooks a running sidecar serves
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
+  setup     point an agent's hooks at 'hookd serve --http' (hookd setup claude-code --hooks guard)
   tenant    make a tenant token (hookd tenant token) or check a tenants file, for 'serve --tenants'
   agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
 
@@ -28,6 +30,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   invoke,
   list: listHooks,
   check,
+  setup,
   tenant,
   // Loaded on use, so the other commands do not load the Anthropic SDK.
   agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),
