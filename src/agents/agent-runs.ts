@@ -1,6 +1,6 @@
 /**
  * The runs an adapter has open, one per agent session (and folder): opened at the session's first
- * event, with beforeRun run once before anything else reaches it; ended by the agent's own end
+ * event (once its folder is checked: workdir.ts), with beforeRun run once before anything else reaches it; ended by the agent's own end
  * events (afterRun with their reason), or after `idleMs` without an event (afterRun `interrupted`).
  *
  * Order: every call of a run waits until its beforeRun has finished, and ending a run waits for the
@@ -13,6 +13,7 @@
  */
 import { HookdError } from '../protocol/status.js'
 import type { AgentRun, ChainAnswer, OpenRun, RunEndReason, RunKey, RunStart } from './agent-run.js'
+import { checkWorkdir } from './workdir.js'
 
 export interface AgentRunsOptions {
   /** Ends a run after this long without an event. Default 30 minutes. */
@@ -130,6 +131,7 @@ export class AgentRuns {
   }
 
   private async begin(start: RunStart): Promise<AgentRun> {
+    await checkWorkdir(start.key.workdir)
     const run = await this.open(start)
     if (run.serves('beforeRun')) {
       try {

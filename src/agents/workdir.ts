@@ -7,10 +7,20 @@ import { realpath, stat } from 'node:fs/promises'
 import { isAbsolute, parse } from 'node:path'
 import { HookdError } from '../protocol/status.js'
 
-/** `cwd` when it can be a workdir; a HookdError (invalid-argument) saying why not otherwise. */
-export async function checkWorkdir(cwd: string, field = 'cwd'): Promise<string> {
+/** What can be checked without the file system, on every event: a HookdError when `cwd` cannot be a workdir. */
+export function workdirPath(cwd: string, field = 'cwd'): string {
   if (cwd.includes('\0')) throw new HookdError('invalid-argument', `the event's ${field} contains a NUL byte`)
   if (!isAbsolute(cwd)) throw new HookdError('invalid-argument', `the event's ${field} '${cwd}' is not an absolute path; hookd needs the session's folder to confine its hooks' files`)
+  return cwd
+}
+
+/**
+ * `cwd` when it can be a workdir; a HookdError (invalid-argument) saying why not otherwise. It asks the
+ * file system, so it runs when a run opens, not on every event (a folder removed later fails the
+ * hooks' file calls instead).
+ */
+export async function checkWorkdir(cwd: string, field = 'cwd'): Promise<string> {
+  workdirPath(cwd, field)
   let real: string
   try {
     real = await realpath(cwd)

@@ -25,7 +25,7 @@ import { issueText } from '../../protocol/issue-text.js'
 import type { AgentRun, Ask, RunKey, RunStart } from '../agent-run.js'
 import type { AgentRuns } from '../agent-runs.js'
 import { gateFailure } from '../gate-failure.js'
-import { checkWorkdir } from '../workdir.js'
+import { workdirPath } from '../workdir.js'
 import {
   baseEvent,
   postToolUseEvent,
@@ -76,7 +76,7 @@ export class ClaudeCodeAdapter {
 
   private async dispatch(body: unknown, channel: string | undefined): Promise<ClaudeCodeAnswer> {
     const base = parse(baseEvent, body, 'the hook event')
-    const workdir = await checkWorkdir(base.cwd)
+    const workdir = workdirPath(base.cwd)
     const start: RunStart = {
       key: { sessionId: base.session_id, workdir, ...(channel !== undefined ? { channel } : {}) },
       agentId: CLAUDE_CODE,

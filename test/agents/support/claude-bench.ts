@@ -9,14 +9,20 @@
  *
  * Variants: `none` (no hooks); `command` (a PreToolUse command hook `node guard.cjs` that reads the event
  * on stdin and denies rm -rf); `http` (a PreToolUse http hook on a loopback server that answers `{}`
- * at once). Optional: `curl` (a PreToolUse command hook `curl -sS --fail ... --data-binary @- URL || exit 2`
- * posting to the same kind of server: the fail-closed shim).
+ * at once); `hookd` (a PreToolUse http hook on `hookd serve --http` running a guard hook that denies
+ * rm -rf in a fresh isolate: the real front door, chain and sandbox). Both http variants send the same
+ * Authorization header. Optional: `curl` (a PreToolUse command hook `curl -sS --fail ... --data-binary
+ * @- URL || exit 2` posting to the trivial server: the fail-closed shim).
+ *
+ * A third figure comes from Claude Code's own debug log (`--debug-file`): the time from each hook's
+ * start to its answer as Claude Code logs them, median over all calls (`hookMedianMs`). It leaves out
+ * the model, the tool and the start-up, so it is the steadiest on a busy machine.
  *
  * Run it: `npx tsx test/agents/support/claude-bench.ts [N] [runs] [variants]` (variants comma-separated,
- * default none,command,http; installs the CLI on first use).
+ * default none,command,http,hookd; installs the CLI on first use).
  */
 import { createServer } from 'node:http'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,8 +30,9 @@ import { pathToFileURL } from 'node:url'
 import { startAnthropicApi } from './anthropic-api.js'
 import { agentCli } from './cli.js'
 import { runClaude } from './claude-run.js'
+import { type Serving, startServe, stopProcess } from '../../support/processes.js'
 
-export type Variant = 'none' | 'command' | 'http' | 'curl'
+export type Variant = 'none' | 'command' | 'http' | 'hookd' | 'curl'
 
 export interface VariantResult {
   variant: Variant
@@ -36,6 +43,8 @@ export interface VariantResult {
   perCallMs: number
   /** Median tool step (see above) over all runs, ms. */
   stepMedianMs: number
+  /** Median hook time as Claude Code's debug log shows it, ms (undefined without hooks). */
+  hookMedianMs?: number
   hookCalls: number
 }
 
@@ -44,6 +53,57 @@ export interface BenchResult {
   runs: number
   claude: string
   variants: VariantResult[]
+}
+
+/** The same guard as a hookd hook: refuses rm -rf in shell calls, no opinion otherwise. */
+const HOOKD_GUARD = `module.exports = {
+  beforeToolExecute(ctx, call) {
+    if (call.name === 'shell' && /\\brm\\s+-rf\\b/.test(call.arguments.command || '')) return { allow: false, reason: 'rm -rf is not allowed' }
+  },
+}
+`
+
+/** The same Authorization header on both http variants, so that only the server differs. */
+const BENCH_TOKEN = 'hkd_claude-bench-token-0123456789abcdefghijklmnop'
+
+/** A running `hookd serve --http` with the guard, for the `hookd` variant. */
+interface HookdServer {
+  url: string
+  serving: Serving
+  dir: string
+}
+
+async function startHookd(): Promise<HookdServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'hookd-claude-bench-hookd-'))
+  await mkdir(join(dir, 'hooks', 'guard'), { recursive: true })
+  await writeFile(join(dir, 'hooks', 'guard', 'index.js'), HOOKD_GUARD)
+  await mkdir(join(dir, '.hookd'), { mode: 0o700 })
+  await writeFile(join(dir, '.hookd', 'http-token'), `${BENCH_TOKEN}\n`, { mode: 0o600 })
+  const serving = await startServe(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--http', '0', '--no-watch'], { cwd: dir, timeoutMs: 60_000 })
+  const url = /^hookd: http on (\S+)$/m.exec(serving.output.stderr)?.[1]
+  if (!url) throw new Error(`hookd serve printed no http line: ${serving.output.stderr}`)
+  return { url: `${url}/claude-code/guard`, serving, dir }
+}
+
+/**
+ * Each PreToolUse hook's time in Claude Code's debug log: for http hooks from "HTTP hook POST to" to
+ * the hook's "success" line; for command hooks the duration the log states.
+ */
+export function hookTimes(debug: string): number[] {
+  const out: number[] = []
+  let posted = 0
+  for (const line of debug.split('\n')) {
+    const at = Date.parse(line.slice(0, 24))
+    if (line.includes('HTTP hook POST to')) posted = at
+    else if (line.includes('Hook PreToolUse:Bash (PreToolUse) success') && posted) {
+      out.push(at - posted)
+      posted = 0
+    } else {
+      const m = /PreToolUse:Bash \[.*\] finished with status \d+ \((\d+)ms\)/.exec(line)
+      if (m) out.push(Number(m[1]))
+    }
+  }
+  return out
 }
 
 /** Denies rm -rf, answers {} to anything else. */
@@ -87,20 +147,26 @@ async function startEmptyHookServer(): Promise<{ url: string; calls: () => numbe
   }
 }
 
-async function once(claude: string, variant: Variant, n: number, guardPath: string): Promise<{ ms: number; steps: number[]; hookCalls: number }> {
+async function once(claude: string, variant: Variant, n: number, guardPath: string, hookd?: HookdServer): Promise<{ ms: number; steps: number[]; hooks: number[]; hookCalls: number }> {
   const api = await startAnthropicApi({
     script: (_request, index) => (index < n ? { tools: [{ name: 'Bash', input: { command: `echo step-${index}`, description: `Step ${index}` } }] } : { text: 'done' }),
   })
   const http = variant === 'http' || variant === 'curl' ? await startEmptyHookServer() : undefined
   try {
     const curl = `curl -sS --fail -X POST -H 'content-type: application/json' --data-binary @- ${http?.url ?? ''} || exit 2`
+    const headers = { Authorization: `Bearer ${BENCH_TOKEN}` }
     const hook =
       variant === 'command' ? { type: 'command', command: `node ${guardPath}` }
-      : variant === 'http' ? { type: 'http', url: http?.url }
+      : variant === 'http' ? { type: 'http', url: http?.url, headers }
+      : variant === 'hookd' ? { type: 'http', url: hookd?.url, headers }
       : variant === 'curl' ? { type: 'command', command: curl }
       : undefined
     const settings = hook ? { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } } : undefined
-    const run = await runClaude({ claude, apiUrl: api.url, settings, timeoutMs: 600_000 })
+    const debugDir = await mkdtemp(join(tmpdir(), 'hookd-claude-bench-debug-'))
+    const debugFile = join(debugDir, 'debug.log')
+    const run = await runClaude({ claude, apiUrl: api.url, settings, timeoutMs: 600_000, args: ['--allowedTools', 'Bash', '--debug-file', debugFile] })
+    const hooks = hook ? hookTimes(await readFile(debugFile, 'utf8').catch(() => '')) : []
+    await rm(debugDir, { recursive: true, force: true })
     await rm(run.cwd, { recursive: true, force: true })
     await rm(run.home, { recursive: true, force: true })
     if (run.code !== 0 || api.main.length !== n + 1) {
@@ -113,7 +179,7 @@ async function once(claude: string, variant: Variant, n: number, guardPath: stri
       const after = mains[i]
       if (before?.doneAt !== undefined && after) steps.push(after.at - before.doneAt)
     }
-    return { ms: run.ms, steps, hookCalls: http?.calls() ?? (variant === 'command' ? n : 0) }
+    return { ms: run.ms, steps, hooks, hookCalls: http?.calls() ?? hooks.length }
   } finally {
     await http?.stop()
     await api.stop()
@@ -123,7 +189,7 @@ async function once(claude: string, variant: Variant, n: number, guardPath: stri
 export async function benchClaude(options: { n?: number; runs?: number; variants?: Variant[]; log?: (line: string) => void } = {}): Promise<BenchResult> {
   const n = options.n ?? 20
   const runs = options.runs ?? 3
-  const variants = options.variants ?? ['none', 'command', 'http']
+  const variants = options.variants ?? ['none', 'command', 'http', 'hookd']
   const log = options.log ?? (() => {})
   const claude = await agentCli('claude')
   const dir = await mkdtemp(join(tmpdir(), 'hookd-claude-bench-'))
@@ -132,18 +198,28 @@ export async function benchClaude(options: { n?: number; runs?: number; variants
   const times = new Map<Variant, number[]>(variants.map((v) => [v, []]))
   const steps = new Map<Variant, number[]>(variants.map((v) => [v, []]))
   const hookCalls = new Map<Variant, number>(variants.map((v) => [v, 0]))
-  // One warm-up run (page cache, first start of the binary), not counted.
-  await once(claude, 'none', 1, guardPath)
-  for (let r = 0; r < runs; r++) {
-    for (const variant of variants) {
-      const result = await once(claude, variant, n, guardPath)
-      times.get(variant)?.push(result.ms)
-      steps.get(variant)?.push(...result.steps)
-      hookCalls.set(variant, (hookCalls.get(variant) ?? 0) + result.hookCalls)
-      log(`run ${r + 1}/${runs} ${variant}: ${result.ms} ms, median step ${median(result.steps)} ms`)
+  const hookTimesOf = new Map<Variant, number[]>(variants.map((v) => [v, []]))
+  const hookd = variants.includes('hookd') ? await startHookd() : undefined
+  try {
+    // One warm-up run (page cache, first start of the binary; hookd's first isolates), not counted.
+    await once(claude, hookd ? 'hookd' : 'none', 1, guardPath, hookd)
+    for (let r = 0; r < runs; r++) {
+      for (const variant of variants) {
+        const result = await once(claude, variant, n, guardPath, hookd)
+        times.get(variant)?.push(result.ms)
+        steps.get(variant)?.push(...result.steps)
+        hookTimesOf.get(variant)?.push(...result.hooks)
+        hookCalls.set(variant, (hookCalls.get(variant) ?? 0) + result.hookCalls)
+        log(`run ${r + 1}/${runs} ${variant}: ${result.ms} ms, median step ${median(result.steps)} ms${result.hooks.length ? `, median hook ${median(result.hooks)} ms` : ''}`)
+      }
     }
+  } finally {
+    if (hookd) {
+      await stopProcess(hookd.serving.child)
+      await rm(hookd.dir, { recursive: true, force: true })
+    }
+    await rm(dir, { recursive: true, force: true })
   }
-  await rm(dir, { recursive: true, force: true })
   const base = median(times.get('none') ?? [])
   return {
     n,
@@ -158,6 +234,7 @@ export async function benchClaude(options: { n?: number; runs?: number; variants
         medianMs,
         perCallMs: variant === 'none' || !times.has('none') ? 0 : Math.round(((medianMs - base) / n) * 10) / 10,
         stepMedianMs: median(steps.get(variant) ?? []),
+        ...((hookTimesOf.get(variant) ?? []).length ? { hookMedianMs: median(hookTimesOf.get(variant) ?? []) } : {}),
         hookCalls: hookCalls.get(variant) ?? 0,
       }
     }),
@@ -167,7 +244,7 @@ export async function benchClaude(options: { n?: number; runs?: number; variants
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const n = Number(process.argv[2] ?? 20)
   const runs = Number(process.argv[3] ?? 3)
-  const variants = (process.argv[4] ?? 'none,command,http').split(',') as Variant[]
+  const variants = (process.argv[4] ?? 'none,command,http,hookd').split(',') as Variant[]
   const result = await benchClaude({ n, runs, variants, log: (line) => console.error(line) })
   console.log(JSON.stringify(result, null, 2))
 }
