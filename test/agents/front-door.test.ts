@@ -285,6 +285,14 @@ describe('the run: one Claude Code session, one hookd session', () => {
     expect(notes(id)).toEqual([`beforeRun: ${id} claude-code`, 'afterRun: error', `beforeRun: ${id} claude-code`, 'afterRun: interrupted'])
   })
 
+  it('a SessionStart that reaches hookd (a command hook posting it) opens the run; the prompt then adds no second beforeRun', async () => {
+    const id = session()
+    await post('/claude-code/lifecycle', event(id, 'SessionStart', { source: 'startup', model: 'claude-test' }))
+    await post('/claude-code/lifecycle', event(id, 'UserPromptSubmit', { prompt: 'go' }))
+    await post('/claude-code/lifecycle', event(id, 'Stop'))
+    expect(notes(id)).toEqual([`beforeRun: ${id} claude-code`, 'afterRun: end_turn'])
+  })
+
   it('a session nobody ends is ended when idle', async () => {
     // A sidecar of its own, so that a short idle time cannot end the other tests' runs on a slow machine.
     const quick = await Sidecar.create({ hooks, workers: 1, watch: false })
