@@ -20,6 +20,7 @@
  *
  * Anything else (Notification, PreCompact, SubagentStop, ...) is answered `{}`: no opinion.
  */
+import type { z } from 'zod'
 import { HookdError } from '../../protocol/status.js'
 import { issueText } from '../../protocol/issue-text.js'
 import type { AgentRun, Ask, RunKey, RunStart } from '../agent-run.js'
@@ -190,7 +191,7 @@ export function askReason(asks: readonly Ask[]): string {
   return asks.map((a) => `${a.title}${a.body ? `: ${a.body}` : ''} (asked by hookd hook '${a.hook}')`).join('\n')
 }
 
-function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> } } }, value: unknown, what: string): T {
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value)
   if (!parsed.success) throw new HookdError('invalid-argument', `${issueText(parsed.error, what)}; is this a Claude Code hook event?`)
   return parsed.data
