@@ -24,6 +24,11 @@ export interface AgentRunsOptions {
   maxInFlight?: number
   /** News for the operator (a run reaped, one ended to make room). */
   report?(line: string): void
+  /**
+   * Check a run's folder on this machine's file system when it opens (workdir.ts). Default true; false
+   * where the agent runs on another machine, whose folders hookd cannot see.
+   */
+  checkWorkdir?: boolean
 }
 
 interface Entry {
@@ -43,6 +48,7 @@ export class AgentRuns {
   private readonly maxRuns: number
   private readonly maxInFlight: number
   private readonly report: (line: string) => void
+  private readonly checkWorkdir: boolean
   private readonly reaper: NodeJS.Timeout
   private closed = false
 
@@ -54,6 +60,7 @@ export class AgentRuns {
     this.maxRuns = options.maxRuns ?? 256
     this.maxInFlight = options.maxInFlight ?? 64
     this.report = options.report ?? (() => {})
+    this.checkWorkdir = options.checkWorkdir ?? true
     this.reaper = setInterval(() => this.reap(), Math.max(10, Math.min(this.idleMs / 2, 60_000)))
     this.reaper.unref()
   }
@@ -131,7 +138,7 @@ export class AgentRuns {
   }
 
   private async begin(start: RunStart): Promise<AgentRun> {
-    await checkWorkdir(start.key.workdir)
+    if (this.checkWorkdir) await checkWorkdir(start.key.workdir)
     const run = await this.open(start)
     if (run.serves('beforeRun')) {
       try {

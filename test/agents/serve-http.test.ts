@@ -66,11 +66,14 @@ describe('the front door of a sidecar with tenants', () => {
   it("takes each tenant's own token, runs that tenant's hooks, and refuses the rest", async () => {
     const acmeToken = newToken()
     const betaToken = newToken()
-    const acme = await writeTree({ 'no-ls/index.js': hook({ beforeToolExecute: `function (ctx, call) { return { allow: false, reason: 'acme says no' } }` }) })
+    const acme = await writeTree({
+      'no-ls/index.js': hook({ beforeToolExecute: `function (ctx, call) { return { allow: false, reason: 'acme says no' } }` }),
+      'reader/index.js': hook({ beforeToolExecute: `function (ctx) { try { ctx.file.read('notes.txt') } catch (e) { return { allow: false, reason: e.message } } }` }),
+    })
     const beta = await writeTree({ 'other/index.js': hook({ beforeToolExecute: 'function () {}' }) })
     const dir = await mkdtemp(join(tmpdir(), 'hookd-http-tenants-'))
     const file = join(dir, 'tenants.json')
-    await writeFile(file, JSON.stringify({ tenants: [{ id: 'acme', tokenHash: hashToken(acmeToken), hooks: acme }, { id: 'beta', tokenHash: hashToken(betaToken), hooks: beta }] }))
+    await writeFile(file, JSON.stringify({ tenants: [{ id: 'acme', tokenHash: hashToken(acmeToken), hooks: acme, policy: { file: 'read' } }, { id: 'beta', tokenHash: hashToken(betaToken), hooks: beta }] }))
     const sidecar = await Sidecar.create({ tenants: { file, watch: false }, workers: 1, watch: false })
     try {
       const url = await sidecar.listenHttp('127.0.0.1', 0, { report: () => {} })
@@ -82,6 +85,15 @@ describe('the front door of a sidecar with tenants', () => {
       expect((await post('/claude-code/no-ls', acmeToken)).json).toEqual({
         hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'acme says no' },
       })
+      // The tenant's agent runs on its own machine: its cwd is a name here, and its files are not hookd's to read.
+      const remote = await fetch(`${url}/claude-code/reader`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acmeToken}` },
+        body: JSON.stringify({ ...event, cwd: '/home/acme-dev/project-not-on-this-machine' }),
+      })
+      expect(((await remote.json()) as { hookSpecificOutput: Record<string, unknown> }).hookSpecificOutput.permissionDecisionReason).toBe(
+        "ctx.file.read('notes.txt') refused: this sidecar serves tenants, whose agents' files are on their own machines, not hookd's; hooks of HTTP sessions get no file access here",
+      )
       const foreign = await post('/claude-code/no-ls', betaToken)
       expect((foreign.json.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason).toBe(
         "hookd could not check this call, so it is refused: unknown hook 'no-ls' in tenant 'beta''s hooks (available: other)",

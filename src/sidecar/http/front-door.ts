@@ -52,6 +52,12 @@ export class FrontDoor {
   private readonly doors = new Map<string, TenantDoor>()
   private readonly report: (line: string) => void
   private readonly maxBodyBytes: number
+  /**
+   * True without tenants: the agents run where the sidecar does (loopback, the sidecar's own token), so
+   * an event's cwd names a folder here. With tenants the agents may run anywhere: their cwd is a name
+   * only (no file-system checks, no ctx.file).
+   */
+  private readonly local: boolean
   private closing = false
 
   private constructor(
@@ -60,6 +66,7 @@ export class FrontDoor {
   ) {
     this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes
+    this.local = options.token !== undefined
   }
 
   /** Listens on host:port (port 0 picks one). */
@@ -156,9 +163,9 @@ export class FrontDoor {
         const current = (door as TenantDoor).tenant
         const route = parseAgentRoute(`/claude-code/${start.key.channel ?? ''}`) as AgentRoute
         const profile = await resolveProfile(route, current.registry.root)
-        return SidecarRun.open({ tenant: current, start, profile, report: this.report })
+        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report })
       },
-      { ...this.options.runs, report },
+      { ...this.options.runs, report, checkWorkdir: this.local },
     )
     door = { tenant, runs, claudeCode: new ClaudeCodeAdapter(runs, { report }) }
     this.doors.set(id, door)

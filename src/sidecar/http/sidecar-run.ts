@@ -13,6 +13,7 @@
  */
 import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../../agents/agent-run.js'
 import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch, workdirFiles } from '../../host/capabilities.js'
+import { quoted } from '../../protocol/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
@@ -29,6 +30,12 @@ export interface SidecarRunOptions {
   tenant: Tenant
   start: RunStart
   profile: Profile
+  /**
+   * Serve ctx.file from this machine's disk, confined to the workdir. True when the agent runs where
+   * the sidecar does (a sidecar without tenants); false for tenants' agents, whose files are on their
+   * own machines: the same path here is some other file, so hooks get a refusal instead.
+   */
+  localFiles: boolean
   /** Lines for the operator. */
   report(line: string): void
 }
@@ -53,7 +60,7 @@ export class SidecarRun implements AgentRun {
     const ask = profile.confirm === 'ask' && !NEVER_ASKS.has(start.permissionMode ?? '')
     const asks = new Map<number, Ask[]>()
     const serving: Serving = {
-      files: workdirFiles(start.key.workdir),
+      files: options.localFiles ? workdirFiles(start.key.workdir) : remoteFiles(),
       fetch: allowlistedFetch(profile.policy.httpOrigins),
       report,
       ask: (seq, a) => {
@@ -180,6 +187,22 @@ async function serve(c: CapabilityCallData, s: Serving): Promise<CapabilityReply
   } catch (err) {
     if (err instanceof CapabilityError) return { ok: false, code: err.code, message: err.message }
     return { ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }
+  }
+}
+
+/** File handlers that refuse: the agent's files are not on this machine. */
+function remoteFiles(): FileHandlers {
+  const refuse = async (path: string, capability: string): Promise<never> => {
+    throw new CapabilityError(
+      'denied',
+      `ctx.${capability}(${quoted(path)}) refused: this sidecar serves tenants, whose agents' files are on their own machines, not hookd's; hooks of HTTP sessions get no file access here`,
+    )
+  }
+  return {
+    read: (path) => refuse(path, 'file.read'),
+    write: (path) => refuse(path, 'file.write'),
+    exists: (path) => refuse(path, 'file.exists'),
+    list: (path) => refuse(path, 'file.list'),
   }
 }
 
