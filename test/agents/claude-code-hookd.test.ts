@@ -173,6 +173,21 @@ describe('hookd guards Claude Code 2.1.328', () => {
   )
 
   it(
+    'with a wrong token, hookd answers 401 and Claude Code set up to fail closed does not run the tool',
+    async () => {
+      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
+      const dir = await project('--hooks', 'guard', '--token', 'hkd_not-the-sidecars-token-0123456789abcdef', '--events', 'PreToolUse')
+      await claudeIn(dir, stand)
+      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
+      const read = readBack(stand)
+      expect(read.is_error).toBe(true)
+      expect(read.text).toContain('blocking because onFailure is "block"')
+      expect(read.text).toContain('HTTP 401')
+    },
+    TEST_TIMEOUT,
+  )
+
+  it(
     'beforeRun and afterRun run once each for a run of several tool calls',
     async () => {
       const stand = await api(bash('echo one'), bash('echo two'), bash('echo three'))
