@@ -35,6 +35,7 @@ beforeAll(async () => {
     ...(await copyExample('shout')),
     ...(await copyExample('https-only')),
     ...(await copyExample('today')),
+    ...(await copyExample('audit')),
     'lifecycle/index.js': hook({
       beforeRun: `function (ctx, run) { ctx.notify({ title: 'beforeRun', body: run.sessionId + ' ' + run.agentId }) }`,
       afterRun: `function (ctx, event) { ctx.notify({ title: 'afterRun', body: event.reason }) }`,
@@ -208,7 +209,7 @@ describe('PreToolUse -> beforeToolExecute', () => {
   it('an unknown hook, a bad cwd or a bad profile refuses the call and says why', async () => {
     const reason = async (path: string, event: unknown): Promise<unknown> => ((await post(path, event)).json.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason
     expect(await reason('/claude-code/gaurd', pre(session(), 'Bash', bash('ls')))).toBe(
-      `hookd could not check this call, so it is refused: unknown hook 'gaurd' in ${hooks} (available: bad-rewrite, broken, escape, fetcher, guard, https-only, lifecycle, peek, rewrite-shell, shout, spin, today)`,
+      `hookd could not check this call, so it is refused: unknown hook 'gaurd' in ${hooks} (available: audit, bad-rewrite, broken, escape, fetcher, guard, https-only, lifecycle, peek, rewrite-shell, shout, spin, today)`,
     )
     expect(await reason('/claude-code/guard', pre(session(), 'Bash', bash('ls'), 'relative/dir'))).toBe(
       "hookd could not check this call, so it is refused: the event's cwd 'relative/dir' is not an absolute path; hookd needs the session's folder to confine its hooks' files",
@@ -324,6 +325,14 @@ describe('the run: one Claude Code session, one hookd session', () => {
     expect(notes(a)).toEqual([`beforeRun: ${a} claude-code`, `beforeRun: ${a} claude-code`, 'afterRun: end_turn'])
     expect(notes(b)).toEqual([`beforeRun: ${b} claude-code`])
     await rm(other, { recursive: true, force: true })
+  })
+
+  it("the example audit hook logs each call and notifies at the end, on hookd's stderr", async () => {
+    const id = session()
+    await post('/claude-code/audit', pre(id, 'Bash', bash('ls')))
+    await post('/claude-code/audit', event(id, 'Stop'))
+    const mine = reports.filter((l) => l.startsWith(`claude-code session ${id}: [audit]`))
+    expect(mine).toEqual([`claude-code session ${id}: [audit] tool call toolu_Bash shell`, `claude-code session ${id}: [audit] notify: audit: session ${id} ended: end_turn`])
   })
 
   it('UserPromptSubmit runs beforeModelRequest: what a hook adds to the system prompt becomes context', async () => {
