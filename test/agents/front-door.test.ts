@@ -110,10 +110,11 @@ describe('who may post', () => {
   it('refuses a request without the token, or with another one, and says what to send', async () => {
     const none = await post('/claude-code/guard', pre(session(), 'Bash', bash('ls')), null)
     expect(none.status).toBe(401)
-    expect(none.json.error).toMatch(/^no authorization metadata was sent; send 'authorization: Bearer <token>'/)
+    expect(none.json.error).toMatch(/^no authorization header was sent; send 'authorization: Bearer <token>'/)
     const wrong = await post('/claude-code/guard', pre(session(), 'Bash', bash('ls')), 'hkd_not-the-token-at-all-0123456789abcdef')
     expect(wrong.status).toBe(401)
     expect(wrong.json.error).toContain("the bearer token is not this sidecar's HTTP token")
+    expect(reports).toContain(`http: POST /claude-code/guard: ${String(wrong.json.error)}`)
   })
 
   it('answers 404 for a path no agent uses, and says where agents post', async () => {

@@ -76,7 +76,7 @@ export class FrontDoor {
     server.maxHeadersCount = 64
     const door = new FrontDoor(server, options)
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      door.serve(req, res).catch((err: unknown) => sendError(res, HookdError.from(err)))
+      door.serve(req, res).catch((err: unknown) => door.fail(req, res, HookdError.from(err)))
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err) => reject(new HookdError('unavailable', `cannot serve HTTP on ${host}:${port}: ${err.message}`)))
@@ -122,18 +122,20 @@ export class FrontDoor {
     try {
       body = await readBody(req, this.maxBodyBytes)
     } catch (err) {
-      return sendError(res, HookdError.from(err), true)
+      return this.fail(req, res, HookdError.from(err), true)
     }
     const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
     if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
-    const door = this.door(tenant)
-    try {
-      sendJson(res, 200, await door.claudeCode.handle(json.value, route.channel))
-    } catch (err) {
-      const e = HookdError.from(err)
-      this.report(`http: ${route.agent}/${route.channel}: ${e.message}`)
-      sendError(res, e)
-    }
+    sendJson(res, 200, await this.door(tenant).claudeCode.handle(json.value, route.channel))
+  }
+
+  /**
+   * Answers an error, and says it on stderr: the agent shows only a status (Claude Code: `HTTP 401
+   * from URL`), so the operator's line is where a wrong token or URL is explained.
+   */
+  fail(req: IncomingMessage, res: ServerResponse, err: HookdError, tooLarge = false): void {
+    this.report(`http: ${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
+    sendError(res, err, tooLarge)
   }
 
   /** The tenant the request's token names; a HookdError (401) saying what to send otherwise. */
@@ -142,7 +144,7 @@ export class FrontDoor {
     if (this.options.token === undefined) return this.options.tenancy.identify(values)
     const bearer = bearerToken(values)
     const how = "send 'authorization: Bearer <token>' with the token in the sidecar's HTTP token file (.hookd/http-token by default; 'hookd setup' puts it in the agent's settings)"
-    if (!bearer.ok) throw new HookdError('unauthenticated', `${bearer.why}; ${how}`)
+    if (!bearer.ok) throw new HookdError('unauthenticated', `${bearer.why.replace('metadata', 'header')}; ${how}`)
     if (!sameToken(bearer.token, this.options.token)) throw new HookdError('unauthenticated', `the bearer token is not this sidecar's HTTP token; ${how}`)
     return this.options.tenancy.identify([])
   }
