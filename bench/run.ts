@@ -3,7 +3,7 @@
  * machine. Prints a table and writes bench/out/results.json. `BENCH_SMOKE=1` runs a tiny version that
  * only proves the benchmark still works (it is part of `make test`; nothing asserts a speed).
  *
- *   make bench                # full run
+ *   make bench                # full run (with the real Claude Code: bench/agents.ts, BENCH_AGENTS=0 skips it)
  *   make bench BENCH_SMOKE=1  # smoke run
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process'
@@ -16,6 +16,7 @@ import { createHooks } from 'hookable'
 import { HookdClient, bridgeHookable } from '../src/host/index.js'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 import { ECHO_SERVICE } from './echo-floor.js'
+import { agentRows, agentsBench, agentsWanted } from './agents.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const OUT = join(ROOT, 'bench', 'out')
@@ -235,6 +236,9 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true })
   }
 
+  // The real Claude Code CLI with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
+  if (agentsWanted(SMOKE)) results.agents = await agentsBench(SMOKE)
+
   await mkdir(OUT, { recursive: true })
   await writeFile(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
   print(results)
@@ -316,6 +320,7 @@ function print(r: Record<string, unknown>): void {
     ['hookd / floor (median of rounds)', `${r.throughput_ratio} (${(r.throughput_rounds as Array<{ ratio: number }>).map((x) => x.ratio).join(', ')})`],
     ['unsubscribed point (ns)', `${r.unsubscribed_point_ns}`],
     ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
+    ...agentRows(r.agents as Record<string, unknown> | undefined),
   ]
   const width = Math.max(...rows.map(([k]) => k.length))
   process.stdout.write(`hookd bench${r.smoke ? ' (smoke: counts too small to mean anything)' : ''}\n`)

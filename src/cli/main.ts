@@ -9,6 +9,7 @@ import { invoke } from './invoke.js'
 import { listHooks } from './list.js'
 import { newHook } from './new.js'
 import { serve } from './serve.js'
+import { setup } from './setup.js'
 import { tenant } from './tenant.js'
 import { inert } from '../protocol/text.js'
 import { test } from './test.js'
@@ -25,6 +26,7 @@ Commands:
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
   new       create a hook folder to start from: typed handlers, hook.json, passing test cases
   test      run the hooks' test cases (HOOK/tests/*.json) in the sandbox
+  setup     point an agent's hooks at 'hookd serve --http' (hookd setup claude-code --hooks guard)
   tenant    make a tenant token (hookd tenant token) or check a tenants file, for 'serve --tenants'
   agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
 
@@ -38,6 +40,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   check,
   new: newHook,
   test,
+  setup,
   tenant,
   // Loaded on use, so the other commands do not load the Anthropic SDK.
   agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),

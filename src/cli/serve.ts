@@ -7,6 +7,7 @@ import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
+import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
@@ -37,6 +38,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}
+${HTTP_HELP}
   -h, --help               show this help
 
 When ready it prints one line to stderr: "hookd: listening on ADDR" (and "hookd: health on HOST:PORT"
@@ -68,6 +70,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'fail-closed': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
         ...TENANCY_FLAGS,
+        ...HTTP_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -104,6 +107,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   if (values['fail-closed'] && values.tenants !== undefined) {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
   }
+  const http = httpSettings(values, io.cwd)
   const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
@@ -122,20 +126,22 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   }
   process.on('unhandledRejection', onUnhandled)
   try {
-    return await serveUntilSignal(options, values.listen, tenancy.listen, io, healthListen)
+    return await serveUntilSignal(options, { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, io)
   } finally {
     process.off('unhandledRejection', onUnhandled)
   }
 }
 
+/** Where the sidecar listens: its gRPC address (with TLS), and the optional health and HTTP listeners. */
+interface Listeners {
+  listen: string
+  tls: TenancySettings['listen']
+  health: string | undefined
+  http: HttpSettings | undefined
+}
+
 /** Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. */
-async function serveUntilSignal(
-  options: SidecarOptions,
-  listen: string,
-  listenOptions: TenancySettings['listen'],
-  io: CliIo,
-  healthListen: string | undefined,
-): Promise<number> {
+async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, io: CliIo): Promise<number> {
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
@@ -143,8 +149,9 @@ async function serveUntilSignal(
   let address: string
   let healthAddress: string | undefined
   try {
-    address = await sidecar.listen(listen, listenOptions)
-    if (healthListen !== undefined) healthAddress = await sidecar.listenHealth(healthListen)
+    address = await sidecar.listen(listeners.listen, listeners.tls)
+    if (listeners.health !== undefined) healthAddress = await sidecar.listenHealth(listeners.health)
+    if (listeners.http) await startHttp(sidecar, listeners.http, io)
   } catch (err) {
     await sidecar.stop()
     throw err

@@ -5,7 +5,7 @@
 import type * as grpc from '@grpc/grpc-js'
 import { parseJson } from '../protocol/bounded-json.js'
 import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
-import { type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
+import { GATE_POINTS, type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import { type HookInfoData, type HostFrame, type OpenSessionOut, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
 import {
@@ -121,9 +121,17 @@ export class HostSession {
     })
   }
 
-  /** The points some declared hook handles, directly or through a rienda alias. */
+  /**
+   * The points some declared hook handles, directly or through the step point it aliases; and every
+   * gate point while a declared hook is not loaded (which points it would serve is unknown, and the
+   * sidecar refuses such a gate when the hook must not be skipped).
+   */
   subscribedPoints(): ReadonlySet<string> {
-    this.served ??= new Set(servedPoints(new Set(this.hooks.flatMap((h) => h.points))))
+    if (!this.served) {
+      const served = new Set<string>(servedPoints(new Set(this.hooks.flatMap((h) => h.points))))
+      if (this.hooks.some((h) => h.status === 'broken')) for (const gate of GATE_POINTS) served.add(gate)
+      this.served = served
+    }
     return this.served
   }
 

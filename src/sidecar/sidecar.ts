@@ -15,6 +15,7 @@ import { HookdError } from '../protocol/status.js'
 import { SERVICE_NAME } from '../protocol/wire.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
+import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import { Registry } from './hooks/registry.js'
@@ -71,6 +72,7 @@ export class Sidecar {
   private readonly sessions = new Set<Session>()
   private readonly healthListeners: HealthListener[] = []
   private socketPath: string | undefined
+  private frontDoor: FrontDoor | undefined
   private stopping: Promise<void> | undefined
 
   private constructor(
@@ -173,12 +175,26 @@ export class Sidecar {
   }
 
   /**
+   * Serves the HTTP front door for the agents people use (docs/agents.md) on host:port, beside the gRPC
+   * listener; returns its URL. Without tenants every request must carry `token`; with them, a tenant's.
+   */
+  async listenHttp(host: string, port: number, options: Omit<FrontDoorOptions, 'tenancy'> = {}): Promise<string> {
+    if (this.frontDoor) throw new HookdError('failed-precondition', `the HTTP front door already listens on ${this.frontDoor.url}`)
+    const single = this.tenancy instanceof SingleTenant
+    if (single && options.token === undefined) throw new HookdError('invalid-argument', 'a sidecar without tenants needs a token for its HTTP front door (FrontDoorOptions.token)')
+    const { token, ...rest } = options
+    this.frontDoor = await FrontDoor.listen(host, port, { ...rest, tenancy: this.tenancy, ...(single && token !== undefined ? { token } : {}) })
+    return this.frontDoor.url
+  }
+
+  /**
    * Stops accepting, marks health NOT_SERVING, lets in-flight calls finish for up to the grace period,
    * then closes what is left and stops the workers.
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.notServing()
+      await this.frontDoor?.close(this.graceMs)
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           for (const s of this.sessions) s.abort()

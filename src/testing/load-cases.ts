@@ -53,7 +53,7 @@ export async function loadSuite(root: string, selected: readonly string[], show:
       const file = show(`${hook}/${TESTS_FOLDER}/${name}`)
       const read = await readRegularFile(join(dir, name), CASE_FILE_MAX_BYTES)
       if (!read.ok) {
-        suite.problems.push({ file, message: `cannot read the case: ${read.why}` })
+        suite.problems.push({ file, message: `the case file ${read.why}` })
         continue
       }
       const parsed = parseCase(read.text, file, hook)

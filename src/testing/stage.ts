@@ -75,7 +75,7 @@ export class Stage {
     }
     if (plan.kind === 'plain') {
       const index = await readRegularFile(join(source, 'index.js'), COPY_MAX_BYTES)
-      if (!index.ok) return this.problem(staged, { message: `cannot read index.js: ${index.why}`, file: `${name}/index.js` })
+      if (!index.ok) return this.problem(staged, { message: `index.js ${index.why}`, file: `${name}/index.js` })
       await writeFile(join(target, 'index.js'), index.text)
       return undefined
     }

@@ -133,7 +133,7 @@ describe('bundleHook', () => {
   it('refuses a file that is not a regular file', async () => {
     const dir = await tree({ 'index.ts': "import { x } from './pipe.js'\nexport default { beforeRun() { return x } }\n" })
     execFileSync('mkfifo', [join(dir, 'pipe.js')])
-    expect(await bundleHook(dir)).toMatchObject({ ok: false, message: 'cannot bundle pipe.js: it is not a regular file' })
+    expect(await bundleHook(dir)).toMatchObject({ ok: false, message: 'cannot bundle pipe.js: it is not a regular file (a FIFO)' })
   })
 })
 

@@ -169,7 +169,7 @@ export function confinePlugin(state: ConfineState): Plugin {
           return fail(`the hook imports more than ${limits.maxFiles} files; import less (a package's single entry instead of its whole tree), or bundle it yourself into one index.js`)
         }
         const file = await readRegularFile(args.path, limits.maxFileBytes)
-        if (!file.ok) return fail(`cannot bundle ${rel}: ${file.why}`)
+        if (!file.ok) return fail(`cannot bundle ${rel}: it ${file.why}`)
         state.bytes += file.bytes
         if (state.bytes > limits.maxInputBytes) {
           return fail(`the hook's files add up to more than ${limits.maxInputBytes} bytes; import less, or bundle it yourself into one index.js`)

@@ -16,9 +16,10 @@
  */
 import { createHash } from 'node:crypto'
 import { constants, existsSync } from 'node:fs'
-import { type FileHandle, lstat, open, readdir } from 'node:fs/promises'
+import { lstat, open, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HookdError } from '../../protocol/status.js'
+import { readRegularFile } from './read-regular-file.js'
 
 /** A hook's name: its folder's name. */
 export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
@@ -87,7 +88,7 @@ export async function readHookFolder(root: string, name: string, options: Folder
     files.sourceError = `the hook folder ${name} is a symbolic link${LINKS}`
     return withDigest(files)
   }
-  let folder: FileHandle | undefined
+  let folder: Awaited<ReturnType<typeof open>> | undefined
   try {
     folder = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | (follow ? 0 : constants.O_NOFOLLOW))
   } catch (err) {
@@ -118,44 +119,25 @@ function withDigest(files: HookFiles): HookFiles {
 }
 
 /** Paths of files in an opened folder: through its descriptor where the system offers one. */
-function inFolder(folder: FileHandle, dir: string): (file: string) => string {
+function inFolder(folder: { fd: number }, dir: string): (file: string) => string {
   const byFd = `/proc/self/fd/${folder.fd}`
   return existsSync(byFd) ? (file) => join(byFd, file) : (file) => join(dir, file)
 }
 
-/**
- * A file's text, refusing links, anything but a regular file, and files over `max` bytes (checked on
- * the open descriptor before reading; the read itself stops at `max + 1`). A missing file is neither.
- */
+/** A hook folder's file, read with readRegularFile; a missing file is neither text nor an error. */
 async function readCapped(path: string, label: string, max: number, follow: boolean, advice: string): Promise<{ text?: string; error?: string }> {
-  let handle: FileHandle
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | (follow ? 0 : constants.O_NOFOLLOW))
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return {}
-    if (code === 'ELOOP') return { error: `${label} is a symbolic link${LINKS}` }
-    return { error: `cannot read ${label}: ${(err as Error).message}` }
+  const file = await readRegularFile(path, max, follow)
+  if (file.ok) return { text: file.text }
+  switch (file.reason) {
+    case 'missing':
+      return {}
+    case 'link':
+      return { error: `${label} is a symbolic link${LINKS}` }
+    case 'special':
+      return { error: `${label} ${file.why}; hookd reads only regular files in a hook folder` }
+    case 'size':
+      return { error: `${label} ${file.why}${advice}` }
+    case 'error':
+      return { error: `${label} ${file.why}` }
   }
-  try {
-    const info = await handle.stat()
-    if (!info.isFile()) return { error: `${label} is not a regular file (${fileKind(info)}); hookd reads only regular files in a hook folder` }
-    if (info.size > max) return { error: `${label} is ${info.size} bytes, over the ${max} bytes hookd reads${advice}` }
-    const buffer = Buffer.alloc(info.size + 1)
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-    if (bytesRead > max) return { error: `${label} grew past ${max} bytes while it was read` }
-    return { text: buffer.subarray(0, bytesRead).toString('utf8') }
-  } catch (err) {
-    return { error: `cannot read ${label}: ${(err as Error).message}` }
-  } finally {
-    await handle.close()
-  }
-}
-
-function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
-  if (info.isDirectory()) return 'a folder'
-  if (info.isFIFO()) return 'a FIFO'
-  if (info.isSocket()) return 'a socket'
-  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device'
-  return 'a special file'
 }

@@ -1,42 +1,61 @@
 /**
- * Reads a file of an untrusted hook folder: only a regular file (not a FIFO that blocks forever, not a
- * device that never ends), never through a symbolic link at its last component (O_NOFOLLOW), and never
- * more than `maxBytes`. The bundler reads every input through this.
+ * Reads a file of an untrusted folder (a hook folder, a profile, test cases): only a regular file (not
+ * a FIFO that blocks forever, not a device that never ends), never through a symbolic link at its last
+ * component (O_NOFOLLOW, unless `follow`), and never more than `maxBytes` (the size is checked on the
+ * open descriptor before a byte is read, and the read stops one byte past the limit, so a file that
+ * grows meanwhile is caught too). Never throws.
  */
 import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
 
-export type RegularFile = { ok: true; text: string; bytes: number } | { ok: false; why: string }
+/** Why a file could not be read, with `why` worded to follow the file's name ("x is a symbolic link"). */
+export type Unreadable =
+  | { ok: false; reason: 'missing'; why: string }
+  | { ok: false; reason: 'link'; why: string }
+  | { ok: false; reason: 'special'; why: string }
+  | { ok: false; reason: 'size'; size: number; why: string }
+  | { ok: false; reason: 'error'; why: string }
 
-export async function readRegularFile(path: string, maxBytes: number): Promise<RegularFile> {
+export type RegularFile = { ok: true; text: string; bytes: number } | Unreadable
+
+export async function readRegularFile(path: string, maxBytes: number, follow = false): Promise<RegularFile> {
   let handle
   try {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | (follow ? 0 : constants.O_NOFOLLOW))
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    if (code === 'ELOOP') return { ok: false, why: 'it is a symbolic link' }
-    if (code === 'ENOENT') return { ok: false, why: 'it does not exist' }
-    return { ok: false, why: `it cannot be opened (${code ?? (err as Error).message})` }
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, reason: 'missing', why: 'does not exist' }
+    if (code === 'ELOOP') return { ok: false, reason: 'link', why: 'is a symbolic link' }
+    return { ok: false, reason: 'error', why: `cannot be opened (${code ?? (err as Error).message})` }
   }
   try {
     const info = await handle.stat()
-    if (!info.isFile()) return { ok: false, why: 'it is not a regular file' }
-    if (info.size > maxBytes) return { ok: false, why: `it is ${info.size} bytes, over the limit of ${maxBytes} bytes` }
-    // Read one byte past the limit: a file that grew since fstat is caught too.
-    const buffer = Buffer.alloc(Math.min(maxBytes + 1, info.size + 1))
+    if (!info.isFile()) return { ok: false, reason: 'special', why: `is not a regular file (${fileKind(info)})` }
+    if (info.size > maxBytes) return { ok: false, reason: 'size', size: info.size, why: `is ${info.size} bytes, over the ${maxBytes} bytes hookd reads` }
+    const buffer = Buffer.alloc(info.size + 1)
     let bytes = 0
     for (;;) {
       const { bytesRead } = await handle.read(buffer, bytes, buffer.length - bytes, bytes)
-      if (bytesRead === 0) break
+      if (bytesRead === 0 || bytes + bytesRead === buffer.length) {
+        bytes += bytesRead
+        break
+      }
       bytes += bytesRead
-      if (bytes === buffer.length) break
     }
-    if (bytes > maxBytes || (bytes === buffer.length && bytes > info.size)) {
-      return { ok: false, why: `it grew past the limit of ${maxBytes} bytes while it was read` }
-    }
+    if (bytes > info.size) return { ok: false, reason: 'size', size: bytes, why: `grew past ${info.size} bytes while it was read` }
     return { ok: true, text: buffer.subarray(0, bytes).toString('utf8'), bytes }
+  } catch (err) {
+    return { ok: false, reason: 'error', why: `cannot be read (${(err as Error).message})` }
   } finally {
     await handle.close()
   }
+}
+
+function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (info.isDirectory()) return 'a folder'
+  if (info.isFIFO()) return 'a FIFO'
+  if (info.isSocket()) return 'a socket'
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device'
+  return 'a special file'
 }

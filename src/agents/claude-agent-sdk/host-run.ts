@@ -1,0 +1,95 @@
+/**
+ * An agent run over gRPC: a hookd Session stream opened through the host library, for an agent that
+ * lives in this process (the Claude Agent SDK). The host library serves the hooks' capabilities here:
+ * files confined to the run's workdir, fetch to the allowed origins, and `ctx.confirm` either by the
+ * application's own `confirm` (a person answers while the hook waits) or, without one, by the agent's
+ * permission flow: at a gate the confirm is answered yes for the chain and recorded, so the adapter
+ * answers `ask` (the SDK then asks the application's `canUseTool`).
+ *
+ * Calls of one run go one at a time, so a confirm always belongs to the call in flight.
+ */
+import type { CallOrigin, CapabilityHandlers, Message } from '../../host/capabilities.js'
+import type { HookdClient, SessionOptions } from '../../host/client.js'
+import type { HostSession } from '../../host/session.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { type PointName, type StepPointName, getPoint, isGate } from '../../protocol/points.js'
+import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../agent-run.js'
+
+export interface HostRunOptions {
+  hooks: readonly string[]
+  policy?: SessionOptions['policy']
+  env?: Record<string, string>
+  /** The application answers ctx.confirm itself; without it, a confirm at a gate becomes `ask`. */
+  confirm?(message: Message, origin: CallOrigin): boolean | Promise<boolean>
+  /** Other capability handlers (notify, log, file, fetch); the host library's defaults otherwise. */
+  capabilities?: Omit<CapabilityHandlers, 'confirm'>
+  /** Every diagnostic of every call, and those the sidecar pushes. */
+  onDiagnostic(d: Diagnostic): void
+}
+
+export class HostRun implements AgentRun {
+  /** The asks of the call in flight; undefined between calls. */
+  private collecting: Ask[] | undefined
+  private queue: Promise<unknown> = Promise.resolve()
+
+  private constructor(
+    private session: HostSession,
+    private readonly onDiagnostic: (d: Diagnostic) => void,
+  ) {}
+
+  static async open(client: HookdClient, start: RunStart, options: HostRunOptions): Promise<HostRun> {
+    let run: HostRun | undefined
+    const confirm = async (message: Message, origin: CallOrigin): Promise<boolean> => {
+      if (options.confirm) return options.confirm(message, origin)
+      const point = getPoint(origin.point)
+      const collecting = run?.collecting
+      if (!point || !isGate(point) || !collecting) return false
+      collecting.push({ hook: origin.hook, title: message.title, ...(message.body !== undefined ? { body: message.body } : {}) })
+      return true
+    }
+    const session = await client.openSession({
+      sessionId: start.key.sessionId,
+      agentId: start.agentId,
+      modelId: start.modelId,
+      hooks: options.hooks,
+      workdir: start.key.workdir,
+      interactive: true,
+      ...(options.policy ? { policy: options.policy } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      capabilities: { ...options.capabilities, confirm, diagnostic: (d) => options.onDiagnostic(d) },
+    })
+    run = new HostRun(session, options.onDiagnostic)
+    return run
+  }
+
+  serves(point: StepPointName): boolean {
+    return this.session.subscribedPoints().has(point)
+  }
+
+  call(point: StepPointName, payload: unknown): Promise<ChainAnswer> {
+    const next = this.queue.then(async () => {
+      const asks: Ask[] = []
+      this.collecting = asks
+      try {
+        const result = await this.session.call(point as PointName, payload as never)
+        for (const d of result.diagnostics) this.onDiagnostic(d)
+        return { result: result.result, diagnostics: result.diagnostics, asks }
+      } finally {
+        this.collecting = undefined
+      }
+    })
+    this.queue = next.catch(() => {})
+    return next
+  }
+
+  async close(reason: RunEndReason): Promise<ChainAnswer> {
+    await this.queue
+    const result = await this.session.close(reason)
+    for (const d of result.diagnostics) this.onDiagnostic(d)
+    return { result: result.result, diagnostics: result.diagnostics, asks: [] }
+  }
+
+  abort(): void {
+    this.session.abandon()
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * hookd/claude-agent-sdk: hookd's hooks as the Claude Agent SDK's `hooks` option. Every SDK hook
+ * callback goes to a hookd session over gRPC, through the same Claude Code adapter as the HTTP front
+ * door (one mapping, docs/agents.md): PreToolUse is beforeToolExecute, PostToolUse afterToolExecute,
+ * the prompt and Stop delimit the run (beforeRun, afterRun).
+ *
+ *   import { query } from '@anthropic-ai/claude-agent-sdk'
+ *   import { hookdHooks } from 'hookd/claude-agent-sdk'
+ *
+ *   const hookd = await hookdHooks({ address: 'unix:.hookd/hookd.sock', hooks: ['guard', 'audit'] })
+ *   for await (const message of query({ prompt, options: { hooks: hookd.hooks } })) { ... }
+ *   await hookd.close()
+ *
+ * The matchers fail closed (`onFailure: 'block'`): a callback that cannot reach hookd blocks the
+ * action it guards; at PreToolUse the model reads why. This package does not depend on the SDK: the
+ * types below have the SDK's shapes (0.3.332), so `hookd.hooks` fits its `hooks` option.
+ */
+import { HookdClient, type ConnectOptions, type SessionOptions } from '../../host/client.js'
+import type { CallOrigin, CapabilityHandlers, Message } from '../../host/capabilities.js'
+import { DEFAULT_ADDRESS } from '../../protocol/address.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { HookdError } from '../../protocol/status.js'
+import { AgentRuns } from '../agent-runs.js'
+import { type ClaudeCodeAnswer, ClaudeCodeAdapter } from '../claude-code/claude-code-adapter.js'
+import { type MappedEvent, eventsForPoints } from '../claude-code/events.js'
+import { HostRun } from './host-run.js'
+
+/** The SDK's HookCallback: the event, the tool use id, an abort signal; answers the hook JSON. */
+export type SdkHookCallback = (input: unknown, toolUseID: string | undefined, options: { signal: AbortSignal }) => Promise<ClaudeCodeAnswer>
+
+/** The SDK's HookCallbackMatcher. */
+export interface SdkHookMatcher {
+  matcher?: string
+  hooks: SdkHookCallback[]
+  /** Seconds, for all hooks of the matcher. */
+  timeout?: number
+  onFailure?: 'continue' | 'block'
+}
+
+export interface HookdHooksOptions {
+  /** The hookd hooks to run, in order. */
+  hooks: readonly string[]
+  /** The sidecar's gRPC address (default: unix:.hookd/hookd.sock), or a client already connected. */
+  address?: string
+  client?: HookdClient
+  connect?: ConnectOptions
+  /** What the hooks may do (files are always confined to the session's cwd). */
+  policy?: SessionOptions['policy']
+  env?: Record<string, string>
+  /**
+   * Answer `ctx.confirm` yourself (a prompt in your application): the hook waits for the answer.
+   * Without it, a confirm at a tool gate becomes the hook answer `ask`, which the SDK hands to your
+   * `canUseTool` (its `decisionReason` holds the hooks' questions); elsewhere it is answered no.
+   */
+  confirm?(message: Message, origin: CallOrigin): boolean | Promise<boolean>
+  /** notify, log, file and fetch handlers (defaults: the host library's). */
+  capabilities?: Omit<CapabilityHandlers, 'confirm'>
+  /** Default true: a callback that fails blocks what it guards (`onFailure: 'block'`). */
+  failClosed?: boolean
+  /** Seconds the SDK waits for each callback. Default 60. */
+  timeoutS?: number
+  /** Register these events instead of those the hooks need. */
+  events?: readonly MappedEvent[]
+  /** Ends a run after this long without an event. Default 30 minutes. */
+  idleMs?: number
+  /** Diagnostics of the hooks. Default: a line on stderr. */
+  onDiagnostic?(d: Diagnostic): void
+}
+
+export interface HookdHooks {
+  /** The SDK's `hooks` option. */
+  hooks: Partial<Record<MappedEvent, SdkHookMatcher[]>>
+  /** The events registered. */
+  events: readonly MappedEvent[]
+  /** Ends the open runs (afterRun: interrupted) and closes the connection this made. */
+  close(): Promise<void>
+}
+
+/** Connects to hookd, checks the hooks exist, and builds the SDK's `hooks` option. */
+export async function hookdHooks(options: HookdHooksOptions): Promise<HookdHooks> {
+  const client = options.client ?? (await HookdClient.connect(options.address ?? DEFAULT_ADDRESS, options.connect))
+  const own = options.client === undefined
+  try {
+    const infos = await client.listHooks()
+    const missing = options.hooks.filter((name) => !infos.some((h) => h.name === name))
+    if (missing.length) {
+      throw new HookdError('not-found', `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} (available: ${infos.map((h) => h.name).join(', ') || 'none'})`)
+    }
+    const points = new Set(infos.filter((h) => options.hooks.includes(h.name)).flatMap((h) => h.points))
+    const events = options.events ?? eventsForPoints(points)
+    const onDiagnostic = options.onDiagnostic ?? ((d: Diagnostic) => void process.stderr.write(`hookd: ${d.kind}${d.hook ? ` (hook '${d.hook}')` : ''}: ${d.message}\n`))
+    const runs = new AgentRuns(
+      (start) =>
+        HostRun.open(client, start, {
+          hooks: options.hooks,
+          onDiagnostic,
+          ...(options.policy ? { policy: options.policy } : {}),
+          ...(options.env ? { env: options.env } : {}),
+          ...(options.confirm ? { confirm: options.confirm } : {}),
+          ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+        }),
+      { ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}) },
+    )
+    const adapter = new ClaudeCodeAdapter(runs)
+    const callback: SdkHookCallback = (input) => adapter.handle(input)
+    const matcher: SdkHookMatcher = { hooks: [callback], timeout: options.timeoutS ?? 60, onFailure: options.failClosed === false ? 'continue' : 'block' }
+    const hooks: Partial<Record<MappedEvent, SdkHookMatcher[]>> = {}
+    for (const event of events) hooks[event] = [event.startsWith('PreTool') || event.startsWith('PostTool') ? { matcher: '*', ...matcher } : matcher]
+    return {
+      hooks,
+      events,
+      async close() {
+        await runs.closeAll('interrupted')
+        if (own) client.close()
+      },
+    }
+  } catch (err) {
+    if (own) client.close()
+    throw err
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Claude Code's hook events in, Claude Code's hook answers out, with hookd's points in between. The
+ * same adapter serves the HTTP front door (Claude Code's `http` hooks POST the event) and the Claude
+ * Agent SDK's hook callbacks (which get the same event object); each supplies the runs (agent-runs.ts).
+ *
+ * The mapping, both ways (docs/agents.md keeps it for users):
+ *
+ *   SessionStart                 opens the run: beforeRun (Claude Code sends SessionStart only to command
+ *                                hooks, so normally the first prompt opens it)
+ *   UserPromptSubmit             opens the run (beforeRun) if none is open; beforeModelRequest, once per
+ *                                prompt: text a hook adds to the system prompt -> additionalContext
+ *   PreToolUse                   beforeToolExecute on the canonical call: refusal -> deny + reason;
+ *                                rewritten arguments -> updatedInput (Claude Code's own permission rules
+ *                                still apply); ctx.confirm -> ask, with the hook's title and body
+ *   PostToolUse                  afterToolExecute: rewritten text -> updatedToolOutput in the tool's
+ *                                shape, or additionalContext where the shape cannot carry it
+ *   PostToolUseFailure           afterToolExecute with isError; a rewrite -> additionalContext
+ *   Stop / StopFailure           afterRun end_turn / error, and the run ends
+ *   SessionEnd                   afterRun interrupted, when no Stop ended the run first
+ *
+ * Anything else (Notification, PreCompact, SubagentStop, ...) is answered `{}`: no opinion.
+ */
+import type { z } from 'zod'
+import { HookdError } from '../../protocol/status.js'
+import { issueText } from '../../protocol/issue-text.js'
+import type { AgentRun, Ask, RunKey, RunStart } from '../agent-run.js'
+import type { AgentRuns } from '../agent-runs.js'
+import { workdirPath } from '../workdir.js'
+import {
+  baseEvent,
+  postToolUseEvent,
+  postToolUseFailureEvent,
+  preToolUseEvent,
+  sessionEndEvent,
+  userPromptSubmitEvent,
+} from './events.js'
+import { CLAUDE_CODE, CLAUDE_CODE_TOOLS } from './tools.js'
+import { outputText, withOutputText } from './tool-output.js'
+
+/** Claude Code's hook answer: `{}` for no opinion, or `hookSpecificOutput` for the event. */
+export type ClaudeCodeAnswer = { hookSpecificOutput?: Record<string, unknown> }
+
+export interface ClaudeCodeAdapterOptions {
+  /** Lines for the operator: dropped fields, diagnostics of end events. Default: none. */
+  report?(line: string): void
+}
+
+const NO_OPINION: ClaudeCodeAnswer = {}
+
+export class ClaudeCodeAdapter {
+  private readonly report: (line: string) => void
+
+  constructor(
+    private readonly runs: AgentRuns,
+    options: ClaudeCodeAdapterOptions = {},
+  ) {
+    this.report = options.report ?? (() => {})
+  }
+
+  /**
+   * Answers one event (its JSON already parsed within size and depth limits). A problem with the event,
+   * or a run that cannot open (an unknown hook), is a HookdError; at PreToolUse it is a refusal instead,
+   * so the model and the person read why the tool did not run. `channel` keeps apart the runs of
+   * different hook entries (see RunKey).
+   */
+  async handle(body: unknown, channel?: string): Promise<ClaudeCodeAnswer> {
+    try {
+      return await this.dispatch(body, channel)
+    } catch (err) {
+      if (eventName(body) !== 'PreToolUse') throw err
+      const reason = `hookd could not check this call, so it is refused: ${HookdError.from(err).message}`
+      this.report(reason)
+      return deny(reason)
+    }
+  }
+
+  private async dispatch(body: unknown, channel: string | undefined): Promise<ClaudeCodeAnswer> {
+    const base = parse(baseEvent, body, 'the hook event')
+    const workdir = workdirPath(base.cwd)
+    const start: RunStart = {
+      key: { sessionId: base.session_id, workdir, ...(channel !== undefined ? { channel } : {}) },
+      agentId: CLAUDE_CODE,
+      modelId: base.model ?? '',
+      ...(base.permission_mode !== undefined ? { permissionMode: base.permission_mode } : {}),
+    }
+    switch (base.hook_event_name) {
+      case 'SessionStart':
+        return this.runs.with(start, async () => NO_OPINION)
+      case 'UserPromptSubmit':
+        return this.runs.with(start, (run) => this.prompt(run, parse(userPromptSubmitEvent, body, 'the UserPromptSubmit event')))
+      case 'PreToolUse':
+        return this.runs.with(start, (run) => this.preToolUse(run, workdir, parse(preToolUseEvent, body, 'the PreToolUse event')))
+      case 'PostToolUse': {
+        const event = parse(postToolUseEvent, body, 'the PostToolUse event')
+        const text = outputText(event.tool_name, event.tool_response)
+        return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, text, false))
+      }
+      case 'PostToolUseFailure': {
+        const event = parse(postToolUseFailureEvent, body, 'the PostToolUseFailure event')
+        return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, event.error, true))
+      }
+      case 'Stop':
+        return this.end(start.key, 'end_turn')
+      case 'StopFailure':
+        return this.end(start.key, 'error')
+      case 'SessionEnd':
+        parse(sessionEndEvent, body, 'the SessionEnd event')
+        return this.end(start.key, 'interrupted')
+      default:
+        return NO_OPINION
+    }
+  }
+
+  private async prompt(run: AgentRun, event: { prompt: string; model?: string | undefined }): Promise<ClaudeCodeAnswer> {
+    if (!run.serves('beforeModelRequest')) return NO_OPINION
+    // Claude Code's system prompt is not the hooks' to see or replace: they get an empty one, and
+    // what they add to it joins the prompt as context (Claude Code places it in the system text).
+    const answer = await run.call('beforeModelRequest', { system: '', model: event.model ?? '', messages: [{ role: 'user', text: event.prompt }] })
+    const system = (answer.result as { system?: unknown }).system
+    if (typeof system !== 'string' || system.trim() === '') return NO_OPINION
+    return { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: system.trim() } }
+  }
+
+  private async preToolUse(run: AgentRun, workdir: string, event: { tool_name: string; tool_input: Record<string, unknown>; tool_use_id?: string | undefined }): Promise<ClaudeCodeAnswer> {
+    if (!run.serves('beforeToolExecute')) return NO_OPINION
+    const call = CLAUDE_CODE_TOOLS.toCanonical(event.tool_use_id ?? '', event.tool_name, event.tool_input, workdir)
+    const answer = await run.call('beforeToolExecute', call)
+    const decision = answer.result as { allow?: unknown; reason?: unknown; arguments?: unknown }
+    if (decision.allow !== true) return deny(typeof decision.reason === 'string' && decision.reason ? decision.reason : 'refused by a hook')
+    const args = isObject(decision.arguments) ? decision.arguments : call.arguments
+    const rewrite = CLAUDE_CODE_TOOLS.toNative(call, args, workdir)
+    if (rewrite && !rewrite.ok) {
+      return deny(`hookd refused this call: ${rewrite.message}, so Claude Code's ${event.tool_name} cannot take them; fix the hook that rewrites ${call.name}`)
+    }
+    if (rewrite?.ignored.length) {
+      this.report(`${event.tool_name} call ${call.id}: the hooks' ${rewrite.ignored.map((f) => `'${f}'`).join(', ')} ${rewrite.ignored.length > 1 ? 'are' : 'is'} not part of ${call.name}'s arguments; ignored`)
+    }
+    const out: Record<string, unknown> = { hookEventName: 'PreToolUse' }
+    if (answer.asks.length) {
+      out.permissionDecision = 'ask'
+      out.permissionDecisionReason = askReason(answer.asks)
+    }
+    // No permissionDecision with a rewrite alone: `allow` would also skip Claude Code's own permission
+    // check, and a hook that fixes a URL has not approved the call.
+    if (rewrite) out.updatedInput = rewrite.input
+    return Object.keys(out).length > 1 ? { hookSpecificOutput: out } : NO_OPINION
+  }
+
+  private async postToolUse(
+    run: AgentRun,
+    workdir: string,
+    event: { hook_event_name: string; tool_name: string; tool_input: Record<string, unknown>; tool_use_id?: string | undefined; tool_response?: unknown },
+    text: string,
+    isError: boolean,
+  ): Promise<ClaudeCodeAnswer> {
+    if (!run.serves('afterToolExecute')) return NO_OPINION
+    const call = CLAUDE_CODE_TOOLS.toCanonical(event.tool_use_id ?? '', event.tool_name, event.tool_input, workdir)
+    const answer = await run.call('afterToolExecute', { call, result: { text, isError } })
+    const result = answer.result as { text?: unknown; isError?: unknown }
+    const newText = typeof result.text === 'string' ? result.text : text
+    const newError = result.isError === true
+    if (newText === text && newError === isError) return NO_OPINION
+    const eventName = event.hook_event_name
+    if (!isError && !newError) {
+      const shaped = withOutputText(event.tool_name, event.tool_response, newText)
+      if (shaped !== undefined) return { hookSpecificOutput: { hookEventName: eventName, updatedToolOutput: shaped } }
+    }
+    const notes: string[] = []
+    if (newError !== isError) notes.push(newError ? "hookd's hooks mark the result of this tool call as an error." : "hookd's hooks mark the result of this tool call as a success.")
+    if (newText !== text) notes.push(`hookd's hooks rewrote the result of this tool call; read it as:\n${newText}`)
+    return { hookSpecificOutput: { hookEventName: eventName, additionalContext: notes.join('\n') } }
+  }
+
+  private async end(key: RunKey, reason: 'end_turn' | 'interrupted' | 'error'): Promise<ClaudeCodeAnswer> {
+    await this.runs.end(key, reason)
+    return NO_OPINION
+  }
+}
+
+function deny(reason: string): ClaudeCodeAnswer {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }
+}
+
+/** What Claude Code's permission prompt shows: each hook's question, title and body. */
+export function askReason(asks: readonly Ask[]): string {
+  return asks.map((a) => `${a.title}${a.body ? `: ${a.body}` : ''} (asked by hookd hook '${a.hook}')`).join('\n')
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) throw new HookdError('invalid-argument', `${issueText(parsed.error, what)}; is this a Claude Code hook event?`)
+  return parsed.data
+}
+
+function eventName(body: unknown): unknown {
+  return isObject(body) ? body.hook_event_name : undefined
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+

@@ -1,0 +1,83 @@
+/**
+ * Claude Code's hook events as hookd reads them: the JSON an `http` hook is POSTed (and an Agent SDK
+ * hook callback is given), measured with Claude Code 2.1.328 (/work/notes/claude-code.md, docs/agents.md).
+ * Only the fields hookd uses are declared; the rest pass through untouched. Every string is bounded:
+ * the body is untrusted, and the bounded-JSON parser has already capped its size and depth.
+ */
+import { z } from 'zod'
+
+/** The events hookd maps onto points (docs/agents.md has the table). */
+export const MAPPED_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'Stop',
+  'StopFailure',
+  'SessionEnd',
+] as const
+export type MappedEvent = (typeof MAPPED_EVENTS)[number]
+
+export function isMappedEvent(name: string): name is MappedEvent {
+  return (MAPPED_EVENTS as readonly string[]).includes(name)
+}
+
+const id = z.string().min(1, 'is empty').max(256, 'is longer than 256 characters')
+const path = z.string().min(1, 'is empty').max(4096, 'is longer than 4096 characters')
+const object = z.record(z.string(), z.unknown())
+
+/** What every event carries. */
+export const baseEvent = z.looseObject({
+  hook_event_name: z.string().max(64),
+  session_id: id,
+  cwd: path,
+  permission_mode: z.string().max(64).optional(),
+  /** SessionStart carries the model; other events do not. */
+  model: z.string().max(256).optional(),
+})
+export type BaseEvent = z.infer<typeof baseEvent>
+
+export const preToolUseEvent = baseEvent.extend({
+  tool_name: z.string().min(1).max(256),
+  tool_input: object,
+  tool_use_id: z.string().max(256).optional(),
+})
+
+export const postToolUseEvent = preToolUseEvent.extend({ tool_response: z.unknown().optional() })
+
+export const postToolUseFailureEvent = preToolUseEvent.extend({
+  error: z.string().default(''),
+  is_interrupt: z.boolean().optional(),
+})
+
+export const userPromptSubmitEvent = baseEvent.extend({ prompt: z.string() })
+
+export const sessionEndEvent = baseEvent.extend({ reason: z.string().max(64).optional() })
+
+export type PreToolUseEvent = z.infer<typeof preToolUseEvent>
+export type PostToolUseEvent = z.infer<typeof postToolUseEvent>
+export type PostToolUseFailureEvent = z.infer<typeof postToolUseFailureEvent>
+export type UserPromptSubmitEvent = z.infer<typeof userPromptSubmitEvent>
+
+/**
+ * The events Claude Code must send for hooks that serve `points` (step points, directly or through
+ * an alias): what `hookd setup claude-code` registers. A run is delimited by the prompt and Stop, so
+ * hooks with beforeRun get the end events too, and hooks with afterRun get the prompt.
+ */
+export function eventsForPoints(points: ReadonlySet<string>): MappedEvent[] {
+  const events = new Set<MappedEvent>()
+  const run = points.has('beforeRun') || points.has('afterRun')
+  if (run || points.has('beforeModelRequest')) events.add('UserPromptSubmit')
+  if (points.has('beforeToolExecute')) events.add('PreToolUse')
+  if (points.has('afterToolExecute')) {
+    events.add('PostToolUse')
+    events.add('PostToolUseFailure')
+  }
+  if (run) {
+    events.add('Stop')
+    events.add('StopFailure')
+    events.add('SessionEnd')
+  }
+  return MAPPED_EVENTS.filter((e) => events.has(e))
+}

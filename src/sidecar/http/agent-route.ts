@@ -1,0 +1,114 @@
+/**
+ * Which hooks an agent's requests run, from the URL its hook entry posts to:
+ *
+ *   /claude-code/guard,audit        these hooks, in this order, with the default profile
+ *   /claude-code/profile/strict     the profile `strict.profile.json` in the tenant's hooks folder
+ *
+ * A profile names the hooks and what they may do:
+ *
+ *   { "hooks": ["guard", "audit"],
+ *     "policy": { "file": "read", "httpOrigins": ["https://api.example.com"], "env": ["TEAM"] },
+ *     "confirm": "ask" }
+ *
+ * `confirm` says how `ctx.confirm` is answered: `ask` (default) leaves the question to the agent's own
+ * permission prompt (Claude Code's `ask`), `deny` answers no at once, `allow` answers yes at once.
+ * Profiles are read when a run opens, so an edit applies to the runs that start after it.
+ */
+import { join } from 'node:path'
+import { z } from 'zod'
+import { parseJson } from '../../protocol/bounded-json.js'
+import { issueText } from '../../protocol/issue-text.js'
+import { HookdError } from '../../protocol/status.js'
+import { FILE_ACCESS, type FileAccess, ON_ERROR, type OnError } from '../../protocol/wire.js'
+import { HOOK_NAME } from '../hooks/hook-folder.js'
+import { readRegularFile } from '../hooks/read-regular-file.js'
+
+/** The agents the front door serves, by the first segment of their URLs. */
+export const AGENT_PREFIXES = ['claude-code'] as const
+export type AgentPrefix = (typeof AGENT_PREFIXES)[number]
+
+export type ConfirmMode = 'ask' | 'allow' | 'deny'
+
+export interface Profile {
+  hooks: string[]
+  policy: { file: FileAccess; httpOrigins: string[]; env: string[] }
+  confirm: ConfirmMode
+  /** What a hook's failure does at a gate (chain.ts OnError). */
+  onError: OnError
+}
+
+/** A parsed route: the agent, and where its hooks come from. */
+export interface AgentRoute {
+  agent: AgentPrefix
+  /** The route's own text after the agent (`guard,audit` or `profile/strict`), which keys its runs. */
+  channel: string
+  source: { hooks: string[] } | { profile: string }
+}
+
+const MAX_HOOKS = 32
+const MAX_PROFILE_BYTES = 64 * 1024
+
+const profileSchema = z.strictObject({
+  hooks: z.array(z.string().regex(HOOK_NAME, 'is not a hook name (letters, digits, ".", "_", "-")')).max(MAX_HOOKS),
+  policy: z
+    .strictObject({
+      file: z.enum(FILE_ACCESS).optional(),
+      httpOrigins: z.array(z.string().max(2048)).max(64).optional(),
+      env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'is not an environment variable name')).max(64).optional(),
+    })
+    .optional(),
+  confirm: z.enum(['ask', 'allow', 'deny']).optional(),
+  onError: z.enum(ON_ERROR).optional(),
+})
+
+/** The route a request path names, or undefined when it names none (404). Throws for a bad hook list. */
+export function parseAgentRoute(path: string): AgentRoute | undefined {
+  const parts = path.split('/').slice(1)
+  const agent = AGENT_PREFIXES.find((a) => a === parts[0])
+  if (!agent) return undefined
+  const rest = parts.slice(1)
+  if (rest.length === 2 && rest[0] === 'profile') {
+    const name = rest[1] as string
+    if (!HOOK_NAME.test(name)) throw new HookdError('invalid-argument', `'${name}' is not a profile name (letters, digits, ".", "_", "-")`)
+    return { agent, channel: `profile/${name}`, source: { profile: name } }
+  }
+  if (rest.length !== 1 || !rest[0]) {
+    throw new HookdError('invalid-argument', `the path ${path} names no hooks; post to /${agent}/HOOK[,HOOK...] or /${agent}/profile/NAME`)
+  }
+  const hooks = (rest[0] as string).split(',')
+  for (const name of hooks) {
+    if (!HOOK_NAME.test(name)) throw new HookdError('invalid-argument', `'${name}' in ${path} is not a hook name (letters, digits, ".", "_", "-"); list hooks separated by commas`)
+  }
+  if (hooks.length > MAX_HOOKS) throw new HookdError('invalid-argument', `${path} lists ${hooks.length} hooks; at most ${MAX_HOOKS}`)
+  return { agent, channel: hooks.join(','), source: { hooks } }
+}
+
+/** The default profile of a hook list in the URL: files confined to the workdir, no HTTP, no env, confirm asks. */
+export function defaultProfile(hooks: string[]): Profile {
+  return { hooks, policy: { file: 'read-write', httpOrigins: [], env: [] }, confirm: 'ask', onError: 'default' }
+}
+
+/** The route's profile: the URL's hook list, or `<hooksRoot>/<name>.profile.json`. */
+export async function resolveProfile(route: AgentRoute, hooksRoot: string): Promise<Profile> {
+  if ('hooks' in route.source) return defaultProfile(route.source.hooks)
+  const file = join(hooksRoot, `${route.source.profile}.profile.json`)
+  // The hooks folder is untrusted: a profile is a regular file there, not a link to elsewhere.
+  const read = await readRegularFile(file, MAX_PROFILE_BYTES)
+  if (!read.ok) {
+    const why = read.reason === 'missing' ? 'no such file' : read.why
+    throw new HookdError('not-found', `profile '${route.source.profile}' cannot be read (${why}): create ${route.source.profile}.profile.json in the hooks folder, or list hooks in the URL`)
+  }
+  const text = read.text
+  const what = `profile ${route.source.profile}.profile.json`
+  const json = parseJson(text, what, { maxBytes: MAX_PROFILE_BYTES, maxDepth: 8 })
+  if (!json.ok) throw new HookdError('invalid-argument', json.message)
+  const parsed = profileSchema.safeParse(json.value)
+  if (!parsed.success) throw new HookdError('invalid-argument', issueText(parsed.error, what))
+  const p = parsed.data
+  return {
+    hooks: p.hooks,
+    policy: { file: p.policy?.file ?? 'read-write', httpOrigins: p.policy?.httpOrigins ?? [], env: p.policy?.env ?? [] },
+    confirm: p.confirm ?? 'ask',
+    onError: p.onError ?? 'default',
+  }
+}

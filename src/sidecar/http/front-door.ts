@@ -1,0 +1,192 @@
+/**
+ * The HTTP front door: the agents people already use post their hook events here, and get their own
+ * JSON back (docs/agents.md). It sits beside the gRPC listener and runs the same chains through the
+ * same sessions and tenants; each agent has an adapter (src/agents/) that maps its events and tools
+ * onto hookd's points and canonical tool vocabulary.
+ *
+ *   GET  /healthz                     200 {"status":"serving"} (no token needed)
+ *   POST /claude-code/HOOK[,HOOK...]  a Claude Code hook event; answers Claude Code's hook JSON
+ *   POST /claude-code/profile/NAME    the same, with the hooks and policy of a profile (agent-route.ts)
+ *   GET  /claude-code/...             which hooks the route runs and which events they need (for setup)
+ *
+ * Every other request needs `authorization: Bearer <token>`: the sidecar's HTTP token without
+ * tenants (http-token.ts), a tenant's token with them. Bodies are bounded in size and depth before
+ * anything reads them. The runs of each tenant are bounded and reaped when idle (agents/agent-runs.ts).
+ */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
+import { ClaudeCodeAdapter } from '../../agents/claude-code/claude-code-adapter.js'
+import { eventsForPoints } from '../../agents/claude-code/events.js'
+import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
+import { HookdError } from '../../protocol/status.js'
+import type { Tenancy, Tenant } from '../tenant.js'
+import { bearerToken } from '../tenancy/tenant-token.js'
+import { type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
+import { readBody, sendError, sendJson } from './http-exchange.js'
+import { sameToken } from './http-token.js'
+import { SidecarRun } from './sidecar-run.js'
+
+export interface FrontDoorOptions {
+  tenancy: Tenancy
+  /** Without tenants: the token every request must carry. With tenants: absent (tenants' tokens). */
+  token?: string
+  /** Run limits per tenant (idle time, runs, calls in flight). */
+  runs?: Omit<AgentRunsOptions, 'report'>
+  /** The largest event body, in bytes. Default: hookd's JSON limit (8 MiB). */
+  maxBodyBytes?: number
+  /** False while the sidecar cannot serve (its workers gave up): /healthz says so. */
+  serving?(): boolean
+  /** Lines for the operator. Default: stderr. */
+  report?(line: string): void
+}
+
+/** What one tenant's requests share: its runs and the adapter over them. */
+interface TenantDoor {
+  tenant: Tenant
+  runs: AgentRuns
+  claudeCode: ClaudeCodeAdapter
+}
+
+export class FrontDoor {
+  private readonly doors = new Map<string, TenantDoor>()
+  private readonly report: (line: string) => void
+  private readonly maxBodyBytes: number
+  /**
+   * True without tenants: the agents run where the sidecar does (loopback, the sidecar's own token), so
+   * an event's cwd names a folder here. With tenants the agents may run anywhere: their cwd is a name
+   * only (no file-system checks, no ctx.file).
+   */
+  private readonly local: boolean
+  private closing = false
+
+  private constructor(
+    private readonly server: Server,
+    private readonly options: FrontDoorOptions,
+  ) {
+    this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes
+    this.local = options.token !== undefined
+  }
+
+  /** Listens on host:port (port 0 picks one). */
+  static async listen(host: string, port: number, options: FrontDoorOptions): Promise<FrontDoor> {
+    const server = createServer({ requestTimeout: 60_000, headersTimeout: 15_000, maxHeaderSize: 16 * 1024 })
+    server.maxConnections = 512
+    server.maxHeadersCount = 64
+    const door = new FrontDoor(server, options)
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      door.serve(req, res).catch((err: unknown) => door.fail(req, res, HookdError.from(err)))
+    })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err) => reject(new HookdError('unavailable', `cannot serve HTTP on ${host}:${port}: ${err.message}`)))
+      server.listen(port, host, () => resolve())
+    })
+    return door
+  }
+
+  /** `http://HOST:PORT` as bound. */
+  get url(): string {
+    const { address, port } = this.server.address() as AddressInfo
+    return `http://${address.includes(':') ? `[${address}]` : address}:${port}`
+  }
+
+  /** Stops taking requests, ends every open run (afterRun: interrupted) within `graceMs`, and closes. */
+  async close(graceMs = 5000): Promise<void> {
+    if (this.closing) return
+    this.closing = true
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
+    this.server.closeIdleConnections()
+    await Promise.all([...this.doors.values()].map((d) => d.runs.closeAll('interrupted', graceMs)))
+    this.server.closeAllConnections()
+    await closed
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?', 1)[0] as string
+    if (path === '/healthz') {
+      const up = !this.closing && (this.options.serving?.() ?? true)
+      sendJson(res, up ? 200 : 503, { status: up ? 'serving' : 'not serving' })
+      return
+    }
+    if (this.closing) throw new HookdError('unavailable', 'hookd is shutting down')
+    const tenant = this.authenticate(req.headers.authorization)
+    const route = parseAgentRoute(path)
+    if (!route) throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /claude-code/HOOK[,HOOK...] (see docs/agents.md)`)
+    if (req.method === 'GET') return sendJson(res, 200, await this.describe(tenant, route))
+    if (req.method !== 'POST') {
+      sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
+      return
+    }
+    let body: Buffer
+    try {
+      body = await readBody(req, this.maxBodyBytes)
+    } catch (err) {
+      return this.fail(req, res, HookdError.from(err), true)
+    }
+    const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
+    if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
+    sendJson(res, 200, await this.door(tenant).claudeCode.handle(json.value, route.channel))
+  }
+
+  /**
+   * Answers an error, and says it on stderr: the agent shows only a status (Claude Code: `HTTP 401
+   * from URL`), so the operator's line is where a wrong token or URL is explained.
+   */
+  fail(req: IncomingMessage, res: ServerResponse, err: HookdError, tooLarge = false): void {
+    this.report(`http: ${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
+    sendError(res, err, tooLarge)
+  }
+
+  /** The tenant the request's token names; a HookdError (401) saying what to send otherwise. */
+  private authenticate(header: string | undefined): Tenant {
+    const values = header === undefined ? [] : [header]
+    if (this.options.token === undefined) return this.options.tenancy.identify(values)
+    const bearer = bearerToken(values)
+    const how = "send 'authorization: Bearer <token>' with the token in the sidecar's HTTP token file (.hookd/http-token by default; 'hookd setup' puts it in the agent's settings)"
+    if (!bearer.ok) throw new HookdError('unauthenticated', `${bearer.why.replace('metadata', 'header')}; ${how}`)
+    if (!sameToken(bearer.token, this.options.token)) throw new HookdError('unauthenticated', `the bearer token is not this sidecar's HTTP token; ${how}`)
+    return this.options.tenancy.identify([])
+  }
+
+  /** The runs and adapter of a tenant, made on its first request. */
+  private door(tenant: Tenant): TenantDoor {
+    const id = tenant.id ?? ''
+    const existing = this.doors.get(id)
+    if (existing) {
+      // A tenants-file edit may hand the same tenant a new object: runs opened from now on use it.
+      existing.tenant = tenant
+      return existing
+    }
+    const report = (line: string): void => this.report(`http: ${line}`)
+    let door: TenantDoor | undefined
+    const runs = new AgentRuns(
+      async (start) => {
+        const current = (door as TenantDoor).tenant
+        const route = parseAgentRoute(`/claude-code/${start.key.channel ?? ''}`) as AgentRoute
+        const profile = await resolveProfile(route, current.registry.root)
+        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report })
+      },
+      { ...this.options.runs, report, checkWorkdir: this.local },
+    )
+    door = { tenant, runs, claudeCode: new ClaudeCodeAdapter(runs, { report }) }
+    this.doors.set(id, door)
+    return door
+  }
+
+  /** What a route runs: its hooks, their status and points, and the agent events they need. */
+  private async describe(tenant: Tenant, route: AgentRoute): Promise<unknown> {
+    const profile = await resolveProfile(route, tenant.registry.root)
+    const infos = tenant.registry.list()
+    const missing = profile.hooks.filter((name) => !tenant.registry.has(name))
+    if (missing.length) {
+      throw new HookdError('not-found', `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} (available: ${infos.map((h) => h.name).join(', ') || 'none'})`)
+    }
+    const hooks = profile.hooks.map((name) => {
+      const info = infos.find((h) => h.name === name)
+      return { name, status: info?.status ?? 'broken', points: info?.points ?? [], ...(info?.lastError ? { error: info.lastError.message } : {}) }
+    })
+    const points = new Set(hooks.flatMap((h) => h.points))
+    return { agent: route.agent, route: route.channel, hooks, events: eventsForPoints(points) }
+  }
+}

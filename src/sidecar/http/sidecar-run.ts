@@ -1,0 +1,205 @@
+/**
+ * An agent run whose host is the front door itself: a sidecar `Session` opened for an agent that
+ * speaks HTTP (Claude Code), with the front door serving the hooks' capabilities in the host's place:
+ *
+ * - `ctx.file.*`: the host library's default handlers, confined to the run's workdir (real paths);
+ * - `ctx.http.fetch`: the host library's allowlisted fetch, with the profile's origins;
+ * - `ctx.log` and `ctx.notify`: lines for the operator (the sidecar's stderr);
+ * - `ctx.confirm` at a gate, in `ask` mode: answered yes for the chain, and recorded so that the
+ *   adapter answers the agent `ask` (its own permission prompt decides). Elsewhere, or when the
+ *   agent's permission mode never asks (dontAsk, bypassPermissions), answered no.
+ *
+ * The session's own policy and its tenant's are checked by the Session before any call gets here.
+ */
+import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../../agents/agent-run.js'
+import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch, workdirFiles } from '../../host/capabilities.js'
+import { quoted } from '../../protocol/capabilities.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
+import { PROTOCOL_VERSION } from '../../protocol/version.js'
+import type { CapabilityCallData } from '../../protocol/wire.js'
+import type { CapabilityReply } from '../runners/hook-runner.js'
+import { Session } from '../session/session.js'
+import type { Tenant } from '../tenant.js'
+import type { Profile } from './agent-route.js'
+
+/** Permission modes in which the agent never asks its person, so a confirm is answered no at once. */
+const NEVER_ASKS = new Set(['dontAsk', 'bypassPermissions'])
+
+export interface SidecarRunOptions {
+  tenant: Tenant
+  start: RunStart
+  profile: Profile
+  /**
+   * Serve ctx.file from this machine's disk, confined to the workdir. True when the agent runs where
+   * the sidecar does (a sidecar without tenants); false for tenants' agents, whose files are on their
+   * own machines: the same path here is some other file, so hooks get a refusal instead.
+   */
+  localFiles: boolean
+  /** Lines for the operator. */
+  report(line: string): void
+}
+
+export class SidecarRun implements AgentRun {
+  private nextSeq = 1
+
+  private constructor(
+    private readonly tenant: Tenant,
+    private readonly session: Session,
+    private readonly declared: readonly string[],
+    /** The confirms left to the agent, by the seq of the point call that made them. */
+    private readonly asks: Map<number, Ask[]>,
+    private readonly report: (line: string) => void,
+  ) {}
+
+  /** Opens the run's Session. Throws a HookdError when it cannot (an unknown hook, most often). */
+  static open(options: SidecarRunOptions): SidecarRun {
+    const { tenant, start, profile } = options
+    const label = `${start.agentId} session ${start.key.sessionId}`
+    const report = (line: string): void => options.report(`${label}: ${line}`)
+    const ask = profile.confirm === 'ask' && !NEVER_ASKS.has(start.permissionMode ?? '')
+    const asks = new Map<number, Ask[]>()
+    const serving: Serving = {
+      files: options.localFiles ? workdirFiles(start.key.workdir) : remoteFiles(),
+      fetch: allowlistedFetch(profile.policy.httpOrigins),
+      report,
+      ask: (seq, a) => {
+        const list = asks.get(seq)
+        if (!ask || !list) return false
+        list.push(a)
+        return true
+      },
+    }
+    const env: Record<string, string> = {}
+    for (const name of profile.policy.env) {
+      const value = process.env[name]
+      if (value !== undefined) env[name] = value
+    }
+    const { session } = Session.open(
+      tenant,
+      {
+        protocolVersion: PROTOCOL_VERSION,
+        sessionId: start.key.sessionId,
+        agentId: start.agentId,
+        modelId: start.modelId,
+        hooks: profile.hooks,
+        workdir: start.key.workdir,
+        // With `ask`, confirms come to this link (serve, below); otherwise the Session answers them itself.
+        interactive: ask,
+        autoApprove: profile.confirm === 'allow',
+        policy: { file: profile.policy.file, httpOrigins: profile.policy.httpOrigins, env: profile.policy.env, denyConfirm: false },
+        env,
+        onError: profile.onError,
+      },
+      {
+        capability: (c) => serve(c, serving),
+        log: (line) => report(`[${line.hook}] ${line.message}`),
+        diagnostic: (d) => report(describe(d)),
+      },
+    )
+    return new SidecarRun(tenant, session, profile.hooks, asks, report)
+  }
+
+  /**
+   * True when some declared hook serves the point; for a gate, also when a declared hook is not loaded
+   * (which points it serves is unknown: the chain decides, and refuses when the hook must not be skipped).
+   */
+  serves(point: StepPointName): boolean {
+    const spec = getPoint(point) as AnyPoint
+    return this.declared.some((name) => {
+      const hook = this.tenant.registry.get(name)
+      if (!hook) return isGate(spec)
+      return handlerFor(spec, hook.points) !== undefined
+    })
+  }
+
+
+  async call(point: StepPointName, payload: unknown): Promise<ChainAnswer> {
+    const seq = this.nextSeq++
+    this.asks.set(seq, [])
+    try {
+      const result = await this.session.call(seq, point, Buffer.from(JSON.stringify(payload)))
+      for (const d of result.diagnostics) this.report(describe(d))
+      return { result: result.result, diagnostics: result.diagnostics, asks: this.asks.get(seq) ?? [] }
+    } finally {
+      this.asks.delete(seq)
+    }
+  }
+
+  async close(reason: RunEndReason): Promise<ChainAnswer> {
+    const result = await this.session.close(reason)
+    for (const d of result.diagnostics) this.report(describe(d))
+    return { result: result.result, diagnostics: result.diagnostics, asks: [] }
+  }
+
+  abort(): void {
+    this.session.abort()
+  }
+}
+
+interface Serving {
+  files: FileHandlers
+  fetch: NonNullable<CapabilityHandlers['fetch']>
+  report(line: string): void
+  /** Records a gate's confirm for the agent's prompt; false when this run does not ask. */
+  ask(seq: number, ask: Ask): boolean
+}
+
+async function serve(c: CapabilityCallData, s: Serving): Promise<CapabilityReply> {
+  const origin = { hook: c.hook, point: c.point, seq: c.seq }
+  const args = c.args as unknown[]
+  try {
+    switch (c.capability) {
+      case 'confirm': {
+        const message = args[0] as { title: string; body?: string }
+        const gate = isGate(getPoint(c.point) as AnyPoint)
+        const asked = gate && s.ask(c.seq, { hook: c.hook, title: message.title, ...(message.body !== undefined ? { body: message.body } : {}) })
+        if (!asked) s.report(`[${c.hook}] ctx.confirm(${JSON.stringify(message.title)}) at ${c.point} answered no: nobody can be asked there`)
+        return { ok: true, value: asked }
+      }
+      case 'notify': {
+        const message = args[0] as { title: string; body?: string }
+        s.report(`[${c.hook}] notify: ${message.title}${message.body ? `: ${message.body}` : ''}`)
+        return { ok: true, value: null }
+      }
+      case 'file.read':
+        return { ok: true, value: await s.files.read(args[0] as string, origin) }
+      case 'file.write':
+        await s.files.write(args[0] as string, args[1] as string, origin)
+        return { ok: true, value: null }
+      case 'file.exists':
+        return { ok: true, value: await s.files.exists(args[0] as string, origin) }
+      case 'file.list':
+        return { ok: true, value: await s.files.list(args[0] as string, origin) }
+      case 'http.fetch':
+        return { ok: true, value: await s.fetch(args[0] as string, (args[1] ?? {}) as Parameters<typeof s.fetch>[1], origin) }
+      default:
+        return { ok: false, code: 'invalid', message: `this host does not serve '${c.capability}'` }
+    }
+  } catch (err) {
+    if (err instanceof CapabilityError) return { ok: false, code: err.code, message: err.message }
+    return { ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }
+  }
+}
+
+/** File handlers that refuse: the agent's files are not on this machine. */
+function remoteFiles(): FileHandlers {
+  const refuse = async (path: string, capability: string): Promise<never> => {
+    throw new CapabilityError(
+      'denied',
+      `ctx.${capability}(${quoted(path)}) refused: this sidecar serves tenants, whose agents' files are on their own machines, not hookd's; hooks of HTTP sessions get no file access here`,
+    )
+  }
+  return {
+    read: (path) => refuse(path, 'file.read'),
+    write: (path) => refuse(path, 'file.write'),
+    append: (path) => refuse(path, 'file.append'),
+    exists: (path) => refuse(path, 'file.exists'),
+    list: (path) => refuse(path, 'file.list'),
+  }
+}
+
+function describe(d: Diagnostic): string {
+  return `${d.kind} diagnostic${d.hook ? ` from hook '${d.hook}'` : ''}: ${d.message}`
+}
+

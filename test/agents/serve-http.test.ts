@@ -1,0 +1,109 @@
+/**
+ * `hookd serve --http` as users run it: the ready lines, the token file it makes and keeps, the flags it
+ * refuses; and the front door of a sidecar with tenants, where each tenant's own token is the key.
+ */
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { Sidecar } from '../../src/sidecar/sidecar.js'
+import { hashToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
+import { runInProcess, startServe, stopProcess } from '../support/processes.js'
+import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+
+describe('hookd serve --http', () => {
+  it('serves the front door beside gRPC, with a token made 0600 on the first start and kept after', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-serve-http-'))
+    const args = ['--hooks', EXAMPLE_HOOKS, '--listen', `unix:${join(dir, 'hookd.sock')}`, '--http', '0', '--workers', '1']
+    try {
+      const first = await startServe(args, { cwd: dir })
+      const url = /^hookd: http on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(first.output.stderr)?.[1] as string
+      expect(url).toBeDefined()
+      expect(first.output.stderr).toContain(`hookd: made the HTTP token in ${join(dir, '.hookd', 'http-token')} (mode 0600)`)
+      expect((await stat(join(dir, '.hookd'))).mode & 0o777).toBe(0o700)
+      expect((await stat(join(dir, '.hookd', 'http-token'))).mode & 0o777).toBe(0o600)
+      expect((await readFile(join(dir, '.hookd', 'http-url'), 'utf8')).trim()).toBe(url)
+      const token = (await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()
+      expect(token).toMatch(/^hkd_[A-Za-z0-9_-]{43}$/)
+      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'serving' })
+      const described = await fetch(`${url}/claude-code/guard`, { headers: { authorization: `Bearer ${token}` } })
+      expect(described.status).toBe(200)
+      expect(await stopProcess(first.child)).toBe(0)
+
+      const second = await startServe(args, { cwd: dir })
+      expect(second.output.stderr).not.toContain('made the HTTP token')
+      expect((await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()).toBe(token)
+      await stopProcess(second.child)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it('refuses a token file others can read, a network address without --insecure, and http flags without --http', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-serve-http-'))
+    try {
+      const open = await runInProcess(['serve', '--http', '0.0.0.0:7390'], { cwd: dir })
+      expect(open.code).toBe(2)
+      expect(open.stderr).toContain('refusing to serve HTTP on 0.0.0.0:7390: the front door has no TLS')
+      const idle = await runInProcess(['serve', '--http-idle-ms', '5'], { cwd: dir })
+      expect(idle.code).toBe(2)
+      expect(idle.stderr).toContain('--http-token-file and --http-idle-ms apply to --http')
+      await writeFile(join(dir, 'token'), `${newToken()}\n`)
+      await chmod(join(dir, 'token'), 0o644)
+      const readable = await runInProcess(
+        ['serve', '--hooks', EXAMPLE_HOOKS, '--listen', `unix:${join(dir, 'hookd.sock')}`, '--http', '0', '--http-token-file', 'token', '--workers', '1'],
+        { cwd: dir },
+      )
+      expect(readable.code).toBe(1)
+      expect(readable.stderr).toContain(`the HTTP token file ${join(dir, 'token')} can be read by other users (mode 644); run 'chmod 600 ${join(dir, 'token')}'`)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe('the front door of a sidecar with tenants', () => {
+  it("takes each tenant's own token, runs that tenant's hooks, and refuses the rest", async () => {
+    const acmeToken = newToken()
+    const betaToken = newToken()
+    const acme = await writeTree({
+      'no-ls/index.js': hook({ beforeToolExecute: `function (ctx, call) { return { allow: false, reason: 'acme says no' } }` }),
+      'reader/index.js': hook({ beforeToolExecute: `function (ctx) { try { ctx.file.read('notes.txt') } catch (e) { return { allow: false, reason: e.message } } }` }),
+    })
+    const beta = await writeTree({ 'other/index.js': hook({ beforeToolExecute: 'function () {}' }) })
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-http-tenants-'))
+    const file = join(dir, 'tenants.json')
+    await writeFile(file, JSON.stringify({ tenants: [{ id: 'acme', tokenHash: hashToken(acmeToken), hooks: acme, policy: { file: 'read' } }, { id: 'beta', tokenHash: hashToken(betaToken), hooks: beta }] }))
+    const sidecar = await Sidecar.create({ tenants: { file, watch: false }, workers: 1, watch: false })
+    try {
+      const url = await sidecar.listenHttp('127.0.0.1', 0, { report: () => {} })
+      const event = { session_id: 's', cwd: dir, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' } }
+      const post = async (path: string, token: string): Promise<{ status: number; json: Record<string, unknown> }> => {
+        const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(event) })
+        return { status: res.status, json: (await res.json()) as Record<string, unknown> }
+      }
+      expect((await post('/claude-code/no-ls', acmeToken)).json).toEqual({
+        hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'acme says no' },
+      })
+      // The tenant's agent runs on its own machine: its cwd is a name here, and its files are not hookd's to read.
+      const remote = await fetch(`${url}/claude-code/reader`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acmeToken}` },
+        body: JSON.stringify({ ...event, cwd: '/home/acme-dev/project-not-on-this-machine' }),
+      })
+      expect(((await remote.json()) as { hookSpecificOutput: Record<string, unknown> }).hookSpecificOutput.permissionDecisionReason).toBe(
+        "ctx.file.read('notes.txt') refused: this sidecar serves tenants, whose agents' files are on their own machines, not hookd's; hooks of HTTP sessions get no file access here",
+      )
+      const foreign = await post('/claude-code/no-ls', betaToken)
+      expect((foreign.json.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason).toBe(
+        "hookd could not check this call, so it is refused: unknown hook 'no-ls' in tenant 'beta''s hooks (available: other)",
+      )
+      const stranger = await post('/claude-code/no-ls', newToken())
+      expect(stranger.status).toBe(401)
+      expect(stranger.json.error).toContain('the bearer token matches no tenant of this sidecar')
+    } finally {
+      await sidecar.stop()
+      for (const d of [acme, beta, dir]) await rm(d, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

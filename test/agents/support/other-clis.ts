@@ -1,0 +1,91 @@
+/** Runs the real agent CLIs for the contract tests: temp folders, hook scripts, child processes (installs: cli.ts). */
+import { spawn } from 'node:child_process'
+import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+export async function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `hookd-${prefix}-`))
+}
+
+/** A project folder holding `victim/keep.txt`, the folder the model is told to delete. */
+export async function projectWithVictim(prefix: string): Promise<string> {
+  const dir = await tempDir(prefix)
+  await mkdir(join(dir, 'victim'))
+  await writeFile(join(dir, 'victim', 'keep.txt'), 'precious\n')
+  return dir
+}
+
+export async function writeScript(path: string, body: string): Promise<string> {
+  await mkdir(dirname(path), { recursive: true })
+  await writeFile(path, body)
+  await chmod(path, 0o755)
+  return path
+}
+
+export interface Ran {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs a command with stdin closed, killing it (and failing) after `timeoutMs`. */
+export function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Ran> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`${command} ${args.join(' ')} did not finish in ${options.timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }, options.timeoutMs ?? 120_000)
+    child.on('error', (err) => {
+      clearTimeout(timer)
+      fail(err)
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      done({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+/**
+ * The environment a CLI runs in: this process's, less anything that could point it at a real
+ * service or account, with HOME moved to a temp folder.
+ */
+export function isolatedEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(OPENAI|CODEX|GEMINI|GOOGLE|COPILOT|GH|GITHUB|ANTHROPIC|CLAUDE)_/i.test(key)) continue
+    if (/^(HTTPS?_PROXY|ALL_PROXY|NO_PROXY)$/i.test(key)) continue
+    env[key] = value
+  }
+  return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache'), ...extra }
+}
+
+/**
+ * The guard every contract test installs: a POSIX sh script that reads the hook's stdin and refuses
+ * any command containing `rm -r` (which covers `rm -rf`), answering in the way `mode` names.
+ * Each agent's test supplies the refusal text for its own `json` answer.
+ */
+export function guardScript(options: { denyJson: string; logFile?: string }): string {
+  const log = options.logFile ? `printf '%s\\n' "$input" >> '${options.logFile}'\n` : ''
+  return `#!/bin/sh
+# Test guard: $1 is how to refuse: json (a JSON answer on stdout, exit 0), exit2 (reason on stderr,
+# exit 2), exit1 (exit 1, which no agent counts as a refusal).
+input=$(cat)
+${log}case $input in
+  *'rm -r'*)
+    case $1 in
+      json) printf '%s\\n' '${options.denyJson}'; exit 0 ;;
+      exit2) echo 'guard: rm -r is not allowed here' >&2; exit 2 ;;
+      exit1) echo 'guard: rm -r is not allowed here' >&2; exit 1 ;;
+    esac ;;
+esac
+exit 0
+`
+}

@@ -1,0 +1,97 @@
+/** AgentRuns with fake runs: order within a run, the bounds, and a run that fails to open. */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AgentRun, ChainAnswer, RunStart } from '../../src/agents/agent-run.js'
+import { AgentRuns } from '../../src/agents/agent-runs.js'
+
+let workdir = ''
+beforeAll(async () => {
+  workdir = await mkdtemp(join(tmpdir(), 'hookd-agent-runs-'))
+})
+afterAll(() => rm(workdir, { recursive: true, force: true }))
+
+const start = (sessionId: string): RunStart => ({ key: { sessionId, workdir }, agentId: 'test', modelId: '' })
+const answer: ChainAnswer = { result: {}, diagnostics: [], asks: [] }
+
+/** A run that records what it was asked, in order. */
+function fakeRun(log: string[], id: string, gate?: Promise<void>): AgentRun {
+  return {
+    serves: () => true,
+    call: async (point) => {
+      log.push(`${id} ${point} start`)
+      if (point !== 'beforeRun') await gate
+      log.push(`${id} ${point} end`)
+      return answer
+    },
+    close: async (reason) => {
+      log.push(`${id} afterRun ${reason}`)
+      return answer
+    },
+    abort: () => log.push(`${id} abort`),
+  }
+}
+
+describe('AgentRuns', () => {
+  it('runs beforeRun before any call, and afterRun after the calls in flight', async () => {
+    const log: string[] = []
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const runs = new AgentRuns(async () => fakeRun(log, 'a', gate))
+    const calls = [1, 2].map(() => runs.with(start('s'), (run) => run.call('beforeToolExecute', {})))
+    const ended = runs.end(start('s').key, 'end_turn')
+    await expect.poll(() => log.length, { timeout: 10_000 }).toBe(4)
+    expect(log).toEqual(['a beforeRun start', 'a beforeRun end', 'a beforeToolExecute start', 'a beforeToolExecute start'])
+    release()
+    await Promise.all([...calls, ended])
+    expect(log.slice(4)).toEqual(['a beforeToolExecute end', 'a beforeToolExecute end', 'a afterRun end_turn'])
+    expect(runs.isOpen(start('s').key)).toBe(false)
+    await runs.closeAll('interrupted')
+  })
+
+  it('ends the least recently used idle run to make room, and refuses when every run is busy', async () => {
+    const log: string[] = []
+    const reports: string[] = []
+    let n = 0
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const runs = new AgentRuns(async () => fakeRun(log, `r${++n}`, gate), { maxRuns: 2, report: (l) => reports.push(l) })
+    await runs.with(start('one'), async () => {})
+    await runs.with(start('two'), async () => {})
+    await runs.with(start('three'), async () => {})
+    await expect.poll(() => log, { timeout: 10_000 }).toContain('r1 afterRun interrupted')
+    expect(reports).toEqual(['session one ended (afterRun: interrupted) to make room: 2 sessions are open'])
+    const busy = [runs.with(start('two'), (run) => run.call('beforeToolExecute', {})), runs.with(start('three'), (run) => run.call('beforeToolExecute', {}))]
+    await expect(runs.with(start('four'), async () => {})).rejects.toThrow('hookd already holds 2 sessions, all busy; session four cannot start now, retry shortly')
+    release()
+    await Promise.all(busy)
+    await runs.closeAll('interrupted')
+  })
+
+  it('caps the calls in flight of one run', async () => {
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const runs = new AgentRuns(async () => fakeRun([], 'a', gate), { maxInFlight: 2 })
+    const two = [1, 2].map(() => runs.with(start('s'), (run) => run.call('beforeToolExecute', {})))
+    await expect(runs.with(start('s'), (run) => run.call('beforeToolExecute', {}))).rejects.toThrow('session s already has 2 calls in flight; retry when one has finished')
+    release()
+    await Promise.all(two)
+    await runs.closeAll('interrupted')
+  })
+
+  it('forgets a run that failed to open, so the next event tries again; a folder that is not there is refused', async () => {
+    let attempts = 0
+    const runs = new AgentRuns(async () => {
+      attempts += 1
+      if (attempts === 1) throw new Error('first open fails')
+      return fakeRun([], 'a')
+    })
+    await expect(runs.with(start('s'), async () => {})).rejects.toThrow('first open fails')
+    await expect(runs.with(start('s'), async () => 'ok')).resolves.toBe('ok')
+    await expect(runs.with({ ...start('t'), key: { sessionId: 't', workdir: join(workdir, 'gone') } }, async () => {})).rejects.toThrow(
+      `the event's cwd '${join(workdir, 'gone')}' cannot be the hooks' workdir (no such folder); run the agent in an existing folder`,
+    )
+    await runs.closeAll('interrupted')
+  })
+})
