@@ -17,6 +17,7 @@ import { HookdClient, bridgeHookable } from '../src/host/index.js'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 import { ECHO_SERVICE } from './echo-floor.js'
 import { agentRows, agentsBench, agentsWanted } from './agents.js'
+import { type WallsResult, wallsBench, wallsRows } from './walls.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const OUT = join(ROOT, 'bench', 'out')
@@ -236,6 +237,9 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true })
   }
 
+  // What the second wall around the workers costs (bench/walls.ts).
+  results.walls = await wallsBench(SMOKE)
+
   // The real Claude Code CLI with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
   if (agentsWanted(SMOKE)) results.agents = await agentsBench(SMOKE)
 
@@ -320,6 +324,7 @@ function print(r: Record<string, unknown>): void {
     ['hookd / floor (median of rounds)', `${r.throughput_ratio} (${(r.throughput_rounds as Array<{ ratio: number }>).map((x) => x.ratio).join(', ')})`],
     ['unsubscribed point (ns)', `${r.unsubscribed_point_ns}`],
     ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
+    ...wallsRows(r.walls as WallsResult | undefined),
     ...agentRows(r.agents as Record<string, unknown> | undefined),
   ]
   const width = Math.max(...rows.map(([k]) => k.length))

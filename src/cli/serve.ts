@@ -30,6 +30,9 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --parked-mb N            memory (in invocations' memory limits) that invocations waiting on their host
                            may hold in one worker at once; past it their capability calls fail with
                            code 'limit' (default: 512)
+  --worker-memory-mb N     memory one sandbox worker process may use, all its invocations together (a
+                           memory cgroup per worker when hookd runs as root; else an address-space
+                           limit of at least 8192) (default: 1024)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
   --no-watch               do not reload hooks when their files change (default: watch and reload)
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
@@ -41,7 +44,8 @@ ${TENANCY_HELP}
 ${HTTP_HELP}
   -h, --help               show this help
 
-When ready it prints one line to stderr: "hookd: listening on ADDR" (and "hookd: health on HOST:PORT"
+It prints what isolates the sandbox workers ("hookd: walls: ...", see docs/containment.md). When
+ready it prints one line to stderr: "hookd: listening on ADDR" (and "hookd: health on HOST:PORT"
 with --health-listen; both are bound before either line is printed). Hooks that fail to load are
 reported on stderr before it and skipped. Edits to hook folders are picked up while it runs (see
 docs/hot-reload.md); each reload, failed reload and removal is reported on stderr.`
@@ -66,6 +70,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'capability-wait-ms': { type: 'string' },
         'grace-ms': { type: 'string' },
         'parked-mb': { type: 'string' },
+        'worker-memory-mb': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
@@ -97,6 +102,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
   const parkedMb = positiveInt('parked-mb', values['parked-mb'])
+  const workerMemoryMb = positiveInt('worker-memory-mb', values['worker-memory-mb'])
   const healthListen = values['health-listen']
   try {
     if (healthListen !== undefined) parseHealthAddress(healthListen)
@@ -114,7 +120,10 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     ...(workers !== undefined ? { workers } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
-    ...(parkedMb !== undefined ? { pool: { maxParkedMb: parkedMb } } : {}),
+    pool: {
+      ...(parkedMb !== undefined ? { maxParkedMb: parkedMb } : {}),
+      ...(workerMemoryMb !== undefined ? { walls: { workerMemoryMb } } : {}),
+    },
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
   }
@@ -146,6 +155,8 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
   }
+  // What stands around the workers, so that an operator sees a wall that this machine does not allow.
+  io.stderr.write(`hookd: walls: ${sidecar.wallLines().join('; ')}\n`)
   let address: string
   let healthAddress: string | undefined
   try {

@@ -1,7 +1,7 @@
 /**
  * The sidecar: a gRPC server for hookd.v1.HookExecutor (Session, Invoke, ListHooks) and the standard
  * grpc.health.v1.Health service, in front of the tenants it serves (one implicit tenant, or those of a
- * tenants file), each with its registry of hook folders, and a pool of sandbox workers.
+ * tenants file), each with its registry of hook folders and its own pool of sandbox workers.
  *
  * This file composes the parts and owns their lifetimes: `create` starts them (and stops what it
  * started when a later part fails), `listen` binds an address, `stop` drains and closes.
@@ -25,7 +25,9 @@ import { AuditLog, type AuditOptions } from './session/audit.js'
 import type { Session } from './session/session.js'
 import { SingleTenant, type Tenancy } from './tenant.js'
 import { Tenants, type TenantsOptions } from './tenancy/tenants.js'
+import { walls } from './worker/pool/walls.js'
 import { type PoolOptions, WorkerPool } from './worker/pool/worker-pool.js'
+import { fromSource } from './worker/pool/worker-process.js'
 
 export interface SidecarOptions {
   /** The hooks folder. Required without `tenants`; with them, each tenant names its own. */
@@ -39,7 +41,10 @@ export interface SidecarOptions {
   audit?: AuditOptions
   limits?: Partial<Limits>
   waits?: Partial<HostWaits>
-  /** Sandbox worker processes; default: one per core. */
+  /**
+   * Sandbox worker processes; default: one per core. With tenants (each has its own workers, its
+   * `workers` in the tenants file), the hook invocations that run at once across all of them.
+   */
   workers?: number
   /** The rest of the worker pool's settings (start-failure cap, timeouts, ...). */
   pool?: PoolOptions
@@ -77,16 +82,18 @@ export class Sidecar {
 
   private constructor(
     private readonly tenancy: Tenancy,
-    private readonly workerPool: WorkerPool,
+    /** The workers of a sidecar without tenants (with tenants, each tenant has its own). */
+    private readonly workerPool: WorkerPool | undefined,
     readonly loadDiagnostics: readonly Diagnostic[],
     private readonly graceMs: number,
+    private readonly poolOptions: PoolOptions,
   ) {
     addHookExecutor(this.server, tenancy, this.sessions)
     this.health.addToServer(this.server)
     addReflection(this.server)
     // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
     // balancers and supervisors instead of looking healthy.
-    workerPool.onBroken(() => this.notServing())
+    workerPool?.onBroken(() => this.notServing())
   }
 
   /** Starts the workers and loads every hook; does not listen yet. */
@@ -105,18 +112,22 @@ export class Sidecar {
     const watch = options.watch === false ? false : options.watch === true || options.watch === undefined ? {} : options.watch
     const started = new Started()
     try {
-      const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
-      await pool.start()
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (options.tenants !== undefined) {
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
-        const tenants = await Tenants.start(tenantsOptions, { pool, limits, waits, watch, ...(audit ? { audit } : {}) })
-        return new Sidecar(tenants, pool, [], graceMs)
+        const slots = tenantsOptions.slots ?? options.workers
+        const tenants = await Tenants.start(
+          { ...tenantsOptions, ...(slots !== undefined ? { slots } : {}) },
+          { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}) },
+        )
+        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {})
       }
+      const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
+      await pool.start()
       const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits }), (r) => r.close())
       const diagnostics = await registry.loadAll()
       if (watch !== false) await registry.watch(watch)
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs)
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {})
     } catch (err) {
       await started.undo()
       throw err
@@ -134,8 +145,15 @@ export class Sidecar {
     return this.tenancy instanceof Tenants ? this.tenancy : undefined
   }
 
+  /** What stands around the sandbox workers, one line per wall (walls.ts). */
+  wallLines(): string[] {
+    return walls({ fromSource, ...this.poolOptions.walls }).describe()
+  }
+
+  /** The workers of a sidecar without tenants (a tenant's: `tenants.poolOf(id)`). */
   get pool(): WorkerPool {
-    return this.workerPool
+    if (this.workerPool) return this.workerPool
+    throw new HookdError('failed-precondition', 'this sidecar serves tenants, each with its own workers; use sidecar.tenants.poolOf(id)')
   }
 
   /**
@@ -207,7 +225,7 @@ export class Sidecar {
         })
       })
       await this.tenancy.close()
-      await this.workerPool.close()
+      await this.workerPool?.close()
       if (this.socketPath) await unlink(this.socketPath).catch(() => {})
       for (const listener of this.healthListeners) await listener.close()
     })()

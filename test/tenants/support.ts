@@ -18,6 +18,8 @@ export interface TenantSpec {
   policy?: Record<string, unknown>
   /** The addresses its remote hooks may name. */
   remoteHooks?: string[]
+  /** Its own worker processes (default 1). */
+  workers?: number
 }
 
 export interface TenantFixture {
@@ -58,6 +60,7 @@ export async function startTenants(
     if (spec.limits) e.limits = spec.limits
     if (spec.policy) e.policy = spec.policy
     if (spec.remoteHooks) e.remoteHooks = spec.remoteHooks
+    if (spec.workers !== undefined) e.workers = spec.workers
     return e
   }
   const entries = await Promise.all(specs.map(entry))

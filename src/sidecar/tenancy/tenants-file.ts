@@ -41,7 +41,12 @@ export interface TenantConfig {
   remoteHooks: string[]
   /** "refuse": every session of the tenant fails closed at gates (chain.ts OnError). */
   onError: 'default' | 'refuse'
+  /** Sandbox worker processes of the tenant's own: no other tenant's hooks ever run in them. */
+  workers: number
 }
+
+/** The most worker processes one tenant may have. */
+export const MAX_TENANT_WORKERS = 64
 
 const POSITIVE = 'expected a positive integer'
 const positiveInt = z.number({ error: POSITIVE }).int({ error: POSITIVE }).positive({ error: POSITIVE })
@@ -101,6 +106,7 @@ const tenantSchema = z.strictObject({
   policy: policySchema.default({ file: 'none', httpOrigins: [], env: [], confirm: true }),
   remoteHooks: remoteHooksSchema,
   onError: z.enum(['default', 'refuse'], { error: 'expected "refuse" (every failed hook refuses gate calls) or "default"' }).default('default'),
+  workers: positiveInt.max(MAX_TENANT_WORKERS, { error: `expected at most ${MAX_TENANT_WORKERS} (the tenant's own worker processes)` }).default(1),
 })
 
 const fileSchema = z.strictObject({
@@ -170,6 +176,7 @@ export function parseTenants(text: string, file: string, folder = dirname(resolv
       policy: { file: t.policy.file, httpOrigins: t.policy.httpOrigins, env: t.policy.env, confirm: t.policy.confirm },
       remoteHooks: t.remoteHooks.map((text) => remotePattern(text, base)),
       onError: t.onError,
+      workers: t.workers,
     }
   })
 }

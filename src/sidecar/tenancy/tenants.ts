@@ -1,14 +1,15 @@
 /**
  * A multi-tenant sidecar (docs/tenants.md): `Tenants` reads the tenants file, picks a call's tenant by
  * the bearer token in its `authorization` metadata, and gives each tenant its own registry (hooks folder,
- * watcher, and the remote-hook addresses it allows), capability-policy ceiling, limits, quotas and
+ * watcher, and the remote-hook addresses it allows), its own sandbox worker processes (so that a hook
+ * escaping its isolate finds only its own tenant's data), capability-policy ceiling, limits, quotas and
  * fair-queue lane (tenant-state.ts).
  *
  * The tenants file is watched. An edit is validated and every new hooks folder is loaded before
  * anything changes; a broken edit changes nothing and says why. A tenant removed, or whose tokenHash
  * changed, has its open streams ended with UNAUTHENTICATED; one whose hooks folder moved, or whose
- * `remoteHooks` changed, gets a new registry and its open streams are ended with UNAVAILABLE (its hosts
- * reconnect and open on the new one). Policy and limit edits apply to open sessions at their next call.
+ * `remoteHooks` or `workers` changed, gets a new registry and workers and its open streams are ended with
+ * UNAVAILABLE (its hosts reconnect and open on the new one). Policy and limit edits apply to open sessions at their next call.
  */
 import { readdir } from 'node:fs/promises'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
@@ -17,14 +18,15 @@ import { FairQueue } from './fair-queue.js'
 import { Registry } from '../hooks/registry.js'
 import { tenantRemoteAllow } from '../runners/remote/remote-allow.js'
 import type { Tenancy, Tenant } from '../tenant.js'
-import { TenantState } from './tenant-state.js'
+import { type Served, TenantState } from './tenant-state.js'
 import { bearerToken, matchToken } from './tenant-token.js'
 import { type TenantConfig, parseTenants, readTenants } from './tenants-file.js'
 import { TenantsFileWatcher, type TenantsWatchOptions } from './tenants-file-watcher.js'
 import type { HostWaits, Limits } from '../limits.js'
 import type { AuditLog } from '../session/audit.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
-import type { WorkerPool } from '../worker/pool/worker-pool.js'
+import { availableParallelism } from 'node:os'
+import { type PoolOptions, WorkerPool } from '../worker/pool/worker-pool.js'
 import { FairLane } from './fair-lane.js'
 import { inert } from '../../protocol/text.js'
 
@@ -36,7 +38,7 @@ export interface TenantsOptions {
   watch?: boolean | TenantsWatchOptions
   /**
    * Hook invocations that run at once across all tenants; past that they wait in per-tenant lanes,
-   * served in turn. Default: one per sandbox worker (hooks are CPU-bound while they hold a slot; see
+   * served in turn. Default: one per CPU (hooks are CPU-bound while they hold a slot; see
    * fair-queue.ts and bench/tenants.ts).
    */
   slots?: number
@@ -46,7 +48,8 @@ export interface TenantsOptions {
 
 /** What every tenant shares. */
 export interface TenantsDeps {
-  pool: WorkerPool
+  /** How each tenant's worker pool is made (its size is the tenant's `workers`). */
+  pool: Omit<PoolOptions, 'size'>
   /** The sidecar's limits: a tenant's own limits replace them field by field. */
   limits: Limits
   waits: HostWaits
@@ -64,7 +67,6 @@ export class Tenants implements Tenancy {
   private watcher: TenantsFileWatcher | undefined
   private readonly report: (line: string) => void
   private readonly queue: FairQueue
-  private readonly lanes = new Map<string, FairLane>()
   private closed = false
 
   private constructor(
@@ -72,7 +74,7 @@ export class Tenants implements Tenancy {
     private readonly base: TenantsDeps,
   ) {
     this.report = options.report ?? defaultReport
-    this.queue = new FairQueue(options.slots ?? base.pool.size)
+    this.queue = new FairQueue(options.slots ?? availableParallelism())
   }
 
   /** Reads the tenants file and loads every tenant's hooks. A bad file fails the start, saying why. */
@@ -107,6 +109,11 @@ export class Tenants implements Tenancy {
     return this.tenants.find((t) => t.id === id)?.registry
   }
 
+  /** A tenant's worker pool, for tests and status output. */
+  poolOf(id: string): WorkerPool | undefined {
+    return this.tenants.find((t) => t.id === id)?.served.pool
+  }
+
   identify(authorization: ReadonlyArray<string | Buffer>): Tenant {
     const bearer = bearerToken(authorization)
     if (!bearer.ok) {
@@ -126,7 +133,7 @@ export class Tenants implements Tenancy {
     if (this.closed) return
     this.closed = true
     await this.watcher?.close()
-    await Promise.all(this.tenants.map((t) => t.registry.close()))
+    await Promise.all(this.tenants.map((t) => retire(t.served)))
     await this.base.audit?.close()
   }
 
@@ -149,31 +156,31 @@ export class Tenants implements Tenancy {
    */
   private async apply(configs: TenantConfig[]): Promise<string[]> {
     const current = new Map(this.tenants.map((t) => [t.id, t]))
-    const prepared = new Map<string, Registry>()
+    const prepared = new Map<string, Served>()
     try {
       for (const [i, config] of configs.entries()) {
         const existing = current.get(config.id)
-        if (existing && sameRegistry(existing.config, config)) continue
-        prepared.set(config.id, await this.openRegistry(i, config, existing?.limits ?? this.limitsFor(config)))
+        if (existing && sameServed(existing.config, config)) continue
+        prepared.set(config.id, await this.serve(i, config, existing?.limits ?? this.limitsFor(config)))
       }
     } catch (err) {
-      await Promise.all([...prepared.values()].map((r) => r.close()))
+      await Promise.all([...prepared.values()].map(retire))
       throw err
     }
     if (this.closed) {
-      await Promise.all([...prepared.values()].map((r) => r.close()))
+      await Promise.all([...prepared.values()].map(retire))
       return []
     }
 
     const summary: string[] = []
-    const retired: Registry[] = []
+    const retired: Served[] = []
     const next: TenantState[] = []
     for (const config of configs) {
       const existing = current.get(config.id)
       current.delete(config.id)
-      const registry = prepared.get(config.id)
+      const served = prepared.get(config.id)
       if (!existing) {
-        next.push(new TenantState(config, registry as Registry, this.limitsFor(config), this.base.waits, this.laneOf(config.id), this.base.audit))
+        next.push(new TenantState(config, served as Served, this.limitsFor(config), this.base.waits, this.base.audit))
         summary.push(`added '${config.id}'`)
         continue
       }
@@ -184,74 +191,88 @@ export class Tenants implements Tenancy {
       existing.quota.configure(config.limits)
       if (JSON.stringify(previous.policy) !== JSON.stringify(config.policy)) changes.push('policy')
       if (JSON.stringify(previous.limits) !== JSON.stringify(config.limits)) changes.push('limits')
+      if (previous.onError !== config.onError) changes.push('onError')
       if (previous.tokenHash !== config.tokenHash) {
         const ended = existing.end(
           new HookdError('unauthenticated', `tenant '${config.id}''s token was revoked (its tokenHash changed in the tenants file); connect again with the new token`),
         )
         changes.push(`token (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
       }
-      if (registry) {
-        retired.push(existing.registry)
-        existing.registry = registry
-        const moved = previous.hooks !== config.hooks
-        const which = moved ? 'hooks folder was' : 'allowed remote hook addresses ("remoteHooks") were'
-        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s ${which} changed by the operator; open the session again`))
-        changes.push(`${moved ? 'hooks folder' : 'remote hooks'} (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
+      if (served) {
+        retired.push(existing.served)
+        existing.served = served
+        const what = [
+          previous.hooks !== config.hooks ? 'hooks folder' : undefined,
+          !sameList(previous.remoteHooks, config.remoteHooks) ? 'remote hooks' : undefined,
+          previous.workers !== config.workers ? 'workers' : undefined,
+        ].filter((w) => w !== undefined)
+        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s ${what.join(' and ')} changed by the operator; open the session again`))
+        changes.push(`${what.join(', ')} (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
       }
       next.push(existing)
       if (changes.length) summary.push(`changed '${config.id}': ${changes.join(', ')}`)
     }
     for (const gone of current.values()) {
       const ended = gone.end(new HookdError('unauthenticated', `tenant '${gone.id}' was removed from this sidecar's tenants; its token is no longer accepted`))
-      retired.push(gone.registry)
+      retired.push(gone.served)
       this.queue.forget(gone.id)
-      this.lanes.delete(gone.id)
       summary.push(`removed '${gone.id}' (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
     }
     this.tenants = next
-    await Promise.all(retired.map((r) => r.close()))
+    await Promise.all(retired.map(retire))
     return summary
-  }
-
-  /** The tenant's lane of the fair queue, in front of the workers. */
-  private laneOf(id: string): FairLane {
-    let lane = this.lanes.get(id)
-    if (!lane) {
-      lane = new FairLane(this.queue, id, this.base.pool)
-      this.lanes.set(id, lane)
-    }
-    return lane
   }
 
   private limitsFor(config: TenantConfig): Limits {
     return { ...this.base.limits, ...config.limits.invocation }
   }
 
-  private async openRegistry(index: number, config: TenantConfig, limits: Limits): Promise<Registry> {
+  /**
+   * Starts the tenant's own workers, its lane in front of them, and loads its hooks folder on them.
+   * Anything that fails is undone, and the error names the tenant.
+   */
+  private async serve(index: number, config: TenantConfig, limits: Limits): Promise<Served> {
     const where = `tenants file ${this.options.file}: tenants[${index}].hooks`
     try {
       await readdir(config.hooks)
     } catch (err) {
       throw new HookdError('not-found', `${where}: cannot read the hooks folder ${config.hooks} of tenant '${config.id}' (${(err as Error).message}); create it or fix the path`)
     }
-    const registry = new Registry(config.hooks, {
-      loader: this.base.pool,
-      runner: this.laneOf(config.id),
-      limits,
-      allowRemote: tenantRemoteAllow(config.id, config.remoteHooks),
-    })
-    const failed: Diagnostic[] = await registry.loadAll()
-    for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
-    if (this.base.watch !== false) await registry.watch(this.base.watch)
-    registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
-    return registry
+    const pool = new WorkerPool({ ...this.base.pool, size: config.workers })
+    let registry: Registry | undefined
+    try {
+      await pool.start()
+      pool.onBroken((reason) => this.report(`tenant '${config.id}': ${reason}; its hooks cannot run until the sidecar restarts`))
+      const lane = new FairLane(this.queue, config.id, pool)
+      registry = new Registry(config.hooks, { loader: pool, runner: lane, limits, allowRemote: tenantRemoteAllow(config.id, config.remoteHooks) })
+      const failed: Diagnostic[] = await registry.loadAll()
+      for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
+      if (this.base.watch !== false) await registry.watch(this.base.watch)
+      registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
+      return { registry, lane, pool }
+    } catch (err) {
+      await registry?.close()
+      await pool.close()
+      if (err instanceof HookdError && !err.message.includes(`'${config.id}'`)) throw new HookdError(err.code, `tenant '${config.id}': ${err.message}`)
+      throw err
+    }
   }
 }
 
+/** Stops a tenant's hooks, then its workers. */
+async function retire(served: Served): Promise<void> {
+  await served.registry.close()
+  await served.pool.close()
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((p, i) => p === b[i])
+}
+
 /**
- * True when a tenant's registry can stay: same hooks folder, same allowed remote addresses. (A registry
- * checks the addresses as it loads each folder, so a changed list needs a fresh load.)
+ * True when a tenant's registry and workers can stay: same hooks folder, same allowed remote addresses
+ * (a registry checks them as it loads each folder, so a changed list needs a fresh load), same workers.
  */
-function sameRegistry(a: TenantConfig, b: TenantConfig): boolean {
-  return a.hooks === b.hooks && a.remoteHooks.length === b.remoteHooks.length && a.remoteHooks.every((p, i) => p === b.remoteHooks[i])
+function sameServed(a: TenantConfig, b: TenantConfig): boolean {
+  return a.hooks === b.hooks && sameList(a.remoteHooks, b.remoteHooks) && a.workers === b.workers
 }

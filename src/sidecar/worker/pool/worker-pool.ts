@@ -26,7 +26,8 @@ import { FAILURE_TEXT } from '../../runners/failure-text.js'
 import { type FromWorker, type LoadOutcome, fromWorker } from '../protocol.js'
 import { chainRunState } from './chain-run.js'
 import { deadlineIn, hostOf, now, pause, resume } from './flights.js'
-import { WorkerProcess } from './worker-process.js'
+import { type WallOptions, type Walls, walls } from './walls.js'
+import { WorkerProcess, fromSource } from './worker-process.js'
 
 export interface PoolOptions {
   /** Worker processes; default: the number of cores, at least 1. */
@@ -53,6 +54,8 @@ export interface PoolOptions {
    * in one worker at once; a capability call past it fails in the hook with code 'limit'. Default 512.
    */
   maxParkedMb?: number
+  /** The second wall around the workers (walls.ts). Default: every wall this machine allows. */
+  walls?: WallOptions
 }
 
 /** What the pool is doing, for tests and status output. */
@@ -80,6 +83,8 @@ export class WorkerPool implements HookRunner {
   private readonly keepVersions: number
   private readonly execArgv: readonly string[]
   private readonly maxParkedMb: number
+  private readonly wallOptions: WallOptions
+  private walls: Walls | undefined
   private readonly workers: WorkerProcess[] = []
   private readonly waiters: Array<() => void> = []
   private readonly brokenListeners = new Set<(reason: string) => void>()
@@ -103,6 +108,12 @@ export class WorkerPool implements HookRunner {
     this.keepVersions = Math.max(1, options.keepVersions ?? 256)
     this.execArgv = options.execArgv ?? []
     this.maxParkedMb = Math.max(1, options.maxParkedMb ?? 512)
+    this.wallOptions = options.walls ?? {}
+  }
+
+  /** What stands around the workers: one line per wall (after start). */
+  wallLines(): string[] {
+    return this.walls?.describe() ?? []
   }
 
   /**
@@ -126,6 +137,7 @@ export class WorkerPool implements HookRunner {
    * dying at start-up (`maxStartFailures` in a row), naming the last failure.
    */
   async start(): Promise<void> {
+    this.walls ??= walls({ fromSource, ...this.wallOptions })
     this.checker ??= setInterval(() => this.checkDeadlines(), CHECK_MS)
     this.checker.unref()
     for (let i = 0; i < this.size; i++) this.spawn()
@@ -291,7 +303,8 @@ export class WorkerPool implements HookRunner {
 
   private spawn(): void {
     if (this.closed || this.brokenReason) return
-    const worker = WorkerProcess.spawn({ keepVersions: this.keepVersions, execArgv: this.execArgv })
+    if (!this.walls) return
+    const worker = WorkerProcess.spawn({ keepVersions: this.keepVersions, execArgv: this.execArgv, walls: this.walls })
     this.spawned += 1
     this.workers.push(worker)
     worker.startTimer = setTimeout(() => {

@@ -2,14 +2,16 @@
  * One sandbox worker process, as the pool sees it: the child, what it is running (its flights), which
  * hook versions' code it holds, and why it was killed. The process side is worker/process/main.ts.
  */
-import { type ChildProcess, fork } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { RunnableHook } from '../../runners/hook-runner.js'
 import { type HookCode, type ToWorker, hookCodeKey } from '../protocol.js'
 import type { Flight } from './flights.js'
+import type { Walls } from './walls.js'
 
 const here = fileURLToPath(import.meta.url)
-const fromSource = here.endsWith('.ts')
+/** Running from TypeScript source (tests, development): workers load through tsx. */
+export const fromSource = here.endsWith('.ts')
 const ENTRY = fileURLToPath(new URL(fromSource ? '../process/main.ts' : '../process/main.js', import.meta.url))
 // isolated-vm needs --no-node-snapshot on Node 20. From source, the worker loads TypeScript through tsx,
 // resolved here: a bare 'tsx' would be looked up from the worker's working directory, which may be any.
@@ -24,7 +26,12 @@ export interface SpawnOptions {
   keepVersions: number
   /** Extra Node.js options for the worker process. */
   execArgv: readonly string[]
+  /** What stands around the process (walls.ts). */
+  walls: Walls
 }
+
+/** Numbers workers across every pool of this process: each gets its own uid and cgroup (walls.ts). */
+let nextSlot = 0
 
 export class WorkerProcess {
   readonly inflight = new Map<number, Flight>()
@@ -52,12 +59,17 @@ export class WorkerProcess {
   }
 
   static spawn(options: SpawnOptions): WorkerProcess {
-    const child = fork(ENTRY, [], {
-      execArgv: [...EXEC_ARGV, ...options.execArgv],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'json',
-    })
-    return new WorkerProcess(child, options.keepVersions)
+    const slot = nextSlot++
+    const command = options.walls.command(ENTRY, [...EXEC_ARGV, ...options.execArgv], slot)
+    // Not fork(): the worker starts through the walls' programs (unshare, setpriv, prlimit), which pass
+    // the IPC channel's descriptor on to Node.
+    const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json', env: command.env })
+    const worker = new WorkerProcess(child, options.keepVersions)
+    if (child.pid !== undefined) {
+      const detach = options.walls.attach(child.pid, slot)
+      child.once('exit', detach)
+    }
+    return worker
   }
 
   get pid(): number {
