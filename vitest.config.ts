@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'hooks/**/*.test.ts'],
     // Builds dist/ when it is older than the sources: tests run the built command (test/support/processes.ts).
     globalSetup: ['test/support/global-setup.ts'],
+    // Sidecars started from source run the built workers (worker-process.ts): fast, and behind every wall.
+    env: { HOOKD_BUILT_WORKERS: '1' },
     // Each file starts its own sidecar with real worker processes: keep it to two at a time on 2 cores.
     pool: 'forks',
     maxWorkers: 2,

@@ -72,8 +72,14 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
   try {
     let status = await once()
     if (!values.watch) return status
-    io.stderr.write(`hookd test: watching ${hooksShown} for changes (Ctrl-C stops)\n`)
-    status = await watchAndRun(root, once, (path) => io.stderr.write(`\nhookd test: ${relative(root, path) || '.'} changed; running again\n`), () => status)
+    status = await watchAndRun(
+      root,
+      once,
+      // Said once the watcher is ready: a save after this line is never missed.
+      () => io.stderr.write(`hookd test: watching ${hooksShown} for changes (Ctrl-C stops)\n`),
+      (path) => io.stderr.write(`\nhookd test: ${relative(root, path) || '.'} changed; running again\n`),
+      () => status,
+    )
     return status
   } finally {
     await runner.close()
@@ -96,7 +102,7 @@ async function output(report: RunReport, json: boolean, junit: string | undefine
 }
 
 /** Runs `once` after each change until SIGINT or SIGTERM; returns the last run's status. */
-async function watchAndRun(root: string, once: () => Promise<number>, announce: (path: string) => void, initial: () => number): Promise<number> {
+async function watchAndRun(root: string, once: () => Promise<number>, ready: () => void, announce: (path: string) => void, initial: () => number): Promise<number> {
   let status = initial()
   let running: Promise<void> | undefined
   let pending: string | undefined
@@ -118,6 +124,7 @@ async function watchAndRun(root: string, once: () => Promise<number>, announce: 
       })
   }
   const stop = await watchChanges(root, trigger)
+  ready()
   await new Promise<void>((done) => {
     process.once('SIGINT', done)
     process.once('SIGTERM', done)

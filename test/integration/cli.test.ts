@@ -79,13 +79,13 @@ describe('hookd invoke with an embedded sidecar', () => {
 describe('hookd serve', () => {
   let child: ChildProcess
   let cwd: string
-  let firstLine: string
+  let lines: string[] = []
 
   beforeAll(async () => {
     cwd = await mkdtemp(join(tmpdir(), 'hookd-serve-'))
     const serving = await startServe(['--hooks', EXAMPLE_HOOKS, '--workers', '1'], { cwd })
     child = serving.child
-    firstLine = serving.output.stderr.split('\n')[0] as string
+    lines = serving.output.stderr.split('\n').filter(Boolean)
   })
 
   afterAll(async () => {
@@ -93,9 +93,9 @@ describe('hookd serve', () => {
     await rm(cwd, { recursive: true, force: true })
   })
 
-  it('prints exactly one ready line naming the default address, with private permissions', async () => {
+  it('prints what walls its workers, then exactly one ready line naming the default address, with private permissions', async () => {
     const socket = join(cwd, '.hookd', 'hookd.sock')
-    expect(firstLine).toBe(`hookd: listening on unix:${socket}`)
+    expect(lines).toEqual([expect.stringMatching(/^hookd: walls: environment: minimal .*; permission model: reads only \/.*; network: .*; user: .*; memory: .*$/), `hookd: listening on unix:${socket}`])
     expect((await stat(join(cwd, '.hookd'))).mode & 0o777).toBe(0o700)
     expect((await stat(socket)).mode & 0o777).toBe(0o600)
   })

@@ -269,7 +269,7 @@ describe('hookd test', () => {
     expect(help.stdout).toMatch(/^Usage: hookd test \[DIR \| HOOK\.\.\.\] \[--json\] \[--junit FILE\] \[--watch\]/)
   })
 
-  it('runs again after a save with --watch', async () => {
+  it('runs again after a save with --watch', { timeout: 120_000 }, async () => {
     const root = await writeTree({
       'w/index.js': "module.exports = { beforeModelRequest: (ctx, r) => ({ system: r.system + '!' }) }\n",
       'w/tests/bang.json': json({ point: 'beforeModelRequest', payload: { system: 'hi', model: 'm', messages: [] }, expect: { result: { system: 'hi!' } } }),

@@ -217,7 +217,7 @@ describe('capabilities of a remote hook go through the session', () => {
   })
 })
 
-describe('failures are diagnostics, and the chain goes on', () => {
+describe('failures are diagnostics; a hook that could not decide refuses the gate', () => {
   it('reports a remote handler that fails as throw, with its message and line', async () => {
     const out = await running.client.invoke(sessionOptions(['args-first', 'thrower', 'args-second']), 'beforeToolExecute', call)
     expect(out.result.arguments).toEqual({ command: 'ls', n: 2 })
@@ -227,14 +227,22 @@ describe('failures are diagnostics, and the chain goes on', () => {
     expect(out.trace.map((t) => t.outcome)).toEqual(['changed', 'failed', 'changed'])
   })
 
-  it('cancels a remote hook past its wall-time limit with a timeout', async () => {
+  it('cancels a remote hook past its wall-time limit with a timeout: the gate is refused, or skipped when the session asks', async () => {
     const started = Date.now()
     const out = await running.client.invoke(sessionOptions(['slow', 'args-first']), 'beforeToolExecute', call)
     expect(Date.now() - started).toBeLessThan(WALL_MS * 5)
-    expect(out.result).toEqual({ allow: true, arguments: { command: 'ls', n: 1 } })
+    expect(out.result).toEqual({
+      allow: false,
+      arguments: { command: 'ls' },
+      reason: "hookd refused the call: hook 'slow' could not decide (it ran past its wall-time limit)",
+      refusedBy: 'hookd',
+    })
     expect(out.diagnostics).toEqual([
       expect.objectContaining({ hook: 'slow', kind: 'timeout', message: expect.stringContaining(`wall-time limit of ${WALL_MS} ms`) }),
     ])
+    const skipped = await running.client.invoke(sessionOptions(['slow', 'args-first'], { onError: 'skip' }), 'beforeToolExecute', call)
+    expect(skipped.result).toEqual({ allow: true, arguments: { command: 'ls', n: 1 } })
+    expect(skipped.diagnostics).toEqual([expect.objectContaining({ hook: 'slow', kind: 'timeout' })])
   })
 
   it.each([
@@ -244,13 +252,24 @@ describe('failures are diagnostics, and the chain goes on', () => {
     ['status', 'throw', 'the remote hook failed: server exploded'],
     ['huge', 'result-too-large', 'over the limit'],
     ['wrong-type', 'invalid-result', 'it returned a string'],
-  ])('reports a remote hook that %s as %s and skips it', async (mode, kind, text) => {
+  ])('reports a remote hook that %s as %s', async (mode, kind, text) => {
     const out = await running.client.invoke(
       sessionOptions(['hostile', 'args-first'], { interactive: false }),
       'beforeToolExecute',
       { ...call, arguments: { command: mode } },
     )
-    expect(out.result).toEqual({ allow: true, arguments: { command: mode, n: 1 } })
+    if (kind === 'result-too-large') {
+      // A hook that could not answer (not its own mistake) refuses the gate.
+      expect(out.result).toEqual({
+        allow: false,
+        arguments: { command: mode },
+        reason: "hookd refused the call: hook 'hostile' could not decide (its answer was over the size limit)",
+        refusedBy: 'hookd',
+      })
+    } else {
+      // The hook's own mistakes skip it, as in the seed.
+      expect(out.result).toEqual({ allow: true, arguments: { command: mode, n: 1 } })
+    }
     expect(out.diagnostics).toEqual([expect.objectContaining({ hook: 'hostile', kind, message: expect.stringContaining(text) })])
   })
 

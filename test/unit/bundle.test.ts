@@ -126,7 +126,7 @@ describe('bundleHook', () => {
     const big = await tree({ 'index.ts': "import { x } from './x'\nexport default { beforeRun() { return x } }\n", 'x.ts': `export const x = '${'y'.repeat(2000)}'\n` })
     expect(await bundleHook(big, { limits: { maxFileBytes: 1000 } })).toMatchObject({
       ok: false,
-      message: expect.stringMatching(/^cannot bundle x\.ts: it is \d+ bytes, over the limit of 1000 bytes/),
+      message: expect.stringMatching(/^cannot bundle x\.ts: it is \d+ bytes, over the 1000 bytes hookd reads/),
     })
   })
 

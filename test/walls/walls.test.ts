@@ -72,6 +72,7 @@ async function escaped(options: { workerMemoryMb?: number; allocateMb?: number }
   const command = w.command(ESCAPED, [], 4242)
   const child: ChildProcess = spawn(command.file, [...command.args, secret, dir, String(port), String(process.pid), String(options.allocateMb ?? 0)], {
     env: command.env,
+    cwd: command.cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   })
   const detach = child.pid === undefined ? () => {} : w.attach(child.pid, 4242)

@@ -75,6 +75,11 @@ export interface InvocationRequest extends InvocationHost {
    * capability call (a human may have answered; it must not be asked twice). Default 1.
    */
   retries?: number
+  /**
+   * Run with nothing else on its worker: this is the retry of a run lost with its worker (one of the
+   * runs on it crashed it; if this one did, it must not take others down a second time).
+   */
+  alone?: boolean
 }
 
 export interface InvocationReport {
@@ -114,7 +119,7 @@ export interface ChainRun {
   /**
    * True for the step that was running when the runner lost the chain (its worker died) and that made
    * no capability call: its report is undefined, and the run the caller gives it on its own is its
-   * retry (`retries: 0`).
+   * retry (`retries: 0, alone: true`).
    */
   lost(step: number): boolean
   /** Settles when the runner is done with the chain (or it ended without one). */

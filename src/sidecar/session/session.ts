@@ -317,6 +317,7 @@ export class Session {
       served.push({ hook, ctx, host })
       const code = { name, version: hook.version, filename: hook.filename, source: hook.source }
       const limits = this.tenant.limits
+      // A retry (`retries` 0) is the rerun of a chain step lost with its worker: it runs alone.
       const run = (handler: string, args: readonly unknown[], resultArg: number | undefined, retries?: number): Promise<InvocationReport> =>
         hook.runner.invoke({
           ...host,
@@ -327,7 +328,7 @@ export class Session {
           point: handler,
           args,
           ...(resultArg !== undefined ? { resultArg } : {}),
-          ...(retries !== undefined ? { retries } : {}),
+          ...(retries !== undefined ? { retries, alone: true } : {}),
         })
       runs.push(run)
       steps.push({ hook, invoke: (handler, args, resultArg) => run(handler, args, resultArg) })

@@ -202,12 +202,14 @@ export class Tenants implements Tenancy {
         retired.push(existing.served)
         existing.served = served
         const what = [
-          previous.hooks !== config.hooks ? 'hooks folder' : undefined,
-          !sameList(previous.remoteHooks, config.remoteHooks) ? 'remote hooks' : undefined,
-          previous.workers !== config.workers ? 'workers' : undefined,
+          previous.hooks !== config.hooks ? ['hooks folder', 'hooks folder'] : undefined,
+          !sameList(previous.remoteHooks, config.remoteHooks) ? ['remote hooks', 'allowed remote hook addresses ("remoteHooks")'] : undefined,
+          previous.workers !== config.workers ? ['workers', 'worker processes ("workers")'] : undefined,
         ].filter((w) => w !== undefined)
-        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s ${what.join(' and ')} changed by the operator; open the session again`))
-        changes.push(`${what.join(', ')} (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
+        const long = what.map(([, words]) => words)
+        const verb = long.length === 1 && long[0] === 'hooks folder' ? 'was' : 'were'
+        const ended = existing.end(new HookdError('unavailable', `tenant '${config.id}''s ${long.join(' and ')} ${verb} changed by the operator; open the session again`))
+        changes.push(`${what.map(([short]) => short).join(', ')} (${ended} open stream${ended === 1 ? '' : 's'} ended)`)
       }
       next.push(existing)
       if (changes.length) summary.push(`changed '${config.id}': ${changes.join(', ')}`)

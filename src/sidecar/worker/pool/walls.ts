@@ -47,6 +47,8 @@ export interface WorkerCommand {
   file: string
   args: string[]
   env: NodeJS.ProcessEnv
+  /** '/': a worker needs no folder of the sidecar's (and its uid may not be allowed into it). */
+  cwd: string
 }
 
 export interface Walls {
@@ -120,7 +122,7 @@ function probe(options: WallOptions): Walls {
       ]
   if (!enabled) {
     lines.push('permission model, network, user, memory: OFF (walls switched off)')
-    return build(lines, [], [], undefined, memoryMb, uidBase)
+    return build(lines, [], [], undefined, memoryMb, uidBase, options.fromSource ?? false)
   }
   lines.push(
     options.fromSource
@@ -131,7 +133,7 @@ function probe(options: WallOptions): Walls {
   const prefix: string[] = []
   if (process.platform !== 'linux') {
     lines.push(`network, user, memory: NOT isolated (these walls need Linux; this is ${process.platform})`)
-    return build(lines, prefix, permission, undefined, memoryMb, uidBase)
+    return build(lines, prefix, permission, undefined, memoryMb, uidBase, options.fromSource ?? false)
   }
 
   const unshare = which('unshare')
@@ -181,18 +183,20 @@ function probe(options: WallOptions): Walls {
     lines.push(`memory: an address-space limit of ${asMb} MB per worker (no memory cgroup hookd may create)`)
   } else lines.push('memory: bounded by the isolates\' limits only (no cgroup, prlimit not installed)')
 
-  return build(lines, prefix, permission, cgroup, memoryMb, uidBase)
+  return build(lines, prefix, permission, cgroup, memoryMb, uidBase, options.fromSource ?? false)
 }
 
-function build(lines: string[], prefix: string[], permission: string[], cgroup: string | undefined, memoryMb: number, uidBase: number): Walls {
+function build(lines: string[], prefix: string[], permission: string[], cgroup: string | undefined, memoryMb: number, uidBase: number, fromSource: boolean): Walls {
   return {
     describe: () => [...lines],
     command: (entry, execArgv, slot) => {
       const env: NodeJS.ProcessEnv = {}
       for (const name of PASSED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name]
+      // From source, each worker's uid would get a tsx cache folder of its own in /tmp, never reused.
+      if (fromSource) env.TSX_DISABLE_CACHE = '1'
       const node = [process.execPath, ...permission, ...execArgv, entry]
       const wrapped = [...prefix.map((a) => (a === '{uid}' ? String(uidBase + (slot % 65536)) : a)), ...node]
-      return { file: wrapped[0] as string, args: wrapped.slice(1), env }
+      return { file: wrapped[0] as string, args: wrapped.slice(1), env, cwd: '/' }
     },
     attach: (pid, slot) => {
       if (!cgroup) return () => {}

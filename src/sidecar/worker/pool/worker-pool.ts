@@ -154,7 +154,18 @@ export class WorkerPool implements HookRunner {
    * unless it had made a capability call (InvocationRequest.retries).
    */
   async invoke(request: InvocationRequest): Promise<InvocationReport> {
-    return this.dispatch(request, false)
+    return request.alone ? this.alone(request) : this.dispatch(request, false)
+  }
+
+  /** Runs alone on a worker with nothing else in flight; new work waits until it has one. */
+  private async alone(request: InvocationRequest): Promise<InvocationReport> {
+    this.retrying += 1
+    try {
+      return await this.dispatch(request, true)
+    } finally {
+      this.retrying -= 1
+      for (const wake of this.waiters.splice(0)) wake()
+    }
   }
 
   private async dispatch(request: InvocationRequest, alone: boolean): Promise<InvocationReport> {
@@ -197,13 +208,7 @@ export class WorkerPool implements HookRunner {
   private retry(flight: InvokeFlight, crash: InvocationReport): void {
     const retries = flight.request.retries ?? 1
     if (retries <= 0 || flight.called.size > 0 || this.closed) return flight.resolve(crash)
-    this.retrying += 1
-    void this.dispatch({ ...flight.request, retries: retries - 1 }, true)
-      .then(flight.resolve)
-      .finally(() => {
-        this.retrying -= 1
-        for (const wake of this.waiters.splice(0)) wake()
-      })
+    void this.alone({ ...flight.request, retries: retries - 1, alone: true }).then(flight.resolve)
   }
 
   /**

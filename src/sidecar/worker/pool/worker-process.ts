@@ -10,9 +10,19 @@ import type { Flight } from './flights.js'
 import type { Walls } from './walls.js'
 
 const here = fileURLToPath(import.meta.url)
-/** Running from TypeScript source (tests, development): workers load through tsx. */
-export const fromSource = here.endsWith('.ts')
-const ENTRY = fileURLToPath(new URL(fromSource ? '../process/main.ts' : '../process/main.js', import.meta.url))
+const inSource = here.endsWith('.ts')
+/**
+ * Running from TypeScript source, the sidecar may still start the built workers (dist/), when told so
+ * with HOOKD_BUILT_WORKERS=1: the test suite does (vitest.config.ts), after building dist/ from the same
+ * sources (test/support/global-setup.ts), so that its workers start as fast as users' and behind the
+ * same walls.
+ */
+const builtWorkers = inSource && process.env.HOOKD_BUILT_WORKERS === '1'
+/** Workers load TypeScript through tsx (development): Node's permission model cannot be on (walls.ts). */
+export const fromSource = inSource && !builtWorkers
+const ENTRY = fileURLToPath(
+  new URL(builtWorkers ? '../../../../dist/sidecar/worker/process/main.js' : inSource ? '../process/main.ts' : '../process/main.js', import.meta.url),
+)
 // isolated-vm needs --no-node-snapshot on Node 20. From source, the worker loads TypeScript through tsx,
 // resolved here: a bare 'tsx' would be looked up from the worker's working directory, which may be any.
 // A worker's own heap holds only messages and bookkeeping (hooks run in their isolates' heaps), but
@@ -63,7 +73,7 @@ export class WorkerProcess {
     const command = options.walls.command(ENTRY, [...EXEC_ARGV, ...options.execArgv], slot)
     // Not fork(): the worker starts through the walls' programs (unshare, setpriv, prlimit), which pass
     // the IPC channel's descriptor on to Node.
-    const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json', env: command.env })
+    const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json', env: command.env, cwd: command.cwd })
     const worker = new WorkerProcess(child, options.keepVersions)
     if (child.pid !== undefined) {
       const detach = options.walls.attach(child.pid, slot)
