@@ -16,7 +16,7 @@ import { WorkerPool } from '../sidecar/worker/pool/worker-pool.js'
 import { UsageError, parse } from './args.js'
 import type { CliIo } from './io.js'
 
-export const CHECK_HELP = `Usage: hookd check [DIR] [--json]
+export const CHECK_HELP = `Usage: hookd check [DIR] [--json] [--allow-symlinks]
 
 Loads every hook in DIR (default: ./hooks) as 'hookd serve' would: each index.js is compiled and run
 in a fresh isolate, each hook.json is validated, and the exports are checked against the hook points.
@@ -32,8 +32,9 @@ hook.json). Prints each problem as
 Exit status: 0 when every hook would load (warnings alone included), 1 when any hook would not,
 2 for a usage error (an unknown option, DIR missing).
 
-  --json        print the report as JSON
-  -h, --help    show this help`
+  --json            print the report as JSON
+  --allow-symlinks  follow symbolic links in hook folders, as 'hookd serve --allow-symlinks' does
+  -h, --help        show this help`
 
 export interface CheckProblem {
   severity: 'error' | 'warning'
@@ -69,7 +70,7 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { json: { type: 'boolean' }, 'allow-symlinks': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     }),
   )
   if (values.help) {
@@ -79,7 +80,7 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
   if (positionals.length > 1) {
     throw new UsageError(`give one folder to check; got ${positionals.length}: ${positionals.join(' ')}\n\n${CHECK_HELP}`)
   }
-  const report = await checkHooks(positionals[0] ?? 'hooks', io.cwd)
+  const report = await checkHooks(positionals[0] ?? 'hooks', io.cwd, { followSymlinks: values['allow-symlinks'] === true })
   if (values.json) {
     io.stdout.write(`${inertJson(JSON.stringify(report, null, 2))}\n`)
   } else {
@@ -89,7 +90,7 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** Checks a hooks folder, or one hook's folder. Usage errors (DIR missing) throw UsageError. */
-export async function checkHooks(dir: string, cwd = process.cwd()): Promise<CheckReport> {
+export async function checkHooks(dir: string, cwd = process.cwd(), options: { followSymlinks?: boolean } = {}): Promise<CheckReport> {
   const full = resolve(cwd, dir)
   try {
     if (!(await stat(full)).isDirectory()) throw new UsageError(`'${dir}' is a file; pass the folder that holds your hooks (default: ./hooks)`)
@@ -133,7 +134,7 @@ export async function checkHooks(dir: string, cwd = process.cwd()): Promise<Chec
   await pool.start()
   try {
     // Each hook is loaded once: a remote hook that does not answer is reported, not asked again.
-    const registry = new Registry(root, { loader: pool, runner: pool, limits: DEFAULT_LIMITS, retryRemotes: false })
+    const registry = new Registry(root, { loader: pool, runner: pool, limits: DEFAULT_LIMITS, retryRemotes: false, followSymlinks: options.followSymlinks === true })
     try {
       await checkEach(registry, names, hooks, problems, show)
     } finally {

@@ -18,7 +18,7 @@ export const TENANCY_HELP = `  --tenants FILE           serve several tenants, e
   --audit FILE|-           append one JSON line per point result to FILE, or to stdout with -
   --audit-payloads         also log each call's payload, result and diagnostic messages in the audit log
   --slots N                with --tenants: hook invocations run at once across tenants; the rest wait in
-                           per-tenant queues served in turn (default: one per worker)`
+                           per-tenant queues served in turn (default: one per core)`
 
 export const TENANCY_FLAGS = {
   tenants: { type: 'string' },

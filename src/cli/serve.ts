@@ -17,7 +17,8 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
 
   --hooks DIR              hooks folder (default: ./hooks; not with --tenants)
   --listen ADDR            unix:PATH or HOST:PORT (default: ${DEFAULT_ADDRESS})
-  --workers N              sandbox worker processes (default: one per core)
+  --workers N              sandbox worker processes (default: one per core); with --tenants, each
+                           tenant's "workers" in the tenants file instead
   --memory-mb N            heap limit per invocation (default: ${DEFAULT_LIMITS.memoryMb})
   --cpu-ms N               CPU time per invocation (default: ${DEFAULT_LIMITS.cpuMs})
   --wall-ms N              wall time per invocation, not counting host waits (default: ${DEFAULT_LIMITS.wallMs})
@@ -35,6 +36,9 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
                            limit of at least 8192) (default: 1024)
   --grace-ms N             on SIGINT/SIGTERM, how long in-flight calls may finish (default: 5000)
   --no-watch               do not reload hooks when their files change (default: watch and reload)
+  --allow-symlinks         follow symbolic links in hook folders (a development setup that links hooks
+                           in; refused with --tenants). Default: a linked hook folder, index.js or
+                           hook.json does not load
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
                            the call, whatever a session or a hook asks (with --tenants: a tenant's
                            "onError": "refuse" in the tenants file)
@@ -72,6 +76,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'parked-mb': { type: 'string' },
         'worker-memory-mb': { type: 'string' },
         'no-watch': { type: 'boolean', default: false },
+        'allow-symlinks': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
         ...TENANCY_FLAGS,
@@ -98,6 +103,12 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   set('jsonDepth', 'json-depth', values['json-depth'])
   if (limits.memoryMb !== undefined && limits.memoryMb < MIN_MEMORY_MB) throw new UsageError(`--memory-mb must be at least ${MIN_MEMORY_MB}`)
   const workers = positiveInt('workers', values.workers)
+  if (values['allow-symlinks'] && values.tenants !== undefined) {
+    throw new UsageError("--allow-symlinks cannot be used with --tenants: one tenant's link could read another tenant's files")
+  }
+  if (workers !== undefined && values.tenants !== undefined) {
+    throw new UsageError('--workers is for a sidecar without tenants; with --tenants each tenant has workers of its own ("workers" in the tenants file), and --slots says how many invocations run at once across them')
+  }
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
@@ -118,6 +129,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     ...tenancy.sidecar,
     limits,
     ...(workers !== undefined ? { workers } : {}),
+    ...(values['allow-symlinks'] ? { followSymlinks: true } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
     pool: {

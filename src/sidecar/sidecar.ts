@@ -41,13 +41,15 @@ export interface SidecarOptions {
   audit?: AuditOptions
   limits?: Partial<Limits>
   waits?: Partial<HostWaits>
-  /**
-   * Sandbox worker processes; default: one per core. With tenants (each has its own workers, its
-   * `workers` in the tenants file), the hook invocations that run at once across all of them.
-   */
+  /** Sandbox worker processes; default: one per core. With tenants, each has its own (its `workers`). */
   workers?: number
   /** The rest of the worker pool's settings (start-failure cap, timeouts, ...). */
   pool?: PoolOptions
+  /**
+   * Follow symbolic links in hook folders (`hookd serve --allow-symlinks`): for a development setup that
+   * links hooks in. Refused with tenants.
+   */
+  followSymlinks?: boolean
   /** How long a shutdown waits for in-flight calls before closing them. */
   graceMs?: number
   /** Hot reload of edited hook folders (docs/hot-reload.md): on by default; false turns it off. */
@@ -107,6 +109,9 @@ export class Sidecar {
     if (options.tenants === undefined && options.hooks === undefined) {
       throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
     }
+    if (options.tenants !== undefined && options.followSymlinks) {
+      throw new HookdError('invalid-argument', "symbolic links in hook folders cannot be followed with tenants: one tenant's link could read another's files")
+    }
     const waits = { ...DEFAULT_WAITS, ...options.waits }
     const graceMs = options.graceMs ?? 5000
     const watch = options.watch === false ? false : options.watch === true || options.watch === undefined ? {} : options.watch
@@ -115,16 +120,12 @@ export class Sidecar {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (options.tenants !== undefined) {
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
-        const slots = tenantsOptions.slots ?? options.workers
-        const tenants = await Tenants.start(
-          { ...tenantsOptions, ...(slots !== undefined ? { slots } : {}) },
-          { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}) },
-        )
+        const tenants = await Tenants.start(tenantsOptions, { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}) })
         return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {})
       }
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
       await pool.start()
-      const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits }), (r) => r.close())
+      const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
       const diagnostics = await registry.loadAll()
       if (watch !== false) await registry.watch(watch)
       return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {})

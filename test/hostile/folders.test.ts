@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { runInProcess } from '../support/processes.js'
 import { type Running, startSidecar } from '../support/sidecar.js'
 import { CALL, expectServing, failed, runHooks } from './support.js'
 
@@ -92,6 +93,24 @@ describe('symbolic links', () => {
     expect(s).toBe('broken')
     expect(message).toBe(`leak-parse/hook.json is a symbolic link${LINKS}; fix leak-parse/hook.json and save it`)
     expect(message).not.toContain('root:x')
+  })
+
+  it('links are followed only when a single-tenant setup opts in (--allow-symlinks), never with tenants', async () => {
+    const linked = await mkdtemp(join(tmpdir(), 'hookd-linked-'))
+    try {
+      await symlink(join(scratch, 'tenant-b', 'secret'), join(linked, 'linked'))
+      const refused = await runInProcess(['check', linked])
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toContain('the hook folder linked is a symbolic link')
+      const followed = await runInProcess(['check', linked, '--allow-symlinks'])
+      expect(followed.stdout).not.toContain('symbolic link')
+      expect(followed.code).toBe(0)
+      const tenants = await runInProcess(['serve', '--tenants', join(linked, 'tenants.json'), '--allow-symlinks'])
+      expect(tenants.code).toBe(2)
+      expect(tenants.stderr).toContain("--allow-symlinks cannot be used with --tenants: one tenant's link could read another tenant's files")
+    } finally {
+      await rm(linked, { recursive: true, force: true })
+    }
   })
 
   it('a hook folder that is a link, and an index.js that is a link, are refused', async () => {

@@ -70,7 +70,7 @@ describe('hookd serve --tenants', () => {
     const made = await inProcess(['tenant', 'token', '--json'], { cwd })
     const { token, tokenHash } = JSON.parse(made.stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS, policy: { file: 'read' } }] }))
-    const { child, address, output } = await startServe(['--workers', '1', '--tenants', 'tenants.json', '--listen', '127.0.0.1:0', '--audit', '-'], { cwd })
+    const { child, address, output } = await startServe(['--tenants', 'tenants.json', '--listen', '127.0.0.1:0', '--audit', '-'], { cwd })
     try {
       const anonymous = await HookdClient.connect(address)
       expect(await anonymous.listHooks().catch((e: unknown) => e)).toMatchObject({ code: 'unauthenticated' })
@@ -154,7 +154,7 @@ describe('hookd list and invoke against a tenant sidecar', () => {
     const { token, tokenHash } = JSON.parse((await inProcess(['tenant', 'token', '--json'], { cwd })).stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tls-tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS }] }))
     const { child, address: addr, output } = await startServe(
-      ['--workers', '1', '--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
+      ['--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
       { cwd },
     )
     try {

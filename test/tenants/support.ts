@@ -67,7 +67,6 @@ export async function startTenants(
   await writeFile(file, JSON.stringify({ tenants: entries }, null, 2))
   const { slots, ...rest } = options
   const sidecar = await Sidecar.create({
-    workers: 1,
     ...rest,
     tenants: { file, report: (line) => reports.push(line), watch: { debounceMs: 30, settleMs: 30 }, ...(slots !== undefined ? { slots } : {}) },
   })

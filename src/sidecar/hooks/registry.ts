@@ -88,6 +88,11 @@ export interface RegistryOptions {
    * a whole folder at once on a busy machine would spend those limits waiting for each other. Default 2.
    */
   loadConcurrency?: number
+  /**
+   * Follow symbolic links in hook folders (a development setup that links hooks in; hook-folder.ts).
+   * Default false. Never with tenants: a tenant's link could read another tenant's files.
+   */
+  followSymlinks?: boolean
 }
 
 /** What a load failure's message tells the reader to do; `stale` when an older version still serves. */
@@ -162,7 +167,7 @@ export class Registry {
 
   /** Reads a hook folder's files, without loading them. */
   read(name: string): Promise<HookFiles> {
-    return readHookFolder(this.root, name)
+    return readHookFolder(this.root, name, { followSymlinks: this.options.followSymlinks === true })
   }
 
   /** The digest of the files last applied for a hook; that of an absent folder when there is none. */
