@@ -41,7 +41,8 @@ beforeAll(async () => {
       beforeRun: `function (ctx, run) { ctx.notify({ title: 'beforeRun', body: run.agentId }) }`,
       afterRun: `function (ctx, event) { ctx.notify({ title: 'afterRun', body: event.reason }) }`,
     }),
-    'spin/index.js': hook({ beforeToolExecute: 'function () { for (;;) {} }' }),
+    'strict-thrower/index.js': hook({ beforeToolExecute: "function () { throw new Error('policy service unreachable') }" }),
+    'strict-thrower/hook.json': JSON.stringify({ onError: 'refuse' }),
     'strict.profile.json': JSON.stringify({ hooks: ['guard'], confirm: 'deny' }),
   })
   state = await mkdtemp(join(tmpdir(), 'hookd-claude-state-'))
@@ -140,15 +141,15 @@ describe('hookd guards Claude Code 2.1.328', () => {
   )
 
   it(
-    'a hook that cannot decide (it runs past its CPU limit) refuses the call',
+    'a throwing hook with "onError": "refuse" refuses the call, and the model reads why',
     async () => {
       const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const dir = await project('--hooks', 'spin')
+      const dir = await project('--hooks', 'strict-thrower')
       await claudeIn(dir, stand)
       expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
       const read = readBack(stand)
       expect(read.is_error).toBe(true)
-      expect(read.text).toBe("PreToolUse:Bash hook error: hookd refused the call: hook 'spin' could not decide (it ran past its CPU time limit)")
+      expect(read.text).toBe("PreToolUse:Bash hook error: hookd refused the call: hook 'strict-thrower' could not decide (it threw)")
     },
     TEST_TIMEOUT,
   )
