@@ -2,7 +2,7 @@
  * The front door's routes for the agents whose hooks are commands (Codex, Gemini CLI, Copilot CLI,
  * Cursor), with each agent's measured event JSON, against a real sidecar: what the agent would read
  * back, and the shim (bin/hookd-hook) between them, run by a real `sh`. The real CLIs drive the same
- * routes in codex.test.ts, gemini.test.ts and copilot.test.ts; Cursor's contract is in
+ * routes in command-clis-hookd.test.ts; Cursor's contract is in
  * cursor-contract.test.ts.
  */
 import { spawn } from 'node:child_process'

@@ -1,6 +1,6 @@
 /**
  * Codex CLI's command hooks (`hooks.json`), read and answered as Codex 0.169.0 does, measured with the
- * real CLI (test/agents/codex-hookd.test.ts; /work/notes/codex.md has the probes):
+ * real CLI (test/agents/command-clis-hookd.test.ts; /work/notes/codex.md has the probes):
  *
  *   SessionStart        opens the run (beforeRun)
  *   UserPromptSubmit    opens the run; beforeModelRequest: added text -> additionalContext (a developer message)
