@@ -18,6 +18,7 @@ import { SETUP_AGENTS, setupCommandAgent } from './setup-command.js'
 import { applyChanges, askEvents, frontDoorUrl, gitIgnores, readText, routeOf, tokenOf } from './setup-shared.js'
 
 export const SETUP_HELP = `Usage: hookd setup claude-code (--hooks a,b | --profile NAME) [--dir DIR | --user] [options]
+       hookd setup codex|gemini|copilot|cursor ...   (see 'hookd setup codex --help')
 
 Makes Claude Code send its hook events to a running 'hookd serve --http' (docs/agents.md): asks the
 sidecar which events the hooks need, and merges one http hook entry per event into Claude Code's
