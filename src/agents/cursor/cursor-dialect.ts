@@ -10,7 +10,7 @@
  *   beforeReadFile {file_path, content}      beforeToolExecute on `Read` (read_file {path})
  *   preToolUse {tool_name, tool_input}       beforeToolExecute on the tool as named (not documented)
  *       -> {permission: "deny" | "ask", user_message, agent_message} (agent_message is what the model
- *          reads); beforeReadFile takes allow and deny only. Cursor takes no rewritten call, so a
+ *          reads); beforeReadFile takes {permission: "deny"} only. Cursor takes no rewritten call, so a
  *          rewrite is refused, telling the model the call the hooks would run instead
  *   afterShellExecution {command, output}, afterMCPExecution {result_json}, afterFileEdit {file_path,
  *   edits}, postToolUse                      afterToolExecute, observe only: Cursor reads no answer
@@ -130,8 +130,13 @@ function read(body: unknown): ParsedEvent<CursorEvent> {
   return { session, event, native: { name } }
 }
 
-function refusal(permission: 'deny' | 'ask', reason: string): DialectAnswer {
-  return { permission, user_message: reason, agent_message: reason }
+/**
+ * A refusal in the fields Cursor documents for the event: beforeReadFile's answer is `permission`
+ * alone (an agent that parses strictly, as Codex does, would ignore an answer with more, and let
+ * the read through).
+ */
+function refusal(permission: 'deny' | 'ask', reason: string, event?: string): DialectAnswer {
+  return event === 'beforeReadFile' ? { permission } : { permission, user_message: reason, agent_message: reason }
 }
 
 /** What the hooks would run instead: the command for a shell, the input as JSON otherwise. */
@@ -149,18 +154,18 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
   events: EVENTS,
   parse: read,
   isGate: (body) => GATES.has(String(fieldOf(body, 'hook_event_name'))),
-  refuse: (_body, reason) => refusal('deny', reason),
+  refuse: (body, reason) => refusal('deny', reason, String(fieldOf(body, 'hook_event_name'))),
   tool(event, verdict: ToolVerdict) {
     switch (verdict.kind) {
       case 'allow':
         return undefined
       case 'deny':
-        return refusal('deny', verdict.reason)
+        return refusal('deny', verdict.reason, event.name)
       case 'rewrite':
-        return refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${rewritten(verdict.input)}`)
+        return refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${rewritten(verdict.input)}`, event.name)
       case 'ask':
         // beforeReadFile answers allow or deny only; a rewrite cannot ride along with an ask either.
-        if (event.name === 'beforeReadFile' || verdict.input) return refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${verdict.reason}`)
+        if (event.name === 'beforeReadFile' || verdict.input) return refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${verdict.reason}`, event.name)
         return refusal('ask', verdict.reason)
     }
   },
