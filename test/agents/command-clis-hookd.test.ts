@@ -14,14 +14,14 @@
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Serving, runHookd, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 import { agentCli } from './support/cli.js'
 import { functionResponses, startGeminiApi } from './support/gemini-api.js'
 import { functionOutputs, startOpenAiApi } from './support/openai-api.js'
-import { isolatedEnv, projectWithVictim, run, tempDir } from './support/other-clis.js'
+import { codexConfig, copilotEnv, geminiEnv, isolatedEnv, projectWithVictim, run, tempDir } from './support/other-clis.js'
 
 const TEST_TIMEOUT = 240_000
 const PROMPT = 'Please delete the victim folder.'
@@ -62,10 +62,7 @@ describe('hookd guards the agents with command hooks', () => {
       try {
         const { home, project } = await setUp('codex', async (h) => {
           await mkdir(join(h, '.codex'))
-          await writeFile(
-            join(h, '.codex', 'config.toml'),
-            `model = "test-model"\nmodel_provider = "stub"\n\n[model_providers.stub]\nname = "stub"\nbase_url = "${api.baseUrl}"\nwire_api = "responses"\nenv_key = "STUB_OPENAI_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
-          )
+          await writeFile(join(h, '.codex', 'config.toml'), codexConfig(api.baseUrl))
         })
         // No --dangerously-bypass-hook-trust: the hooks run because setup recorded them as trusted.
         const ran = await run(codex, ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', PROMPT], {
@@ -96,7 +93,7 @@ describe('hookd guards the agents with command hooks', () => {
         })
         const ran = await run(gemini, ['--skip-trust', '--yolo', '-m', 'gemini-2.5-flash', '-p', PROMPT], {
           cwd: project,
-          env: isolatedEnv(home, { GEMINI_API_KEY: 'stub-key', GOOGLE_GEMINI_BASE_URL: api.baseUrl }),
+          env: geminiEnv(home, api.baseUrl),
           timeoutMs: 150_000,
         })
         expect(ran.code, ran.stderr).toBe(0)
@@ -121,16 +118,7 @@ describe('hookd guards the agents with command hooks', () => {
         const { home, project } = await setUp('copilot')
         const ran = await run(copilot, ['--allow-all-tools', '-p', PROMPT], {
           cwd: project,
-          env: isolatedEnv(home, {
-            COPILOT_OFFLINE: 'true',
-            COPILOT_AUTO_UPDATE: 'false',
-            COPILOT_PROVIDER_BASE_URL: api.baseUrl,
-            COPILOT_PROVIDER_WIRE_API: 'responses',
-            COPILOT_PROVIDER_API_KEY: 'stub-key',
-            COPILOT_MODEL: 'gpt-5.5',
-            // One unpacked copy of the binary's JavaScript beside the install (copilot-contract.test.ts).
-            XDG_CACHE_HOME: join(dirname(dirname(dirname(copilot))), 'xdg-cache'),
-          }),
+          env: copilotEnv(copilot, home, api.baseUrl),
           timeoutMs: 150_000,
         })
         expect(ran.code, ran.stderr).toBe(0)
