@@ -95,6 +95,30 @@ describe('hookd setup codex', () => {
   })
 })
 
+describe('hookd setup codex, where Codex trusts hooks by their place', () => {
+  it("keeps hookd's entry where it was, and warns when taking it out moves the user's hooks", async () => {
+    const home = await temp('codex-places')
+    const codexHome = join(home, '.codex')
+    await mkdir(codexHome)
+    const hooksFile = join(codexHome, 'hooks.json')
+    const mine = { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] }
+    const old = { hooks: [{ type: 'command', command: `${SHIM} --token-file /old/token http://127.0.0.1:1/codex/guard`, timeout: 35 }] }
+    await writeFile(hooksFile, JSON.stringify({ hooks: { PreToolUse: [old, mine] } }))
+    const env = { HOME: home, CODEX_HOME: codexHome }
+    const ran = await runInProcess(['setup', 'codex', '--hooks', 'https-only'], { cwd: state, env })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toBe('')
+    const route = `${url}/codex/https-only`
+    expect(await json(hooksFile)).toEqual({ hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: shim(route), timeout: 35 }] }, mine] } })
+    expect(await readFile(join(codexHome, 'config.toml'), 'utf8')).toContain(`[hooks.state."${hooksFile}:pre_tool_use:0:0"]`)
+
+    const removed = await runInProcess(['setup', 'codex', '--remove'], { cwd: state, env })
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(await json(hooksFile)).toEqual({ hooks: { PreToolUse: [mine] } })
+    expect(removed.stderr).toContain(`hookd setup: warning: other hooks of PreToolUse in ${hooksFile} moved; Codex trusts hooks by their place, so review them in Codex (/hooks) or they are skipped`)
+  })
+})
+
 describe('hookd setup gemini|copilot|cursor --dir', () => {
   it("writes each agent's project file in its own shape, says the agent must trust the project, and no token", async () => {
     const dir = await temp('project')
