@@ -17,6 +17,7 @@ import { HookdClient, bridgeHookable } from '../src/host/index.js'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 import { ECHO_SERVICE } from './echo-floor.js'
 import { agentRows, agentsBench, agentsWanted } from './agents.js'
+import { shimBench, shimRows } from './shim.js'
 import { type WallsResult, wallsBench, wallsRows } from './walls.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
@@ -240,8 +241,9 @@ async function main(): Promise<void> {
   // What the second wall around the workers costs (bench/walls.ts).
   results.walls = await wallsBench(SMOKE)
 
-  // The real Claude Code CLI with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
-  if (agentsWanted(SMOKE)) results.agents = await agentsBench(SMOKE)
+  // What the command agents' shim adds to a hook call (bench/shim.ts), then the real Claude Code CLI
+  // with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
+  results.agents = { ...(await shimBench(SMOKE)), ...(agentsWanted(SMOKE) ? await agentsBench(SMOKE) : {}) }
 
   await mkdir(OUT, { recursive: true })
   await writeFile(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
@@ -325,6 +327,7 @@ function print(r: Record<string, unknown>): void {
     ['unsubscribed point (ns)', `${r.unsubscribed_point_ns}`],
     ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
     ...wallsRows(r.walls as WallsResult | undefined),
+    ...shimRows(r.agents as Record<string, unknown> | undefined),
     ...agentRows(r.agents as Record<string, unknown> | undefined),
   ]
   const width = Math.max(...rows.map(([k]) => k.length))

@@ -56,6 +56,11 @@ export interface RunStart {
   modelId: string
   /** The agent's permission mode when the event says (Claude Code: default, plan, dontAsk, bypassPermissions, ...). */
   permissionMode?: string
+  /**
+   * Whether the agent can put a hook's ctx.confirm to its person (Claude Code's `ask`). Default true;
+   * false for agents with no such answer, where a confirm is answered no at once.
+   */
+  canAsk?: boolean
 }
 
 export type OpenRun = (start: RunStart) => Promise<AgentRun>

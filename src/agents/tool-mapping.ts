@@ -10,7 +10,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { sameJson } from '../protocol/json.js'
 import { issueText } from '../protocol/issue-text.js'
-import { CANONICAL_TOOLS, type CanonicalToolName, type NativeCall } from './vocabulary.js'
+import { CANONICAL_TOOLS, type CanonicalToolName, type NativeCall, isCanonicalTool } from './vocabulary.js'
 
 /** One canonical field and the native field it is. `path` fields are made workdir-relative for hooks. */
 export interface FieldMapping {
@@ -24,6 +24,18 @@ export interface ToolMapping {
   native: string
   canonical: CanonicalToolName
   fields: readonly FieldMapping[]
+}
+
+/**
+ * A tool whose input is not a set of fields (Codex's `apply_patch` takes a whole patch): it converts
+ * itself, and says when a call has no canonical form (it then reaches hooks under its own name).
+ */
+export interface ToolCodec {
+  native: string
+  /** The canonical call `input` is, or undefined when it is none. */
+  toCanonical(input: Record<string, unknown>, workdir: string): { name: CanonicalToolName; arguments: Record<string, unknown> } | undefined
+  /** The native input for checked canonical `args` of `name`, or a message saying why the tool cannot take them. */
+  toNative(name: CanonicalToolName, args: Record<string, unknown>, input: Record<string, unknown>, workdir: string): Record<string, unknown> | string
 }
 
 /** A tool call as hooks see it at beforeToolExecute and afterToolExecute. */
@@ -41,16 +53,16 @@ export type NativeRewrite =
 
 /** An agent's tools: its mappings by native name. */
 export class ToolTable {
-  private readonly byNative: ReadonlyMap<string, ToolMapping>
+  private readonly byNative: ReadonlyMap<string, ToolMapping | ToolCodec>
 
   constructor(
     readonly agent: string,
-    mappings: readonly ToolMapping[],
+    mappings: readonly (ToolMapping | ToolCodec)[],
   ) {
     this.byNative = new Map(mappings.map((m) => [m.native, m]))
   }
 
-  mapping(nativeName: string): ToolMapping | undefined {
+  mapping(nativeName: string): ToolMapping | ToolCodec | undefined {
     return this.byNative.get(nativeName)
   }
 
@@ -60,17 +72,24 @@ export class ToolTable {
    */
   toCanonical(id: string, nativeName: string, input: Record<string, unknown>, workdir: string): CanonicalCall {
     const native: NativeCall = { agent: this.agent, name: nativeName, input }
+    return { id, ...(this.canonicalOf(nativeName, input, workdir) ?? { name: nativeName, arguments: input }), native }
+  }
+
+  /** The canonical name and arguments of a native call, or undefined when it has none. */
+  private canonicalOf(nativeName: string, input: Record<string, unknown>, workdir: string): { name: string; arguments: Record<string, unknown> } | undefined {
     const mapping = this.byNative.get(nativeName)
-    if (mapping) {
-      const args: Record<string, unknown> = {}
-      for (const field of mapping.fields) {
-        const value = input[field.native]
-        if (value === undefined || value === null) continue
-        args[field.canonical] = field.path && typeof value === 'string' ? toWorkdirPath(value, workdir) : value
-      }
-      if (CANONICAL_TOOLS[mapping.canonical].safeParse(args).success) return { id, name: mapping.canonical, arguments: args, native }
+    if (!mapping) return undefined
+    if ('toCanonical' in mapping) {
+      const canonical = mapping.toCanonical(input, workdir)
+      return canonical && CANONICAL_TOOLS[canonical.name].safeParse(canonical.arguments).success ? canonical : undefined
     }
-    return { id, name: nativeName, arguments: input, native }
+    const args: Record<string, unknown> = {}
+    for (const field of mapping.fields) {
+      const value = input[field.native]
+      if (value === undefined || value === null) continue
+      args[field.canonical] = field.path && typeof value === 'string' ? toWorkdirPath(value, workdir) : value
+    }
+    return CANONICAL_TOOLS[mapping.canonical].safeParse(args).success ? { name: mapping.canonical, arguments: args } : undefined
   }
 
   /**
@@ -79,11 +98,20 @@ export class ToolTable {
    */
   toNative(call: CanonicalCall, args: Record<string, unknown>, workdir: string): NativeRewrite | undefined {
     if (sameJson(call.arguments, args)) return undefined
-    const mapping = call.name === call.native.name ? undefined : this.byNative.get(call.native.name)
+    // Mapped or not is decided again from the native call: a native name may equal a canonical one
+    // (Gemini CLI's write_file) whether or not the call mapped.
+    const mapped = isCanonicalTool(call.name) && this.canonicalOf(call.native.name, call.native.input, workdir) !== undefined
+    const mapping = mapped ? this.byNative.get(call.native.name) : undefined
     if (!mapping) return { ok: true, input: args, ignored: [] }
-    const parsed = CANONICAL_TOOLS[mapping.canonical].safeParse(args)
+    const name = call.name as CanonicalToolName
+    const parsed = CANONICAL_TOOLS[name].safeParse(args)
     if (!parsed.success) {
-      return { ok: false, message: issueText(parsed.error, `the rewritten ${mapping.canonical} arguments`) }
+      return { ok: false, message: issueText(parsed.error, `the rewritten ${name} arguments`) }
+    }
+    if ('toNative' in mapping) {
+      const input = mapping.toNative(name, parsed.data, call.native.input, workdir)
+      const ignored = Object.keys(args).filter((k) => !Object.hasOwn(CANONICAL_TOOLS[name].shape, k))
+      return typeof input === 'string' ? { ok: false, message: input } : { ok: true, input, ignored }
     }
     const input: Record<string, unknown> = { ...call.native.input }
     for (const field of mapping.fields) {

@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionOutputs, startOpenAiApi, type OpenAiApi } from './support/openai-api.js'
 import { agentCli } from './support/cli.js'
-import { guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { codexConfig, guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"guard: rm -r is not allowed here"}}'
 
@@ -70,17 +70,7 @@ async function runCodex(setup: Setup): Promise<Outcome> {
   await mkdir(codexHome, { recursive: true })
   await writeFile(
     join(codexHome, 'config.toml'),
-    `model = "test-model"
-model_provider = "stub"
-
-[model_providers.stub]
-name = "stub"
-base_url = "${api.baseUrl}"
-wire_api = "responses"
-env_key = "STUB_OPENAI_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-${setup.config ?? ''}`,
+    `${codexConfig(api.baseUrl)}${setup.config ?? ''}`,
   )
   if (setup.hooks) await writeFile(join(codexHome, 'hooks.json'), JSON.stringify({ hooks: setup.hooks }))
   try {

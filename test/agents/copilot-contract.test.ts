@@ -11,11 +11,11 @@
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionOutputs, startOpenAiApi, type OpenAiApi } from './support/openai-api.js'
 import { agentCli } from './support/cli.js'
-import { guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { copilotEnv, guardScript, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"permissionDecision":"deny","permissionDecisionReason":"guard: rm -r is not allowed here"}'
 
@@ -60,17 +60,7 @@ async function runCopilot(setup: Setup): Promise<Outcome> {
   try {
     const ran = await run(copilot, ['--allow-all-tools', ...(setup.trust === false ? [] : ['--trust-folder']), '-p', 'Please delete the victim folder.'], {
       cwd: project,
-      env: isolatedEnv(home, {
-        COPILOT_OFFLINE: 'true',
-        COPILOT_AUTO_UPDATE: 'false',
-        COPILOT_PROVIDER_BASE_URL: api.baseUrl,
-        COPILOT_PROVIDER_WIRE_API: 'responses',
-        COPILOT_PROVIDER_API_KEY: 'stub-key',
-        COPILOT_MODEL: 'gpt-5.5',
-        // The binary unpacks its JavaScript (about 235 MB) under $XDG_CACHE_HOME/copilot on first run:
-        // share one unpacked copy beside the install rather than one per temp HOME.
-        XDG_CACHE_HOME: join(dirname(dirname(dirname(copilot))), 'xdg-cache'),
-      }),
+      env: copilotEnv(copilot, home, api.baseUrl),
       timeoutMs: 150_000,
     })
     const last = api.requests.at(-1)?.body

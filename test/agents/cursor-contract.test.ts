@@ -17,11 +17,18 @@
  *   agent_message}, beforeMCPExecution input {tool_name, tool_input (a JSON string), url | command};
  * - the current page's event list (preToolUse / postToolUse / postToolUseFailure are newer events
  *   that fire for every tool, matched on tool names such as `Shell`, `Read`, `Write`).
+ *
+ * The second part runs hookd's Cursor route (src/agents/cursor/cursor-dialect.ts) on those documented
+ * payloads through bin/hookd-hook, as Cursor would run it, and checks each answer field for field
+ * against the documented output of its event.
  */
 import { execFile } from 'node:child_process'
-import { rm } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Sidecar } from '../../src/sidecar/sidecar.js'
+import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+import { ROOT } from './support/cli.js'
 import { guardScript, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"permission":"deny","user_message":"Blocked: rm -r","agent_message":"guard: rm -r is not allowed here"}'
@@ -89,5 +96,90 @@ describe('Cursor hooks (documented contract; the agent cannot run offline)', () 
     expect(text).toContain('\\"cmd\\":\\"rm -rf victim\\"')
     const out = await sh(guard, 'json', text)
     expect(JSON.parse(out.stdout)).toMatchObject({ permission: 'deny' })
+  })
+})
+
+describe("hookd's Cursor route on the documented payloads, through bin/hookd-hook", () => {
+  const TOKEN = 'hkd_cursor-contract-token-0123456789abcdefghijkl'
+  let sidecar: Sidecar
+  let url = ''
+  let hooks = ''
+  let project = ''
+  let tokenFile = ''
+  let conversations = 0
+
+  beforeAll(async () => {
+    hooks = await writeTree({
+      'guard/index.js': await readFile(join(EXAMPLE_HOOKS, 'guard', 'index.js'), 'utf8'),
+      'strict.profile.json': JSON.stringify({ hooks: ['guard', 'no-secrets', 'rewrite-shell'], confirm: 'deny' }),
+      'no-secrets/index.js': hook({
+        beforeToolExecute: `function (ctx, call) {
+          if (call.name === 'read_file' && /\\.env$/.test(call.arguments.path)) return { allow: false, reason: 'no reading .env' }
+          if (call.name === 'MCP:run' && /rm -rf/.test(call.arguments.cmd || '')) return { allow: false, reason: 'no rm -rf through MCP either' }
+        }`,
+      }),
+      'rewrite-shell/index.js': hook({
+        beforeToolExecute: `function (ctx, call) { if (call.name === 'shell' && call.arguments.command === 'make') return { arguments: { command: 'make -n' } } }`,
+      }),
+    })
+    project = await tempDir('cursor-project')
+    tokenFile = join(project, 'token')
+    await writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o600 })
+    sidecar = await Sidecar.create({ hooks, workers: 1, watch: false })
+    url = await sidecar.listenHttp('127.0.0.1', 0, { token: TOKEN, report: () => {} })
+  }, 60_000)
+
+  afterAll(async () => {
+    await sidecar?.stop()
+    await Promise.all([hooks, project].map((d) => rm(d, { recursive: true, force: true })))
+  })
+
+  /** The documented common fields, with this test's project as the workspace. */
+  const common = (): Record<string, unknown> => ({ ...COMMON, conversation_id: `conv-${process.pid}-${++conversations}`, workspace_roots: [project] })
+
+  function shim(route: string, event: Record<string, unknown>): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((done) => {
+      const child = execFile(join(ROOT, 'bin', 'hookd-hook'), ['--token-file', tokenFile, `${url}/cursor/${route}`], (err, stdout, stderr) => {
+        done({ code: err ? Number((err as { code?: unknown }).code) : 0, stdout, stderr })
+      })
+      child.stdin?.end(JSON.stringify(event))
+    })
+  }
+
+  const answer = async (route: string, event: Record<string, unknown>): Promise<unknown> => {
+    const out = await shim(route, event)
+    expect(out.code, out.stderr).toBe(0)
+    return JSON.parse(out.stdout)
+  }
+
+  it("beforeShellExecution: the guard's confirm is Cursor's ask, with the documented fields only; a harmless command is {}", async () => {
+    const reason = "Dangerous command: rm -rf victim (asked by hookd hook 'guard')"
+    const shell = { ...common(), hook_event_name: 'beforeShellExecution', command: 'rm -rf victim', cwd: project }
+    expect(await answer('guard', shell)).toEqual({ permission: 'ask', user_message: reason, agent_message: reason })
+    expect(await answer('guard', { ...shell, command: 'ls -la' })).toEqual({})
+  })
+
+  it('with a profile that answers no, the refusal is a deny; a rewrite Cursor cannot run is refused, saying what the hooks would run', async () => {
+    const shell = { ...common(), hook_event_name: 'beforeShellExecution', command: 'rm -rf victim', cwd: project }
+    expect(await answer('profile/strict', shell)).toEqual({ permission: 'deny', user_message: 'refused by the user', agent_message: 'refused by the user' })
+    const rewrite = "hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: make -n"
+    expect(await answer('profile/strict', { ...shell, command: 'make' })).toEqual({ permission: 'deny', user_message: rewrite, agent_message: rewrite })
+  })
+
+  it('beforeReadFile {file_path, content} is read_file, refused with the permission field alone; beforeMCPExecution\'s tool_input JSON string reaches hooks as arguments', async () => {
+    const read = { ...common(), hook_event_name: 'beforeReadFile', file_path: join(project, '.env'), content: 'KEY=1\n', attachments: [] }
+    // beforeReadFile's documented output is {permission} alone.
+    expect(await answer('profile/strict', read)).toEqual({ permission: 'deny' })
+    expect(await answer('profile/strict', { ...read, file_path: join(project, 'README.md') })).toEqual({})
+    const mcp = { ...common(), hook_event_name: 'beforeMCPExecution', tool_name: 'run', tool_input: JSON.stringify({ cmd: 'rm -rf victim' }), command: 'npx mcp-server' }
+    expect(await answer('profile/strict', mcp)).toEqual({ permission: 'deny', user_message: 'no rm -rf through MCP either', agent_message: 'no rm -rf through MCP either' })
+  })
+
+  it('the events Cursor reads no refusal from (beforeSubmitPrompt, afterFileEdit, afterShellExecution, stop) are answered {}', async () => {
+    const c = common()
+    expect(await answer('guard', { ...c, hook_event_name: 'beforeSubmitPrompt', prompt: 'tidy up', attachments: [] })).toEqual({})
+    expect(await answer('guard', { ...c, hook_event_name: 'afterShellExecution', command: 'ls', output: 'a\n', duration: 12 })).toEqual({})
+    expect(await answer('guard', { ...c, hook_event_name: 'afterFileEdit', file_path: join(project, 'a.txt'), edits: [{ old_string: 'a', new_string: 'b' }] })).toEqual({})
+    expect(await answer('guard', { ...c, hook_event_name: 'stop', status: 'completed', loop_count: 0 })).toEqual({})
   })
 })

@@ -122,7 +122,7 @@ describe('who may post', () => {
   it('answers 404 for a path no agent uses, and says where agents post', async () => {
     const res = await post('/codex-someday/guard', {})
     expect(res.status).toBe(404)
-    expect(res.json.error).toContain('agents post to /claude-code/HOOK[,HOOK...]')
+    expect(res.json.error).toContain('agents post to /AGENT/HOOK[,HOOK...] with AGENT one of claude-code, codex, gemini, copilot, cursor')
   })
 
   it('bounds the body: too large is 413, too deep is 400, not JSON is 400', async () => {

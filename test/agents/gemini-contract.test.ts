@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionResponses, startGeminiApi, type GeminiApi } from './support/gemini-api.js'
 import { agentCli } from './support/cli.js'
-import { guardScript, isolatedEnv, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { geminiEnv, guardScript, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"decision":"deny","reason":"guard: rm -r is not allowed here"}'
 
@@ -63,7 +63,7 @@ async function runGemini(setup: Setup): Promise<Outcome> {
   try {
     const ran = await run(gemini, ['--skip-trust', '--yolo', '-m', 'gemini-2.5-flash', '-p', 'Please delete the victim folder.'], {
       cwd: project,
-      env: isolatedEnv(home, { GEMINI_API_KEY: 'stub-key', GOOGLE_GEMINI_BASE_URL: api.baseUrl }),
+      env: geminiEnv(home, api.baseUrl),
       timeoutMs: 150_000,
     })
     const last = api.turns.at(-1)?.body

@@ -23,8 +23,9 @@
 import type { z } from 'zod'
 import { HookdError } from '../../protocol/status.js'
 import { issueText } from '../../protocol/issue-text.js'
-import type { AgentRun, Ask, RunKey, RunStart } from '../agent-run.js'
+import type { AgentRun, RunKey, RunStart } from '../agent-run.js'
 import type { AgentRuns } from '../agent-runs.js'
+import { filterResult, gateTool, isObject } from '../tool-gate.js'
 import { workdirPath } from '../workdir.js'
 import {
   baseEvent,
@@ -122,28 +123,27 @@ export class ClaudeCodeAdapter {
   }
 
   private async preToolUse(run: AgentRun, workdir: string, event: { tool_name: string; tool_input: Record<string, unknown>; tool_use_id?: string | undefined }): Promise<ClaudeCodeAnswer> {
-    if (!run.serves('beforeToolExecute')) return NO_OPINION
-    const call = CLAUDE_CODE_TOOLS.toCanonical(event.tool_use_id ?? '', event.tool_name, event.tool_input, workdir)
-    const answer = await run.call('beforeToolExecute', call)
-    const decision = answer.result as { allow?: unknown; reason?: unknown; arguments?: unknown }
-    if (decision.allow !== true) return deny(typeof decision.reason === 'string' && decision.reason ? decision.reason : 'refused by a hook')
-    const args = isObject(decision.arguments) ? decision.arguments : call.arguments
-    const rewrite = CLAUDE_CODE_TOOLS.toNative(call, args, workdir)
-    if (rewrite && !rewrite.ok) {
-      return deny(`hookd refused this call: ${rewrite.message}, so Claude Code's ${event.tool_name} cannot take them; fix the hook that rewrites ${call.name}`)
+    const call = { id: event.tool_use_id ?? '', tool: event.tool_name, input: event.tool_input }
+    const verdict = await gateTool(run, CLAUDE_CODE_TOOLS, 'Claude Code', call, workdir, this.report)
+    switch (verdict.kind) {
+      case 'allow':
+        return NO_OPINION
+      case 'deny':
+        return deny(verdict.reason)
+      // No permissionDecision with a rewrite alone: `allow` would also skip Claude Code's own permission
+      // check, and a hook that fixes a URL has not approved the call.
+      case 'rewrite':
+        return { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: verdict.input } }
+      case 'ask':
+        return {
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: 'ask',
+            permissionDecisionReason: verdict.reason,
+            ...(verdict.input ? { updatedInput: verdict.input } : {}),
+          },
+        }
     }
-    if (rewrite?.ignored.length) {
-      this.report(`${event.tool_name} call ${call.id}: the hooks' ${rewrite.ignored.map((f) => `'${f}'`).join(', ')} ${rewrite.ignored.length > 1 ? 'are' : 'is'} not part of ${call.name}'s arguments; ignored`)
-    }
-    const out: Record<string, unknown> = { hookEventName: 'PreToolUse' }
-    if (answer.asks.length) {
-      out.permissionDecision = 'ask'
-      out.permissionDecisionReason = askReason(answer.asks)
-    }
-    // No permissionDecision with a rewrite alone: `allow` would also skip Claude Code's own permission
-    // check, and a hook that fixes a URL has not approved the call.
-    if (rewrite) out.updatedInput = rewrite.input
-    return Object.keys(out).length > 1 ? { hookSpecificOutput: out } : NO_OPINION
   }
 
   private async postToolUse(
@@ -153,13 +153,10 @@ export class ClaudeCodeAdapter {
     text: string,
     isError: boolean,
   ): Promise<ClaudeCodeAnswer> {
-    if (!run.serves('afterToolExecute')) return NO_OPINION
-    const call = CLAUDE_CODE_TOOLS.toCanonical(event.tool_use_id ?? '', event.tool_name, event.tool_input, workdir)
-    const answer = await run.call('afterToolExecute', { call, result: { text, isError } })
-    const result = answer.result as { text?: unknown; isError?: unknown }
-    const newText = typeof result.text === 'string' ? result.text : text
-    const newError = result.isError === true
-    if (newText === text && newError === isError) return NO_OPINION
+    const call = { id: event.tool_use_id ?? '', tool: event.tool_name, input: event.tool_input }
+    const verdict = await filterResult(run, CLAUDE_CODE_TOOLS, call, workdir, text, isError)
+    if (verdict.kind === 'keep') return NO_OPINION
+    const { text: newText, isError: newError } = verdict
     const eventName = event.hook_event_name
     if (!isError && !newError) {
       const shaped = withOutputText(event.tool_name, event.tool_response, newText)
@@ -181,11 +178,6 @@ function deny(reason: string): ClaudeCodeAnswer {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }
 }
 
-/** What Claude Code's permission prompt shows: each hook's question, title and body. */
-export function askReason(asks: readonly Ask[]): string {
-  return asks.map((a) => `${a.title}${a.body ? `: ${a.body}` : ''} (asked by hookd hook '${a.hook}')`).join('\n')
-}
-
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value)
   if (!parsed.success) throw new HookdError('invalid-argument', `${issueText(parsed.error, what)}; is this a Claude Code hook event?`)
@@ -196,7 +188,4 @@ function eventName(body: unknown): unknown {
   return isObject(body) ? body.hook_event_name : undefined
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-}
 

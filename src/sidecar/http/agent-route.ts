@@ -3,6 +3,7 @@
  *
  *   /claude-code/guard,audit        these hooks, in this order, with the default profile
  *   /claude-code/profile/strict     the profile `strict.profile.json` in the tenant's hooks folder
+ *   /codex/guard, /gemini/..., /copilot/..., /cursor/...   the same for the agents with command hooks
  *
  * A profile names the hooks and what they may do:
  *
@@ -24,7 +25,7 @@ import { HOOK_NAME } from '../hooks/hook-folder.js'
 import { readRegularFile } from '../hooks/read-regular-file.js'
 
 /** The agents the front door serves, by the first segment of their URLs. */
-export const AGENT_PREFIXES = ['claude-code'] as const
+export const AGENT_PREFIXES = ['claude-code', 'codex', 'gemini', 'copilot', 'cursor'] as const
 export type AgentPrefix = (typeof AGENT_PREFIXES)[number]
 
 export type ConfirmMode = 'ask' | 'allow' | 'deny'
@@ -40,7 +41,7 @@ export interface Profile {
 /** A parsed route: the agent, and where its hooks come from. */
 export interface AgentRoute {
   agent: AgentPrefix
-  /** The route's own text after the agent (`guard,audit` or `profile/strict`), which keys its runs. */
+  /** The route's own text after the agent (`guard,audit` or `profile/strict`). */
   channel: string
   source: { hooks: string[] } | { profile: string }
 }

@@ -7,7 +7,10 @@
  *   GET  /healthz                     200 {"status":"serving"} (no token needed)
  *   POST /claude-code/HOOK[,HOOK...]  a Claude Code hook event; answers Claude Code's hook JSON
  *   POST /claude-code/profile/NAME    the same, with the hooks and policy of a profile (agent-route.ts)
- *   GET  /claude-code/...             which hooks the route runs and which events they need (for setup)
+ *   POST /codex/..., /gemini/..., /copilot/...?event=NAME, /cursor/...
+ *                                     an event of an agent with command hooks, posted by bin/hookd-hook;
+ *                                     answers the agent's JSON (200), or 204 for no opinion
+ *   GET  /AGENT/...                   which hooks the route runs and which events they need (for setup)
  *
  * Every other request needs `authorization: Bearer <token>`: the sidecar's HTTP token without
  * tenants (http-token.ts), a tenant's token with them. Bodies are bounded in size and depth before
@@ -18,11 +21,13 @@ import type { AddressInfo } from 'node:net'
 import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
 import { ClaudeCodeAdapter } from '../../agents/claude-code/claude-code-adapter.js'
 import { eventsForPoints } from '../../agents/claude-code/events.js'
+import { CommandAdapter } from '../../agents/command-adapter.js'
+import { type CommandAgent, DIALECTS, isCommandAgent } from '../../agents/dialects.js'
 import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { bearerToken } from '../tenancy/tenant-token.js'
-import { type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
+import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
 import { readBody, sendError, sendJson } from './http-exchange.js'
 import { sameToken } from './http-token.js'
 import { SidecarRun } from './sidecar-run.js'
@@ -41,11 +46,12 @@ export interface FrontDoorOptions {
   report?(line: string): void
 }
 
-/** What one tenant's requests share: its runs and the adapter over them. */
+/** What one tenant's requests share: its runs and the adapters over them. */
 interface TenantDoor {
   tenant: Tenant
   runs: AgentRuns
   claudeCode: ClaudeCodeAdapter
+  commands: Record<CommandAgent, CommandAdapter<unknown>>
 }
 
 export class FrontDoor {
@@ -103,7 +109,7 @@ export class FrontDoor {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?', 1)[0] as string
+    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2)
     if (path === '/healthz') {
       const up = !this.closing && (this.options.serving?.() ?? true)
       sendJson(res, up ? 200 : 503, { status: up ? 'serving' : 'not serving' })
@@ -112,7 +118,7 @@ export class FrontDoor {
     if (this.closing) throw new HookdError('unavailable', 'hookd is shutting down')
     const tenant = this.authenticate(req.headers.authorization)
     const route = parseAgentRoute(path)
-    if (!route) throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /claude-code/HOOK[,HOOK...] (see docs/agents.md)`)
+    if (!route) throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_PREFIXES.join(', ')} (see docs/agents.md)`)
     if (req.method === 'GET') return sendJson(res, 200, await this.describe(tenant, route))
     if (req.method !== 'POST') {
       sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
@@ -126,7 +132,18 @@ export class FrontDoor {
     }
     const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
     if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
-    sendJson(res, 200, await this.door(tenant).claudeCode.handle(json.value, route.channel))
+    const door = this.door(tenant)
+    // Runs are keyed by agent and route: the same session id under two agents is two runs.
+    const channel = `${route.agent}/${route.channel}`
+    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel))
+    const event = new URLSearchParams(query).get('event') ?? undefined
+    const answer = await door.commands[route.agent].handle(json.value, channel, event)
+    if (answer === undefined) {
+      res.writeHead(204)
+      res.end()
+      return
+    }
+    sendJson(res, 200, answer)
   }
 
   /**
@@ -163,13 +180,19 @@ export class FrontDoor {
     const runs = new AgentRuns(
       async (start) => {
         const current = (door as TenantDoor).tenant
-        const route = parseAgentRoute(`/claude-code/${start.key.channel ?? ''}`) as AgentRoute
+        const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
         const profile = await resolveProfile(route, current.registry.root)
         return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report })
       },
       { ...this.options.runs, report, checkWorkdir: this.local },
     )
-    door = { tenant, runs, claudeCode: new ClaudeCodeAdapter(runs, { report }) }
+    const command = (agent: CommandAgent): CommandAdapter<unknown> => new CommandAdapter(DIALECTS[agent], runs, { report })
+    door = {
+      tenant,
+      runs,
+      claudeCode: new ClaudeCodeAdapter(runs, { report }),
+      commands: { codex: command('codex'), gemini: command('gemini'), copilot: command('copilot'), cursor: command('cursor') },
+    }
     this.doors.set(id, door)
     return door
   }
@@ -187,6 +210,7 @@ export class FrontDoor {
       return { name, status: info?.status ?? 'broken', points: info?.points ?? [], ...(info?.lastError ? { error: info.lastError.message } : {}) }
     })
     const points = new Set(hooks.flatMap((h) => h.points))
-    return { agent: route.agent, route: route.channel, hooks, events: eventsForPoints(points) }
+    const events = isCommandAgent(route.agent) ? DIALECTS[route.agent].eventsForPoints(points) : eventsForPoints(points)
+    return { agent: route.agent, route: route.channel, hooks, events }
   }
 }

@@ -6,8 +6,9 @@
  * - `ctx.http.fetch`: the host library's allowlisted fetch, with the profile's origins;
  * - `ctx.log` and `ctx.notify`: lines for the operator (the sidecar's stderr);
  * - `ctx.confirm` at a gate, in `ask` mode: answered yes for the chain, and recorded so that the
- *   adapter answers the agent `ask` (its own permission prompt decides). Elsewhere, or when the
- *   agent's permission mode never asks (dontAsk, bypassPermissions), answered no.
+ *   adapter answers the agent `ask` (its own permission prompt decides). Elsewhere, when the agent
+ *   cannot ask (Codex, Gemini CLI), or when its permission mode never asks (dontAsk,
+ *   bypassPermissions), answered no.
  *
  * The session's own policy and its tenant's are checked by the Session before any call gets here.
  */
@@ -57,7 +58,7 @@ export class SidecarRun implements AgentRun {
     const { tenant, start, profile } = options
     const label = `${start.agentId} session ${start.key.sessionId}`
     const report = (line: string): void => options.report(`${label}: ${line}`)
-    const ask = profile.confirm === 'ask' && !NEVER_ASKS.has(start.permissionMode ?? '')
+    const ask = profile.confirm === 'ask' && start.canAsk !== false && !NEVER_ASKS.has(start.permissionMode ?? '')
     const asks = new Map<number, Ask[]>()
     const serving: Serving = {
       files: options.localFiles ? workdirFiles(start.key.workdir) : remoteFiles(),

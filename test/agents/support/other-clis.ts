@@ -89,3 +89,41 @@ esac
 exit 0
 `
 }
+
+/** Codex's config.toml pointing it at the Responses API stand-in (key in $STUB_OPENAI_KEY), no retries. */
+export function codexConfig(baseUrl: string): string {
+  return `model = "test-model"
+model_provider = "stub"
+
+[model_providers.stub]
+name = "stub"
+base_url = "${baseUrl}"
+wire_api = "responses"
+env_key = "STUB_OPENAI_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`
+}
+
+/** Gemini CLI's environment for the Gemini API stand-in (its settings.json must pick API-key auth). */
+export function geminiEnv(home: string, baseUrl: string): NodeJS.ProcessEnv {
+  return isolatedEnv(home, { GEMINI_API_KEY: 'stub-key', GOOGLE_GEMINI_BASE_URL: baseUrl })
+}
+
+/**
+ * Copilot CLI's environment for running offline against the Responses API stand-in: no GitHub account,
+ * a BYOK provider (`copilot help environment`).
+ */
+export function copilotEnv(copilot: string, home: string, baseUrl: string): NodeJS.ProcessEnv {
+  return isolatedEnv(home, {
+    COPILOT_OFFLINE: 'true',
+    COPILOT_AUTO_UPDATE: 'false',
+    COPILOT_PROVIDER_BASE_URL: baseUrl,
+    COPILOT_PROVIDER_WIRE_API: 'responses',
+    COPILOT_PROVIDER_API_KEY: 'stub-key',
+    COPILOT_MODEL: 'gpt-5.5',
+    // The binary unpacks its JavaScript (about 235 MB) under $XDG_CACHE_HOME/copilot on first run:
+    // share one unpacked copy beside the install rather than one per temp HOME.
+    XDG_CACHE_HOME: join(dirname(dirname(dirname(copilot))), 'xdg-cache'),
+  })
+}

@@ -1,0 +1,84 @@
+/**
+ * The adapter for agents whose hooks are commands (Codex, Gemini CLI, Copilot CLI, Cursor): the
+ * bin/hookd-hook shim posts each event to the front door, a dialect reads it (hook-event.ts), and this
+ * runs hookd's points on the session's run and has the dialect answer in the agent's JSON.
+ *
+ * One agent session (in one folder, through one hook entry) is one hookd session, as for Claude Code
+ * (agent-runs.ts): opened at its first event, beforeRun first; ended by the agent's end events, or
+ * when idle. Where a refusal can stop something (a dialect's gates), a problem with the event or the
+ * run (an unknown hook, a cwd that cannot be a workdir) is a refusal the model reads, not an error
+ * the agent might shrug off.
+ */
+import { HookdError } from '../protocol/status.js'
+import type { RunKey, RunStart } from './agent-run.js'
+import type { AgentRuns } from './agent-runs.js'
+import type { Dialect, DialectAnswer } from './hook-event.js'
+import { filterResult, gateTool } from './tool-gate.js'
+import { workdirPath } from './workdir.js'
+
+export interface CommandAdapterOptions {
+  /** Lines for the operator. Default: none. */
+  report?(line: string): void
+}
+
+export class CommandAdapter<E> {
+  private readonly report: (line: string) => void
+
+  constructor(
+    readonly dialect: Dialect<E>,
+    private readonly runs: AgentRuns,
+    options: CommandAdapterOptions = {},
+  ) {
+    this.report = options.report ?? (() => {})
+  }
+
+  /**
+   * Answers one event (already parsed within size and depth limits). `channel` keys the runs (RunKey);
+   * `name` is the event's name when the route gives it (`?event=`).
+   */
+  async handle(body: unknown, channel?: string, name?: string): Promise<DialectAnswer> {
+    try {
+      return (await this.dispatch(body, channel, name)) ?? this.dialect.quiet
+    } catch (err) {
+      if (!this.dialect.isGate(body, name)) throw err
+      const reason = `hookd could not check this call, so it is refused: ${HookdError.from(err).message}`
+      this.report(reason)
+      return this.dialect.refuse(body, reason)
+    }
+  }
+
+  private async dispatch(body: unknown, channel: string | undefined, name: string | undefined): Promise<DialectAnswer> {
+    const d = this.dialect
+    const { session, event, native } = d.parse(body, name)
+    if (event.kind === 'other') return undefined
+    const workdir = workdirPath(session.cwd, d.cwdField)
+    const key: RunKey = { sessionId: session.sessionId, workdir, ...(channel !== undefined ? { channel } : {}) }
+    const start: RunStart = {
+      key,
+      agentId: d.agent,
+      modelId: session.model ?? '',
+      canAsk: d.canAsk,
+      ...(session.permissionMode !== undefined ? { permissionMode: session.permissionMode } : {}),
+    }
+    switch (event.kind) {
+      case 'start':
+        return this.runs.with(start, async () => undefined)
+      case 'prompt':
+        return this.runs.with(start, async (run) => {
+          if (!d.promptContext || !run.serves('beforeModelRequest')) return undefined
+          // The agent's system prompt is not the hooks' to see or replace: they get an empty one, and
+          // what they add to it reaches the model as context, where the agent takes any.
+          const answer = await run.call('beforeModelRequest', { system: '', model: session.model ?? '', messages: [{ role: 'user', text: event.prompt }] })
+          const system = (answer.result as { system?: unknown }).system
+          return typeof system === 'string' && system.trim() !== '' ? d.promptContext(native, system.trim()) : undefined
+        })
+      case 'beforeTool':
+        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report)))
+      case 'afterTool':
+        return this.runs.with(start, async (run) => d.result(native, await filterResult(run, d.tools, event.call, workdir, event.text, event.isError)))
+      case 'end':
+        await this.runs.end(key, event.reason)
+        return undefined
+    }
+  }
+}

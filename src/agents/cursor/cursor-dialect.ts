@@ -1,0 +1,186 @@
+/**
+ * Cursor's command hooks (`.cursor/hooks.json`), read and answered from Cursor's documented contract:
+ * the agent cannot run here (test/agents/cursor-contract.test.ts says why and checks every field).
+ * Sources: cursor.com/docs/agent/hooks (the 1.7-2.0 page, as kept in pcomans/caruso
+ * reference/cursor_hooks.md) for the events below; the current page's event list for sessionStart,
+ * sessionEnd, preToolUse and postToolUse, whose fields are not documented there (read as noted).
+ *
+ *   beforeShellExecution {command, cwd}      beforeToolExecute on `Shell` (shell {command})
+ *   beforeMCPExecution {tool_name, tool_input: "<json>"}   beforeToolExecute on `MCP:<tool_name>`
+ *   beforeReadFile {file_path, content}      beforeToolExecute on `Read` (read_file {path})
+ *   preToolUse {tool_name, tool_input}       beforeToolExecute on the tool as named (not documented)
+ *       -> {permission: "deny" | "ask", user_message, agent_message} (agent_message is what the model
+ *          reads); beforeReadFile takes {permission: "deny"} only. Cursor takes no rewritten call, so a
+ *          rewrite is refused, telling the model the call the hooks would run instead
+ *   afterShellExecution {command, output}, afterMCPExecution {result_json}, afterFileEdit {file_path,
+ *   edits}, postToolUse                      afterToolExecute, observe only: Cursor reads no answer
+ *   beforeSubmitPrompt {prompt}              opens the run (its answer cannot add context)
+ *   stop {status}                            afterRun: completed -> end_turn, aborted -> interrupted,
+ *                                            error -> error; sessionStart / sessionEnd open / end
+ *
+ * The session is `conversation_id`; the workdir the first of `workspace_roots`. Cursor wants JSON
+ * from every hook, so no opinion is `{}`.
+ */
+import { z } from 'zod'
+import { parseJson } from '../../protocol/bounded-json.js'
+import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
+import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
+import { CURSOR, CURSOR_TOOLS } from './tools.js'
+
+const base = z.looseObject({
+  hook_event_name: shortField,
+  conversation_id: idField,
+  model: shortField.optional(),
+  workspace_roots: z.array(pathField).min(1, 'lists no folder').max(64),
+})
+const shell = base.extend({ command: z.string(), cwd: pathField.optional(), output: z.string().optional() })
+const mcp = base.extend({ tool_name: nameField, tool_input: z.union([z.string(), objectField]).optional(), result_json: z.string().optional() })
+const readFile = base.extend({ file_path: pathField, content: z.string().optional() })
+const fileEdit = base.extend({ file_path: pathField, edits: z.array(z.looseObject({ old_string: z.string(), new_string: z.string() })).max(10_000) })
+const toolUse = base.extend({ tool_name: nameField, tool_input: objectField.optional(), tool_use_id: shortField.optional() })
+const prompt = base.extend({ prompt: z.string() })
+const stop = base.extend({ status: shortField.optional() })
+
+const EVENTS = [
+  'sessionStart',
+  'beforeSubmitPrompt',
+  'beforeShellExecution',
+  'beforeMCPExecution',
+  'beforeReadFile',
+  'preToolUse',
+  'afterShellExecution',
+  'afterMCPExecution',
+  'afterFileEdit',
+  'postToolUse',
+  'stop',
+  'sessionEnd',
+] as const
+
+const GATES: ReadonlySet<string> = new Set(['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile', 'preToolUse'])
+
+interface CursorEvent {
+  name: string
+}
+
+/** MCP parameters: documented as a JSON string; an object as it is, other text kept as {input}. */
+function mcpInput(input: string | Record<string, unknown> | undefined): Record<string, unknown> {
+  if (input === undefined) return {}
+  if (typeof input !== 'string') return input
+  const json = parseJson(input, 'the event tool_input')
+  return json.ok && json.value !== null && typeof json.value === 'object' && !Array.isArray(json.value) ? (json.value as Record<string, unknown>) : { input }
+}
+
+function toolEvent(name: string, body: unknown): HookEvent {
+  const what = `the ${name} event`
+  switch (name) {
+    case 'beforeShellExecution':
+    case 'afterShellExecution': {
+      const e = parseEvent(shell, body, what, 'Cursor')
+      const call = { id: '', tool: 'Shell', input: { command: e.command, ...(e.cwd !== undefined ? { cwd: e.cwd } : {}) } }
+      return name === 'beforeShellExecution' ? { kind: 'beforeTool', call } : { kind: 'afterTool', call, text: e.output ?? '', isError: false }
+    }
+    case 'beforeMCPExecution':
+    case 'afterMCPExecution': {
+      const e = parseEvent(mcp, body, what, 'Cursor')
+      const call = { id: '', tool: `MCP:${e.tool_name}`, input: mcpInput(e.tool_input) }
+      return name === 'beforeMCPExecution' ? { kind: 'beforeTool', call } : { kind: 'afterTool', call, text: e.result_json ?? '', isError: false }
+    }
+    case 'beforeReadFile': {
+      const e = parseEvent(readFile, body, what, 'Cursor')
+      return { kind: 'beforeTool', call: { id: '', tool: 'Read', input: { file_path: e.file_path, ...(e.content !== undefined ? { content: e.content } : {}) } } }
+    }
+    case 'afterFileEdit': {
+      const e = parseEvent(fileEdit, body, what, 'Cursor')
+      const one = e.edits.length === 1 ? e.edits[0] : undefined
+      const input = one ? { file_path: e.file_path, old_string: one.old_string, new_string: one.new_string } : { file_path: e.file_path, edits: e.edits }
+      return { kind: 'afterTool', call: { id: '', tool: 'Edit', input }, text: '', isError: false }
+    }
+    default: {
+      const e = parseEvent(toolUse, body, what, 'Cursor')
+      const call = { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input ?? {} }
+      const output = fieldOf(body, 'tool_output') ?? fieldOf(body, 'result')
+      return name === 'preToolUse' ? { kind: 'beforeTool', call } : { kind: 'afterTool', call, text: textOf(output), isError: false }
+    }
+  }
+}
+
+function read(body: unknown): ParsedEvent<CursorEvent> {
+  const native = parseEvent(base, body, 'the hook event', 'Cursor')
+  const name = native.hook_event_name
+  let event: HookEvent
+  switch (name) {
+    case 'sessionStart':
+      event = { kind: 'start' }
+      break
+    case 'beforeSubmitPrompt':
+      event = { kind: 'prompt', prompt: parseEvent(prompt, body, 'the beforeSubmitPrompt event', 'Cursor').prompt }
+      break
+    case 'stop': {
+      const status = parseEvent(stop, body, 'the stop event', 'Cursor').status
+      event = { kind: 'end', reason: status === 'aborted' ? 'interrupted' : status === 'error' ? 'error' : 'end_turn' }
+      break
+    }
+    case 'sessionEnd':
+      event = { kind: 'end', reason: 'interrupted' }
+      break
+    default:
+      event = GATES.has(name) || name.startsWith('after') || name === 'postToolUse' ? toolEvent(name, body) : { kind: 'other' }
+  }
+  const session = { sessionId: native.conversation_id, cwd: native.workspace_roots[0] as string, ...(native.model ? { model: native.model } : {}) }
+  return { session, event, native: { name } }
+}
+
+/**
+ * A refusal in the fields Cursor documents for the event: beforeReadFile's answer is `permission`
+ * alone (an agent that parses strictly, as Codex does, would ignore an answer with more, and let
+ * the read through).
+ */
+function refusal(permission: 'deny' | 'ask', reason: string, event?: string): DialectAnswer {
+  return event === 'beforeReadFile' ? { permission } : { permission, user_message: reason, agent_message: reason }
+}
+
+/** What the hooks would run instead: the command for a shell, the input as JSON otherwise. */
+function rewritten(input: Record<string, unknown>): string {
+  return typeof input.command === 'string' ? input.command : JSON.stringify(input)
+}
+
+export const CURSOR_DIALECT: Dialect<CursorEvent> = {
+  agent: CURSOR,
+  title: 'Cursor',
+  tools: CURSOR_TOOLS,
+  canAsk: true,
+  cwdField: 'workspace_roots[0]',
+  quiet: {},
+  events: EVENTS,
+  parse: read,
+  isGate: (body) => GATES.has(String(fieldOf(body, 'hook_event_name'))),
+  refuse: (body, reason) => refusal('deny', reason, String(fieldOf(body, 'hook_event_name'))),
+  tool(event, verdict: ToolVerdict) {
+    switch (verdict.kind) {
+      case 'allow':
+        return undefined
+      case 'deny':
+        return refusal('deny', verdict.reason, event.name)
+      case 'rewrite':
+        return refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${rewritten(verdict.input)}`, event.name)
+      case 'ask':
+        // beforeReadFile answers allow or deny only; a rewrite cannot ride along with an ask either.
+        if (event.name === 'beforeReadFile' || verdict.input) return refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${verdict.reason}`, event.name)
+        return refusal('ask', verdict.reason)
+    }
+  },
+  // Cursor reads no answer after a tool: the hooks see the result, and it reaches the model as it was.
+  result: (_event, _verdict: ResultVerdict) => undefined,
+  eventsForPoints: (points) =>
+    eventsFor(
+      points,
+      {
+        open: ['beforeSubmitPrompt'],
+        context: [],
+        beforeTool: ['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile'],
+        afterTool: ['afterShellExecution', 'afterMCPExecution', 'afterFileEdit'],
+        end: ['stop'],
+      },
+      EVENTS,
+    ),
+}

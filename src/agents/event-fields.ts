@@ -1,0 +1,34 @@
+/**
+ * The fields agents' hook events share, bounded: every body is untrusted (the bounded-JSON parser has
+ * already capped its size and depth), and only the fields hookd reads are declared; the rest pass
+ * through untouched. `parseEvent` says what is wrong with an event in a message a person can act on.
+ */
+import { z } from 'zod'
+import { stringifyJson } from '../protocol/bounded-json.js'
+import { issueText } from '../protocol/issue-text.js'
+import { HookdError } from '../protocol/status.js'
+
+export const idField = z.string().min(1, 'is empty').max(256, 'is longer than 256 characters')
+export const pathField = z.string().min(1, 'is empty').max(4096, 'is longer than 4096 characters')
+export const nameField = z.string().min(1, 'is empty').max(256, 'is longer than 256 characters')
+export const shortField = z.string().max(256, 'is longer than 256 characters')
+export const objectField = z.record(z.string(), z.unknown())
+
+/** `value` as `schema` reads it; a HookdError (invalid-argument) naming the field and the agent otherwise. */
+export function parseEvent<T>(schema: z.ZodType<T>, value: unknown, what: string, agent: string): T {
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) throw new HookdError('invalid-argument', `${issueText(parsed.error, what)}; is this a ${agent} hook event?`)
+  return parsed.data
+}
+
+/** The event's name field when the body is an object: enough to tell a gate from the rest. */
+export function fieldOf(body: unknown, field: string): unknown {
+  return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)[field] : undefined
+}
+
+/** A tool's result as text: strings as they are, anything else as JSON. */
+export function textOf(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === undefined || value === null) return ''
+  return stringifyJson(value) ?? ''
+}

@@ -1,0 +1,115 @@
+/**
+ * Gemini CLI's command hooks (`hooks` in settings.json), read and answered as Gemini CLI 0.61.0 does,
+ * measured with the real CLI (test/agents/command-clis-hookd.test.ts; /work/notes/gemini.md has the probes):
+ *
+ *   SessionStart   opens the run (beforeRun)
+ *   BeforeAgent    a prompt: opens the run; beforeModelRequest: added text -> additionalContext
+ *   BeforeTool     beforeToolExecute: refusal -> decision "deny" with its reason (the model reads
+ *                  `Tool execution blocked: <reason>`); rewritten arguments -> hookSpecificOutput.tool_input
+ *                  holding the whole input (0.61.0 replaces the input with it, the docs say it merges:
+ *                  the whole input is right either way). Headless Gemini CLI hangs on "ask", so
+ *                  ctx.confirm is answered no
+ *   AfterTool      afterToolExecute on `tool_response.llmContent`: a rewrite -> decision "deny" with
+ *                  the new text, which replaces the result (as an error: 0.61.0 ignores `tool_output`)
+ *   AfterAgent     afterRun end_turn; SessionEnd afterRun interrupted when no AfterAgent ended the run
+ *
+ * Not mapped: BeforeModel and AfterModel (AfterModel fires per streamed chunk and sees only its text;
+ * a rewritten chunk drops the chunk's tool calls), BeforeToolSelection, PreCompress, Notification.
+ */
+import { z } from 'zod'
+import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
+import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
+import { GEMINI, GEMINI_TOOLS } from './tools.js'
+
+const base = z.looseObject({ hook_event_name: shortField, session_id: idField, cwd: pathField })
+const beforeTool = base.extend({ tool_name: nameField, tool_input: objectField })
+const afterTool = beforeTool.extend({
+  tool_response: z.looseObject({ llmContent: z.unknown().optional(), error: z.unknown().optional() }).optional(),
+})
+const beforeAgent = base.extend({ prompt: z.string() })
+
+type GeminiEvent = z.infer<typeof base>
+
+const EVENTS = ['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterTool', 'AfterAgent', 'SessionEnd'] as const
+
+/** The text of `llmContent`: a string, or parts whose text is joined. */
+function llmText(content: unknown): string {
+  if (Array.isArray(content)) {
+    return content.map((part: unknown) => (typeof part === 'string' ? part : textOf(fieldOf(part, 'text')))).join('')
+  }
+  return textOf(content)
+}
+
+function deny(reason: string): DialectAnswer {
+  return { decision: 'deny', reason }
+}
+
+function read(body: unknown): ParsedEvent<GeminiEvent> {
+  const native = parseEvent(base, body, 'the hook event', 'Gemini CLI')
+  let event: HookEvent
+  switch (native.hook_event_name) {
+    case 'SessionStart':
+      event = { kind: 'start' }
+      break
+    case 'BeforeAgent':
+      event = { kind: 'prompt', prompt: parseEvent(beforeAgent, body, 'the BeforeAgent event', 'Gemini CLI').prompt }
+      break
+    case 'BeforeTool': {
+      const e = parseEvent(beforeTool, body, 'the BeforeTool event', 'Gemini CLI')
+      event = { kind: 'beforeTool', call: { id: '', tool: e.tool_name, input: e.tool_input } }
+      break
+    }
+    case 'AfterTool': {
+      const e = parseEvent(afterTool, body, 'the AfterTool event', 'Gemini CLI')
+      const error = e.tool_response?.error
+      event = {
+        kind: 'afterTool',
+        call: { id: '', tool: e.tool_name, input: e.tool_input },
+        text: llmText(e.tool_response?.llmContent),
+        isError: error !== undefined && error !== null,
+      }
+      break
+    }
+    case 'AfterAgent':
+      event = { kind: 'end', reason: 'end_turn' }
+      break
+    case 'SessionEnd':
+      event = { kind: 'end', reason: 'interrupted' }
+      break
+    default:
+      event = { kind: 'other' }
+  }
+  return { session: { sessionId: native.session_id, cwd: native.cwd }, event, native }
+}
+
+export const GEMINI_DIALECT: Dialect<GeminiEvent> = {
+  agent: GEMINI,
+  title: 'Gemini CLI',
+  tools: GEMINI_TOOLS,
+  canAsk: false,
+  cwdField: 'cwd',
+  quiet: undefined,
+  events: EVENTS,
+  parse: read,
+  isGate: (body) => fieldOf(body, 'hook_event_name') === 'BeforeTool',
+  refuse: (_body, reason) => deny(reason),
+  tool(_event, verdict: ToolVerdict) {
+    switch (verdict.kind) {
+      case 'allow':
+        return undefined
+      case 'deny':
+        return deny(verdict.reason)
+      case 'rewrite':
+        return { hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: verdict.input } }
+      case 'ask':
+        return deny(`this call needs a person's yes, and Gemini CLI cannot ask for one from a hook: ${verdict.reason}`)
+    }
+  },
+  result(_event, verdict: ResultVerdict) {
+    if (verdict.kind === 'keep') return undefined
+    return deny(verdict.text === '' ? '(no output)' : verdict.text)
+  },
+  promptContext: (_event, context) => ({ hookSpecificOutput: { hookEventName: 'BeforeAgent', additionalContext: context } }),
+  eventsForPoints: (points) =>
+    eventsFor(points, { open: ['BeforeAgent'], context: ['BeforeAgent'], beforeTool: ['BeforeTool'], afterTool: ['AfterTool'], end: ['AfterAgent', 'SessionEnd'] }, EVENTS),
+}

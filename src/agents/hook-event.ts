@@ -1,0 +1,122 @@
+/**
+ * What every command-hook agent's events come down to, and what a dialect must say back. Codex, Gemini
+ * CLI, Copilot CLI and Cursor each post their own JSON (through the bin/hookd-hook shim); a dialect
+ * (codex/codex-dialect.ts, ...) reads it into one of these events and renders hookd's verdict in the
+ * agent's own answer. The adapter that runs the points (command-adapter.ts) sees only this file.
+ */
+import type { RunEndReason } from './agent-run.js'
+import type { ToolTable } from './tool-mapping.js'
+
+/** The session an event belongs to, as the agent names it. */
+export interface EventSession {
+  sessionId: string
+  /** The folder the agent runs in: the run's workdir (absolute, checked when the run opens). */
+  cwd: string
+  model?: string
+  permissionMode?: string
+}
+
+/** A tool call as the agent reports it: its own name and input. */
+export interface NativeToolEvent {
+  id: string
+  tool: string
+  input: Record<string, unknown>
+}
+
+/** An agent event, by what hookd does with it. */
+export type HookEvent =
+  /** Opens the session's run (beforeRun), nothing else. */
+  | { kind: 'start' }
+  /** A prompt: opens the run if none is open; beforeModelRequest when the agent can take context. */
+  | { kind: 'prompt'; prompt: string }
+  /** beforeToolExecute. */
+  | { kind: 'beforeTool'; call: NativeToolEvent }
+  /** afterToolExecute on the text the model is about to read. */
+  | { kind: 'afterTool'; call: NativeToolEvent; text: string; isError: boolean }
+  /** afterRun, and the run ends (nothing when no run is open). */
+  | { kind: 'end'; reason: RunEndReason }
+  /** An event hookd has no point for: no opinion, and no run is opened. */
+  | { kind: 'other' }
+
+/** What the hooks decided about a tool call, before the agent's dialect says it. */
+export type ToolVerdict =
+  | { kind: 'allow' }
+  | { kind: 'deny'; reason: string }
+  /** The hooks rewrote the arguments: `input` is the agent's whole native input, rewritten. */
+  | { kind: 'rewrite'; input: Record<string, unknown> }
+  /** A hook's ctx.confirm, left to the agent's own prompt (only for dialects that can ask). */
+  | { kind: 'ask'; reason: string; input?: Record<string, unknown> }
+
+/** What the hooks did to a tool's result. */
+export type ResultVerdict = { kind: 'keep' } | { kind: 'replace'; text: string; isError: boolean }
+
+/** An agent's answer to a hook command: its JSON, or undefined for no opinion (the shim prints nothing). */
+export type DialectAnswer = Record<string, unknown> | undefined
+
+export interface ParsedEvent<E> {
+  session: EventSession
+  event: HookEvent
+  /** The agent's event as parsed, for the dialect's own answers. */
+  native: E
+}
+
+/** One agent's hook JSON, both ways. */
+export interface Dialect<E> {
+  /** The agent's id (ctx.agent.id, beforeRun's agentId) and the first segment of its routes. */
+  readonly agent: string
+  /** The agent's name for people, in messages. */
+  readonly title: string
+  readonly tools: ToolTable
+  /**
+   * Whether the agent can put a hook's question (ctx.confirm) to its person. When it cannot, a
+   * confirm is answered no at once and the hook's own refusal reaches the agent.
+   */
+  readonly canAsk: boolean
+  /** The event field the session's folder comes from, for messages (`cwd`, `workspace_roots[0]`). */
+  readonly cwdField: string
+  /** The answer for no opinion: nothing (undefined: the shim prints nothing), or `{}` where the agent wants JSON. */
+  readonly quiet: DialectAnswer
+  /**
+   * Reads an event; a HookdError (invalid-argument) saying what is wrong with it otherwise. `name` is
+   * the event's name from the route's `?event=` (Copilot's events do not name themselves).
+   */
+  parse(body: unknown, name?: string): ParsedEvent<E>
+  /** True when the event is one where a refusal stops something: errors there refuse. */
+  isGate(body: unknown, name?: string): boolean
+  /** The refusal for a gate event that hookd could not check (the body may not even parse). */
+  refuse(body: unknown, reason: string): DialectAnswer
+  tool(event: E, verdict: ToolVerdict): DialectAnswer
+  result(event: E, verdict: ResultVerdict): DialectAnswer
+  /** Text the hooks add for the model at a prompt; undefined when the agent cannot take any. */
+  promptContext?(event: E, context: string): DialectAnswer
+  /** The agent's events to register for hooks that serve `points` (what `hookd setup` writes). */
+  eventsForPoints(points: ReadonlySet<string>): string[]
+  /** Every event the dialect maps, in the order setup lists them. */
+  readonly events: readonly string[]
+}
+
+/** Which of an agent's events serve which of hookd's points: what `eventsFor` registers. */
+export interface EventRoles {
+  /** Events that open a run (a prompt): registered for beforeRun and afterRun. */
+  open: readonly string[]
+  /** Events whose answer can add context for the model: registered for beforeModelRequest. */
+  context: readonly string[]
+  beforeTool: readonly string[]
+  afterTool: readonly string[]
+  /** Events that end a run: registered for beforeRun and afterRun. */
+  end: readonly string[]
+}
+
+/** The events, in `order`, that hooks serving `points` need. A guard alone needs only the tool gates. */
+export function eventsFor(points: ReadonlySet<string>, roles: EventRoles, order: readonly string[]): string[] {
+  const wanted = new Set<string>()
+  const add = (events: readonly string[]): void => events.forEach((e) => wanted.add(e))
+  if (points.has('beforeRun') || points.has('afterRun')) {
+    add(roles.open)
+    add(roles.end)
+  }
+  if (points.has('beforeModelRequest')) add(roles.context)
+  if (points.has('beforeToolExecute')) add(roles.beforeTool)
+  if (points.has('afterToolExecute')) add(roles.afterTool)
+  return order.filter((e) => wanted.has(e))
+}

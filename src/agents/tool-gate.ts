@@ -1,0 +1,70 @@
+/**
+ * A tool call through the hooks, whatever the agent: beforeToolExecute on the canonical call, and the
+ * hooks' answer as a verdict in the agent's own terms (its native input for a rewrite); and
+ * afterToolExecute on the text the model is about to read. Each dialect then says the verdict in its
+ * agent's JSON.
+ */
+import type { AgentRun, Ask } from './agent-run.js'
+import type { NativeToolEvent, ResultVerdict, ToolVerdict } from './hook-event.js'
+import type { ToolTable } from './tool-mapping.js'
+
+/** What the agent's permission prompt shows: each hook's question, title and body. */
+export function askReason(asks: readonly Ask[]): string {
+  return asks.map((a) => `${a.title}${a.body ? `: ${a.body}` : ''} (asked by hookd hook '${a.hook}')`).join('\n')
+}
+
+/**
+ * beforeToolExecute for one call. A rewrite the agent's tool cannot take (a field of the wrong type)
+ * refuses the call, saying which field; canonical fields the tool does not know are reported and dropped.
+ */
+export async function gateTool(
+  run: AgentRun,
+  tools: ToolTable,
+  title: string,
+  event: NativeToolEvent,
+  workdir: string,
+  report: (line: string) => void,
+): Promise<ToolVerdict> {
+  if (!run.serves('beforeToolExecute')) return { kind: 'allow' }
+  const call = tools.toCanonical(event.id, event.tool, event.input, workdir)
+  const answer = await run.call('beforeToolExecute', call)
+  const decision = answer.result as { allow?: unknown; reason?: unknown; arguments?: unknown }
+  if (decision.allow !== true) {
+    return { kind: 'deny', reason: typeof decision.reason === 'string' && decision.reason ? decision.reason : 'refused by a hook' }
+  }
+  const args = isObject(decision.arguments) ? decision.arguments : call.arguments
+  const rewrite = tools.toNative(call, args, workdir)
+  if (rewrite && !rewrite.ok) {
+    return { kind: 'deny', reason: `hookd refused this call: ${rewrite.message}, so ${title}'s ${event.tool} cannot take them; fix the hook that rewrites ${call.name}` }
+  }
+  if (rewrite?.ignored.length) {
+    const fields = rewrite.ignored.map((f) => `'${f}'`).join(', ')
+    report(`${event.tool} call ${call.id}: the hooks' ${fields} ${rewrite.ignored.length > 1 ? 'are' : 'is'} not part of ${call.name}'s arguments; ignored`)
+  }
+  if (answer.asks.length) return { kind: 'ask', reason: askReason(answer.asks), ...(rewrite ? { input: rewrite.input } : {}) }
+  if (rewrite) return { kind: 'rewrite', input: rewrite.input }
+  return { kind: 'allow' }
+}
+
+/** afterToolExecute on the text the model is about to read. */
+export async function filterResult(
+  run: AgentRun,
+  tools: ToolTable,
+  event: NativeToolEvent,
+  workdir: string,
+  text: string,
+  isError: boolean,
+): Promise<ResultVerdict> {
+  if (!run.serves('afterToolExecute')) return { kind: 'keep' }
+  const call = tools.toCanonical(event.id, event.tool, event.input, workdir)
+  const answer = await run.call('afterToolExecute', { call, result: { text, isError } })
+  const result = answer.result as { text?: unknown; isError?: unknown }
+  const newText = typeof result.text === 'string' ? result.text : text
+  const newError = result.isError === true
+  if (newText === text && newError === isError) return { kind: 'keep' }
+  return { kind: 'replace', text: newText, isError: newError }
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}

@@ -1,0 +1,304 @@
+/**
+ * The front door's routes for the agents whose hooks are commands (Codex, Gemini CLI, Copilot CLI,
+ * Cursor), with each agent's measured event JSON, against a real sidecar: what the agent would read
+ * back, and the shim (bin/hookd-hook) between them, run by a real `sh`. The real CLIs drive the same
+ * routes in command-clis-hookd.test.ts; Cursor's contract is in
+ * cursor-contract.test.ts.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Sidecar } from '../../src/sidecar/sidecar.js'
+import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+import { ROOT } from './support/cli.js'
+
+const TOKEN = 'hkd_command-agents-test-token-0123456789abcdefghij'
+const SHIM = join(ROOT, 'bin', 'hookd-hook')
+
+let sidecar: Sidecar
+let url = ''
+let hooks = ''
+let project = ''
+let tokenFile = ''
+let deadUrl = ''
+const reports: string[] = []
+
+async function example(name: string): Promise<Record<string, string>> {
+  return { [`${name}/index.js`]: await readFile(join(EXAMPLE_HOOKS, name, 'index.js'), 'utf8') }
+}
+
+beforeAll(async () => {
+  hooks = await writeTree({
+    ...(await example('guard')),
+    ...(await example('shout')),
+    ...(await example('today')),
+    ...(await example('https-only')),
+    'rewrite-shell/index.js': hook({
+      beforeToolExecute: `function (ctx, call) { if (call.name === 'shell') return { arguments: { command: 'echo rewritten: ' + call.arguments.command } } }`,
+    }),
+    'to-env/index.js': hook({
+      beforeToolExecute: `function (ctx, call) {
+        ctx.log('saw ' + call.name + ' ' + JSON.stringify(call.arguments))
+        if (call.name === 'write_file' || call.name === 'edit_file') return { arguments: { ...call.arguments, path: 'safe/' + call.arguments.path } }
+      }`,
+    }),
+    'lifecycle/index.js': hook({
+      beforeRun: `function (ctx, run) { ctx.notify({ title: 'beforeRun', body: run.agentId + ' ' + run.sessionId }) }`,
+      afterRun: `function (ctx, event) { ctx.notify({ title: 'afterRun', body: event.reason }) }`,
+    }),
+  })
+  project = await mkdtemp(join(tmpdir(), 'hookd-command-agents-project-'))
+  tokenFile = join(project, 'token')
+  await writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o600 })
+  sidecar = await Sidecar.create({ hooks, workers: 1, watch: false })
+  url = await sidecar.listenHttp('127.0.0.1', 0, { token: TOKEN, report: (line) => reports.push(line) })
+  const dead = createServer()
+  await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve))
+  deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`
+  await new Promise<void>((resolve) => dead.close(() => resolve()))
+}, 60_000)
+
+afterAll(async () => {
+  await sidecar?.stop()
+  await rm(hooks, { recursive: true, force: true })
+  await rm(project, { recursive: true, force: true })
+})
+
+let sessions = 0
+const session = (): string => `command-agents-${process.pid}-${++sessions}`
+
+async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  })
+  const text = await response.text()
+  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) }
+}
+
+/** Runs the shim as an agent would: `sh -c` with the event on stdin. */
+function shim(args: string[], event: unknown, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(SHIM, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+    child.on('error', reject)
+    child.stdin.on('error', () => {})
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(JSON.stringify(event))
+  })
+}
+
+const codexPre = (id: string, command: string): Record<string, unknown> => ({
+  session_id: id,
+  turn_id: 't1',
+  cwd: project,
+  hook_event_name: 'PreToolUse',
+  model: 'gpt-5.5',
+  permission_mode: 'default',
+  tool_name: 'Bash',
+  tool_input: { command },
+  tool_use_id: 'call_1',
+})
+const codexPatch = (id: string, patch: string): Record<string, unknown> => ({ ...codexPre(id, ''), tool_name: 'apply_patch', tool_input: { command: patch } })
+const geminiBefore = (id: string, tool: string, input: Record<string, unknown>): Record<string, unknown> => ({
+  session_id: id,
+  transcript_path: '/tmp/t.jsonl',
+  cwd: project,
+  hook_event_name: 'BeforeTool',
+  timestamp: '2026-11-30T12:00:00.000Z',
+  tool_name: tool,
+  tool_input: input,
+})
+const copilotPre = (id: string, toolName: string, toolArgs: unknown): Record<string, unknown> => ({ sessionId: id, timestamp: 1796053931718, cwd: project, toolName, toolArgs })
+
+describe('bin/hookd-hook, the command shim', () => {
+  it("posts the event with the token from a file and prints hookd's answer: exit 0, the agent's JSON on stdout", async () => {
+    const out = await shim(['--token-file', tokenFile, `${url}/codex/guard`], codexPre(session(), 'rm -rf victim'))
+    expect(out).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'refused by the user' } })}\n`,
+    })
+  })
+
+  it('prints nothing for no opinion, and takes the token from HOOKD_TOKEN too', async () => {
+    expect(await shim([`${url}/codex/guard`], codexPre(session(), 'ls'), { HOOKD_TOKEN: TOKEN })).toEqual({ code: 0, stdout: '', stderr: '' })
+  })
+
+  it("fails closed in each agent's own way when hookd cannot be reached", async () => {
+    const why = `hookd-hook: cannot reach hookd at ${deadUrl}/AGENT/guard (connection refused: is 'hookd serve --http' running?); the call is refused (hookd-hook fails closed)`
+    const reason = (agent: string): string => why.replace('AGENT', agent)
+    const run = (agent: string) => shim(['--token-file', tokenFile, `${deadUrl}/${agent}/guard`], {})
+    expect(await run('codex')).toEqual({ code: 2, stdout: '', stderr: `${reason('codex')}\n` })
+    expect(await run('gemini')).toEqual({ code: 2, stdout: '', stderr: `${reason('gemini')}\n` })
+    expect(await run('copilot')).toEqual({ code: 0, stderr: '', stdout: `${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: reason('copilot') })}\n` })
+    const cursor = reason('cursor')
+    expect(await run('cursor')).toEqual({ code: 2, stderr: '', stdout: `${JSON.stringify({ continue: false, permission: 'deny', user_message: cursor, agent_message: cursor })}\n` })
+  })
+
+  it('with --fail-open lets the call through, saying why on stderr', async () => {
+    const out = await shim(['--fail-open', '--token-file', tokenFile, `${deadUrl}/gemini/guard`], {})
+    expect(out.code).toBe(0)
+    expect(out.stdout).toBe('')
+    expect(out.stderr).toContain('(connection refused: is \'hookd serve --http\' running?); letting the call through (--fail-open)')
+  })
+
+  it("refuses with hookd's own message when hookd answers an error, and without a token", async () => {
+    const wrong = await shim([`${url}/codex/guard`], codexPre(session(), 'ls'), { HOOKD_TOKEN: 'hkd_wrong-token-0123456789abcdefghijklmnopqrstuv' })
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain("hookd-hook: hookd answered HTTP 401: the bearer token is not this sidecar's HTTP token;")
+    const none = await shim([`${url}/codex/guard`], codexPre(session(), 'ls'))
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('hookd-hook: no token: pass --token-file FILE')
+    const missing = await shim(['--token-file', join(project, 'nope'), `${url}/codex/guard`], codexPre(session(), 'ls'))
+    expect(missing).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot read the token file ${join(project, 'nope')}; the call is refused (hookd-hook fails closed)\n` })
+  })
+})
+
+describe('Codex', () => {
+  it('guard refuses rm -rf: Codex cannot ask, so the confirm is answered no and the hook refuses', async () => {
+    expect((await post('/codex/guard', codexPre(session(), 'rm -rf victim'))).json).toEqual({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'refused by the user' },
+    })
+  })
+
+  it('a rewrite is "allow" with updatedInput; no opinion is an empty answer (204)', async () => {
+    expect((await post('/codex/rewrite-shell', codexPre(session(), 'ls'))).json).toEqual({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: { command: 'echo rewritten: ls' } },
+    })
+    expect(await post('/codex/guard', codexPre(session(), 'ls'))).toEqual({ status: 204, json: undefined })
+  })
+
+  it('a rewritten result replaces the one the model reads (decision block), and a prompt gets context', async () => {
+    const id = session()
+    const post1 = { ...codexPre(id, 'echo hi'), hook_event_name: 'PostToolUse', tool_response: 'Output:\nhi\n' }
+    expect((await post('/codex/shout', post1)).json).toEqual({ decision: 'block', reason: 'OUTPUT:\nHI\n' })
+    const prompt = { session_id: id, turn_id: 't1', cwd: project, hook_event_name: 'UserPromptSubmit', model: 'gpt-5.5', permission_mode: 'default', prompt: 'hi' }
+    const today = new Date().toISOString().slice(0, 10)
+    expect((await post('/codex/today', prompt)).json).toEqual({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: `Today is ${today}.` } })
+  })
+
+  it("apply_patch reaches hooks as write_file or edit_file, and a rewrite goes back as a patch", async () => {
+    const id = session()
+    const add = await post('/codex/to-env', codexPatch(id, '*** Begin Patch\n*** Add File: notes.txt\n+one\n+two\n*** End Patch\n'))
+    expect(add.json).toEqual({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: { command: '*** Begin Patch\n*** Add File: safe/notes.txt\n+one\n+two\n*** End Patch\n' } },
+    })
+    const update = await post('/codex/to-env', codexPatch(id, '*** Begin Patch\n*** Update File: a.txt\n@@\n keep\n-old\n+new\n*** End Patch\n'))
+    expect(update.json).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        updatedInput: { command: '*** Begin Patch\n*** Update File: safe/a.txt\n@@\n-keep\n-old\n+keep\n+new\n*** End Patch\n' },
+      },
+    })
+    const two = await post('/codex/to-env', codexPatch(id, '*** Begin Patch\n*** Delete File: a.txt\n*** Delete File: b.txt\n*** End Patch\n'))
+    expect(two.status).toBe(204)
+    const saw = reports.filter((l) => l.startsWith(`codex session ${id}: [to-env] saw`))
+    expect(saw).toEqual([
+      `codex session ${id}: [to-env] saw write_file {"path":"notes.txt","content":"one\\ntwo\\n"}`,
+      `codex session ${id}: [to-env] saw edit_file {"path":"a.txt","old_string":"keep\\nold","new_string":"keep\\nnew"}`,
+      `codex session ${id}: [to-env] saw apply_patch {"command":"*** Begin Patch\\n*** Delete File: a.txt\\n*** Delete File: b.txt\\n*** End Patch\\n"}`,
+    ])
+  })
+
+  it('one session is one run: beforeRun at its first event, afterRun at Stop, once each', async () => {
+    const id = session()
+    const base = { session_id: id, cwd: project, model: 'gpt-5.5', permission_mode: 'default' }
+    for (const event of [
+      { ...base, hook_event_name: 'SessionStart', source: 'startup' },
+      { ...base, hook_event_name: 'UserPromptSubmit', turn_id: 't1', prompt: 'go' },
+      codexPre(id, 'ls'),
+      { ...base, hook_event_name: 'Stop', turn_id: 't1', stop_hook_active: false, last_assistant_message: 'done' },
+      { session_id: id, cwd: project, hook_event_name: 'SessionEnd', reason: 'other' },
+    ]) {
+      expect((await post('/codex/lifecycle', event)).status).toBe(204)
+    }
+    await expect.poll(() => reports.filter((l) => l.startsWith(`codex session ${id}: [lifecycle] notify`)), { timeout: 10_000 }).toEqual([
+      `codex session ${id}: [lifecycle] notify: beforeRun: codex ${id}`,
+      `codex session ${id}: [lifecycle] notify: afterRun: end_turn`,
+    ])
+  })
+
+  it('a PreToolUse hookd cannot check is refused, saying why; another event is an error the shim refuses', async () => {
+    const bad = await post('/codex/guard', { ...codexPre(session(), 'ls'), cwd: 'relative/dir' })
+    expect(bad.json).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: "hookd could not check this call, so it is refused: the event's cwd 'relative/dir' is not an absolute path; hookd needs the session's folder to confine its hooks' files",
+      },
+    })
+    const prompt = await post('/codex/guard', { session_id: session(), cwd: project, hook_event_name: 'UserPromptSubmit' })
+    expect(prompt).toEqual({ status: 400, json: { error: 'the UserPromptSubmit event.prompt: Invalid input: expected string, received undefined; is this a Codex hook event?' } })
+  })
+})
+
+describe('Gemini CLI', () => {
+  it('guard refuses rm -rf with decision deny (Gemini CLI cannot ask from a hook); a rewrite is the whole tool_input', async () => {
+    expect((await post('/gemini/guard', geminiBefore(session(), 'run_shell_command', { command: 'rm -rf victim' }))).json).toEqual({ decision: 'deny', reason: 'refused by the user' })
+    const rewrite = await post('/gemini/rewrite-shell', geminiBefore(session(), 'run_shell_command', { command: 'ls', dir_path: 'sub', description: 'list' }))
+    expect(rewrite.json).toEqual({ hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: { command: 'echo rewritten: ls', dir_path: 'sub', description: 'list' } } })
+  })
+
+  it('file tools map with their paths: a rewritten path goes back absolute', async () => {
+    const id = session()
+    const res = await post('/gemini/to-env', geminiBefore(id, 'write_file', { file_path: join(project, 'x.txt'), content: 'x' }))
+    expect(res.json).toEqual({ hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: { file_path: join(project, 'safe', 'x.txt'), content: 'x' } } })
+    expect(reports).toContain(`gemini session ${id}: [to-env] saw write_file {"path":"x.txt","content":"x"}`)
+  })
+
+  it('a rewritten result replaces the result (decision deny, which Gemini CLI shows as an error); a prompt gets context', async () => {
+    const id = session()
+    const after = { ...geminiBefore(id, 'run_shell_command', { command: 'echo hi' }), hook_event_name: 'AfterTool', tool_response: { llmContent: 'Output: hi', returnDisplay: 'hi' } }
+    expect((await post('/gemini/shout', after)).json).toEqual({ decision: 'deny', reason: 'OUTPUT: HI' })
+    const prompt = { session_id: id, cwd: project, hook_event_name: 'BeforeAgent', timestamp: 'x', prompt: 'hi' }
+    expect((await post('/gemini/today', prompt)).json).toMatchObject({ hookSpecificOutput: { hookEventName: 'BeforeAgent', additionalContext: expect.stringMatching(/^Today is /) } })
+  })
+})
+
+describe('Copilot CLI', () => {
+  it("guard's confirm is Copilot's ask, with the hook's question as the reason", async () => {
+    const res = await post('/copilot/guard?event=preToolUse', copilotPre(session(), 'bash', { command: 'rm -rf victim', description: 'clean' }))
+    expect(res.json).toEqual({ permissionDecision: 'ask', permissionDecisionReason: "Dangerous command: rm -rf victim (asked by hookd hook 'guard')" })
+  })
+
+  it('a rewrite is allow + modifiedArgs; a patch given as a bare string goes back as one', async () => {
+    const shell = await post('/copilot/rewrite-shell?event=preToolUse', copilotPre(session(), 'bash', { command: 'ls', description: 'list' }))
+    expect(shell.json).toEqual({ permissionDecision: 'allow', modifiedArgs: { command: 'echo rewritten: ls', description: 'list' } })
+    const patch = await post('/copilot/to-env?event=preToolUse', copilotPre(session(), 'apply_patch', '*** Begin Patch\n*** Add File: b.txt\n+hello\n*** End Patch\n'))
+    expect(patch.json).toEqual({ permissionDecision: 'allow', modifiedArgs: '*** Begin Patch\n*** Add File: safe/b.txt\n+hello\n*** End Patch\n' })
+    const create = await post('/copilot/to-env?event=preToolUse', copilotPre(session(), 'create', { path: join(project, 'c.txt'), file_text: 'c' }))
+    expect(create.json).toEqual({ permissionDecision: 'allow', modifiedArgs: { path: join(project, 'safe', 'c.txt'), file_text: 'c' } })
+  })
+
+  it('a rewritten result is modifiedResult, which Copilot gives the model', async () => {
+    const event = { ...copilotPre(session(), 'bash', { command: 'echo hi' }), toolResult: { resultType: 'success', textResultForLlm: 'hi\n' } }
+    expect((await post('/copilot/shout?event=postToolUse', event)).json).toEqual({ modifiedResult: { resultType: 'success', textResultForLlm: 'HI\n' } })
+  })
+
+  it('an event posted without ?event= is an error, and says how to post it', async () => {
+    const res = await post('/copilot/guard', copilotPre(session(), 'bash', { command: 'ls' }))
+    expect(res.status).toBe(400)
+    expect(res.json).toEqual({ error: expect.stringContaining("Copilot's hook events do not name themselves: post each to its route with ?event=<name>") })
+  })
+})
+
+describe('what a route needs', () => {
+  it("GET names the agent's own events for the hooks' points", async () => {
+    const get = async (path: string): Promise<unknown> => (await (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as { events: unknown }).events
+    expect(await get('/codex/guard')).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'SessionEnd'])
+    expect(await get('/codex/shout')).toEqual(['PostToolUse'])
+    expect(await get('/gemini/guard,today')).toEqual(['BeforeAgent', 'BeforeTool', 'AfterAgent', 'SessionEnd'])
+    expect(await get('/copilot/rewrite-shell,shout')).toEqual(['preToolUse', 'postToolUse'])
+    expect(await get('/cursor/guard')).toEqual(['beforeSubmitPrompt', 'beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile', 'stop'])
+  })
+})
