@@ -1,9 +1,8 @@
 /** `hookd list`: the hooks a running sidecar serves. */
-import { parseArgs } from 'node:util'
 import { HookdClient } from '../host/client.js'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { HookdError } from '../protocol/status.js'
-import { CommandError, parse } from './args.js'
+import { CommandError, addressFlag, parse } from './args.js'
 import type { CliIo } from './io.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from './connect-flags.js'
 import { inert, inertJson } from '../protocol/text.js'
@@ -19,17 +18,16 @@ ${CONNECT_HELP}
   -h, --help             show this help`
 
 export async function listHooks(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(LIST_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: { addr: { type: 'string', default: DEFAULT_ADDRESS }, ...CONNECT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }),
-  )
+  const { values } = parse(LIST_HELP, {
+    args: argv,
+    strict: true,
+    options: { addr: { type: 'string', default: DEFAULT_ADDRESS }, ...CONNECT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  })
   if (values.help) {
     io.stdout.write(`${LIST_HELP}\n`)
     return 0
   }
+  addressFlag('addr', values.addr, io.cwd)
   const options = await connectOptions(values.addr, values, io.env)
   const failed = (err: unknown): CommandError => new CommandError(err instanceof HookdError ? connectHint(err, values.addr, options) : String(err))
   let client: HookdClient

@@ -20,7 +20,7 @@ import { FILE_ACCESS } from '../protocol/wire.js'
 import { POINT_NAMES, type PointName, getPoint, isPointName } from '../protocol/points.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { confinedPath } from '../sidecar/session/policy.js'
-import { didYouMean } from './did-you-mean.js'
+import { didYouMean } from '../protocol/did-you-mean.js'
 
 /** The largest case file read. */
 export const CASE_FILE_MAX_BYTES = 1024 * 1024

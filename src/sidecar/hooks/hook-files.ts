@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { CONFIG_MAX_BYTES } from './hook-folder.js'
+import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points.js'
 import { quoted } from '../../protocol/text.js'
@@ -87,38 +88,9 @@ export function exportLine(text: string, needle: string | undefined): number | u
   return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
 }
 
-/** No point name is longer than this; longer names are not typos of one, and cost nothing to check. */
-const LONGEST_TYPO = 64
-
-/**
- * The point name closest to `name` (case-insensitive edit distance), when it is a plausible typo. Its
- * cost is bounded: names longer than any point's are not compared at all.
- */
+/** The point name closest to `name`, when it is a plausible typo (bounded: see didYouMean). */
 export function closestPoint(name: string): PointName | undefined {
-  if (name.length > LONGEST_TYPO) return undefined
-  let best: PointName | undefined
-  let bestDistance = Infinity
-  for (const point of POINT_NAMES) {
-    const d = editDistance(name.toLowerCase(), point.toLowerCase())
-    if (d < bestDistance) {
-      best = point
-      bestDistance = d
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + cost)
-    }
-    row = next
-  }
-  return row[b.length] ?? 0
+  return didYouMean(name, POINT_NAMES)
 }
 
 /**
