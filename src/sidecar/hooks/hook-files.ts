@@ -15,11 +15,15 @@ import { quoted } from '../../protocol/text.js'
 /** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
 export const HOOK_JSON_DEPTH = 64
 
+/** How long hook.json "description" may be: a line or two, for `hookd list` and `hookd check`. */
+export const DESCRIPTION_MAX_CHARS = 500
+
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({
   /** The hook's own configuration, visible as `ctx.config`. */
   config: z.unknown().optional(),
-  description: z.string().optional(),
+  /** One line about the hook, for `hookd list`. */
+  description: z.string().max(DESCRIPTION_MAX_CHARS, `keep it to one line of at most ${DESCRIPTION_MAX_CHARS} characters`).optional(),
   /**
    * Makes the folder a remote hook (remote.ts, docs/languages.md): the address of a server of the
    * `hookd.v1.Hook` service, `unix:PATH` (relative to the hook's folder) or `HOST:PORT`. No index.js.
@@ -44,7 +48,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -59,8 +63,14 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, remote, onError } = parsed.data
-    return { ok: true, config, ...(remote !== undefined ? { remote } : {}), ...(onError !== undefined ? { onError } : {}) }
+    const { config, description, remote, onError } = parsed.data
+    return {
+      ok: true,
+      config,
+      ...(description !== undefined ? { description } : {}),
+      ...(remote !== undefined ? { remote } : {}),
+      ...(onError !== undefined ? { onError } : {}),
+    }
   }
   const issue = parsed.error.issues[0]
   const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
