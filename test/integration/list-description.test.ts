@@ -1,12 +1,14 @@
 /**
  * `hookd list` shows each hook's description (issue 15, item 19): hook.json "description" beside the
  * name, cut to one table line, in full with --json, and '-' for a hook without one. A real sidecar.
+ * docs/hot-reload.md lists what hook.json may hold.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Serving, runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
+import { hookJsonSchema } from '../../src/sidecar/hooks/hook-files.js'
+import { ROOT, type Serving, runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
 
 const LONG = 'Refuses shell commands that delete files outside the workdir, and asks before any git push to a remote'
 
@@ -48,5 +50,15 @@ describe('hookd list', { timeout: 60_000 }, () => {
     expect(ran.code).toBe(0)
     const hooks = JSON.parse(ran.stdout) as Array<{ name: string; description?: string }>
     expect(hooks.map((h) => [h.name, h.description])).toEqual([['careful', LONG], ['plain', undefined], ['short', 'Logs every call']])
+  })
+})
+
+describe('docs/hot-reload.md', () => {
+  it('documents every key hook.json may hold, and no other', async () => {
+    const text = await readFile(join(ROOT, 'docs', 'hot-reload.md'), 'utf8')
+    const section = text.slice(text.indexOf('## What `hook.json` may hold'))
+    const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| key |')))
+    const keys = [...table.matchAll(/^\| `([a-zA-Z]+)` \|/gm)].map((m) => m[1])
+    expect(keys.sort()).toEqual(Object.keys(hookJsonSchema.shape).sort())
   })
 })
