@@ -39,8 +39,8 @@ ${CONNECT_HELP}
 What the hooks may do:
   --auto-approve         answer ctx.confirm with yes (default: no) when not interactive
   --interactive          ask ctx.confirm questions on this terminal
-  --allow-http ORIGIN    let ctx.http.fetch reach ORIGIN, e.g. http://127.0.0.1:8080; repeatable
-  --allow-env NAME       show environment variable NAME in ctx.env; repeatable
+  --allow-http ORIGIN    let ctx.http.fetch reach ORIGIN, e.g. http://127.0.0.1:8080; repeatable, or a,b
+  --allow-env NAME       show environment variable NAME in ctx.env; repeatable, or A,B
 
 When a hook fails at a gate point (beforeToolExecute, tool:gate, ...):
   --fail-closed          any failure of any hook refuses the call (hook.json "onError": "refuse" for
@@ -112,7 +112,10 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
   if (checked && !checked.success) {
     throw new UsageError(`--payload does not fit ${point}: ${issueText(checked.error, 'payload')}\n  ${point}: ${spec?.summary ?? ''}`)
   }
-  for (const origin of values['allow-http']) {
+  // Repeated or comma-separated, like --hook: an origin or a variable name never holds a comma.
+  const allowHttp = list(values['allow-http'])
+  const allowEnv = list(values['allow-env'])
+  for (const origin of allowHttp) {
     try {
       new URL(origin)
     } catch {
@@ -150,7 +153,7 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
         interactive: values.interactive,
         autoApprove: values['auto-approve'],
         onError: onErrorFlag(values),
-        policy: { httpOrigins: values['allow-http'].map((o) => new URL(o).origin), env: values['allow-env'] },
+        policy: { httpOrigins: allowHttp.map((o) => new URL(o).origin), env: allowEnv },
         capabilities: {
           log(line) {
             logs.push(line)

@@ -3,6 +3,9 @@
  * one value refuses a second, an address without a scheme is a usage error that shows the fix, and an
  * unknown option or point gets a did-you-mean.
  */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runHookd as hookd, runInProcess as inProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
@@ -17,6 +20,22 @@ describe('repeated flags', () => {
     expect(ran.code).toBe(0)
     const out = JSON.parse(ran.stdout) as { trace: Array<{ hook: string; outcome: string }> }
     expect(out.trace.map((t) => [t.hook, t.outcome])).toEqual([['audit', 'no-opinion'], ['https-only', 'no-opinion'], ['guard', 'refused']])
+  })
+
+  it('hookd invoke shows every --allow-env given to ctx.env', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-flags-'))
+    try {
+      await mkdir(join(dir, 'env-echo'))
+      await writeFile(join(dir, 'env-echo', 'index.js'), 'module.exports = { afterRun: (ctx) => { ctx.log(JSON.stringify(ctx.env)) } }\n')
+      const ran = await hookd(['invoke', '--hooks', dir, '--allow-env', 'ONE', '--allow-env', 'TWO,THREE', '--point', 'afterRun', '--payload', '{"reason":"end_turn"}'], {
+        env: { ONE: '1', TWO: '2', THREE: '3', FOUR: '4' },
+      })
+      expect(ran.code).toBe(0)
+      const out = JSON.parse(ran.stdout) as { logs: Array<{ hook: string; message: string }> }
+      expect(out.logs.map((l) => [l.hook, JSON.parse(l.message) as unknown])).toEqual([['env-echo', { ONE: '1', TWO: '2', THREE: '3' }]])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it('a flag that takes one value, given twice with two values, is a usage error', async () => {

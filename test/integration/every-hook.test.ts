@@ -69,6 +69,12 @@ describe('hookd agent without --hook', { timeout: 90_000 }, () => {
     expect(ran.stderr.split('\n')[0]).toBe(`hookd agent: scripted, hooks 10-a, 20-b, Zed, alpha (every hook of the hooks folder ${hooks}, in name order), workdir ${dir}`)
   })
 
+  it('--hook, repeated, narrows it to the hooks named, in the order named', async () => {
+    const ran = await hookd(['agent', '--hooks', hooks, '--hook', 'alpha', '--hook', '10-a', '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { env: { NO_COLOR: '1' } })
+    expect(ran.code).toBe(0)
+    expect(ran.stderr.split('\n')[0]).toBe(`hookd agent: scripted, hooks alpha, 10-a (embedded sidecar on ${hooks}), workdir ${dir}`)
+  })
+
   it('says that no hooks run when there is no ./hooks folder', async () => {
     const ran = await hookd(['agent', '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { cwd: empty, env: { NO_COLOR: '1' } })
     expect(ran.code).toBe(0)
