@@ -2,7 +2,6 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { TOKEN_ENV } from './connect-flags.js'
 import { AgentError } from '../host/agent/errors.js'
 import { AnthropicModel } from '../host/agent/anthropic-model.js'
@@ -11,9 +10,12 @@ import type { Model } from '../host/agent/model.js'
 import { SCRIPTED_PREFIX, ScriptedModel } from '../host/agent/scripted-model.js'
 import { TerminalUI } from '../host/agent/terminal.js'
 import { HookdError } from '../protocol/status.js'
+import { HookdClient } from '../host/client.js'
 import { Sidecar } from '../sidecar/sidecar.js'
-import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
+import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
+import { everyHook, everyHookLabel, hookFlag } from './hook-choice.js'
+import { isDirectory } from './hook-paths.js'
 import { onErrorFlag } from './invoke.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6'
@@ -29,7 +31,10 @@ decisions, hook logs and questions go to stderr.
   --hooks DIR        hooks folder for an embedded sidecar (default: ./hooks)
   --addr ADDR        use a running sidecar (unix:PATH or HOST:PORT) instead of an embedded one
   --token TOKEN      a tenant's token, for a sidecar started with --tenants (default: $HOOKD_TOKEN)
-  --hook a,b         the hooks to run, in order (default: none)
+  --hook a,b         the hooks to run, in this order; repeatable (--hook a --hook b). Default: every
+                     hook of the hooks folder (or of the --addr sidecar), in name order: the byte
+                     order of the folder names, as 'LC_ALL=C ls' sorts them (number them, 10-guard,
+                     20-audit, to choose). The first line says which hooks run
   --workdir DIR      the folder the tools work in (default: .)
   --model NAME       the Claude model (default: ${DEFAULT_MODEL}), or scripted:FILE to replay a recorded
                      run instead of calling the API (no key needed)
@@ -80,39 +85,38 @@ async function chooseModel(name: string): Promise<Model> {
 }
 
 export async function agent(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(AGENT_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        hooks: { type: 'string' },
-        addr: { type: 'string' },
-        token: { type: 'string' },
-        hook: { type: 'string' },
-        workdir: { type: 'string', default: '.' },
-        model: { type: 'string', default: DEFAULT_MODEL },
-        record: { type: 'string' },
-        yes: { type: 'boolean', default: false },
-        'fail-closed': { type: 'boolean', default: false },
-        'fail-open': { type: 'boolean', default: false },
-        'max-turns': { type: 'string' },
-        'max-tokens': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values, positionals } = parse(AGENT_HELP, {
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      hooks: { type: 'string' },
+      addr: { type: 'string' },
+      token: { type: 'string' },
+      hook: { type: 'string', multiple: true, default: [] },
+      workdir: { type: 'string', default: '.' },
+      model: { type: 'string', default: DEFAULT_MODEL },
+      record: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      'fail-closed': { type: 'boolean', default: false },
+      'fail-open': { type: 'boolean', default: false },
+      'max-turns': { type: 'string' },
+      'max-tokens': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${AGENT_HELP}\n`)
     return 0
   }
   const task = positionals.join(' ').trim()
   if (!task) throw new UsageError(`a task is required, e.g. hookd agent --hook guard "list the files here"\n\n${AGENT_HELP}`)
+  if (values.addr !== undefined) addressFlag('addr', values.addr, io.cwd)
   if (values.addr && values.hooks) throw new UsageError('--hooks and --addr exclude each other: a running sidecar serves its own hooks folder')
   if (values.token !== undefined && !values.addr) throw new UsageError('--token is for a running sidecar: pass it with --addr')
   const token = (values.token ?? (values.addr ? io.env[TOKEN_ENV] : undefined))?.trim()
   if (values.token !== undefined && !token) throw new UsageError(`--token is empty; pass the tenant's token (or set ${TOKEN_ENV})`)
-  const hooks = list(values.hook)
+  const named = hookFlag(values.hook)
   const maxTurns = positiveInt('max-turns', values['max-turns'])
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
   const workdir = await requireDir('--workdir', values.workdir, io.cwd)
@@ -129,15 +133,26 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
     ui.notice('interrupting (Ctrl-C again to quit at once)')
     controller.abort()
   }
+  const hooksDir = resolve(io.cwd, values.hooks ?? 'hooks')
+  const where = address ? `the sidecar at ${address}` : `the hooks folder ${values.hooks ?? './hooks'}`
+  let hooks = named
   try {
-    if (hooks.length && !address) {
-      sidecar = await Sidecar.create({ hooks: resolve(io.cwd, values.hooks ?? 'hooks'), workers: 1 }).catch((err: unknown) => {
+    // Without --hook, every hook of the folder runs; only a default ./hooks that does not exist means none.
+    if (!address && (named.length || values.hooks !== undefined || (await isDirectory(hooksDir)))) {
+      sidecar = await Sidecar.create({ hooks: hooksDir, workers: 1 }).catch((err: unknown) => {
         // A hooks folder that cannot be read is a wrong --hooks (the message says so).
         throw err instanceof HookdError && err.code === 'not-found' ? new UsageError(err.message) : err
       })
+      if (!named.length) hooks = await everyHook({ sidecar })
       for (const d of sidecar.loadDiagnostics) if (hooks.includes(d.hook)) ui.diagnostic(d)
       socketDir = await mkdtemp(join(tmpdir(), 'hookd-agent-'))
       address = await sidecar.listen(`unix:${join(socketDir, 'hookd.sock')}`)
+    } else if (address && !named.length) {
+      hooks = await hooksOfSidecar(address, token)
+    }
+    if (!hooks.length) {
+      const why = !address ? 'there is no ./hooks folder' : `${where} has none`
+      io.stderr.write(`hookd agent: no hooks will run: ${why} (pass --hooks DIR, or make one with 'hookd new NAME')\n`)
     }
     process.on('SIGINT', onSigint)
     const result = await runAgent({
@@ -148,7 +163,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
       hooks,
       ...(address ? { address } : {}),
       ...(token ? { token } : {}),
-      sidecarLabel: sidecar ? `embedded sidecar on ${resolve(io.cwd, values.hooks ?? 'hooks')}` : `sidecar at ${address ?? ''}`,
+      sidecarLabel: named.length ? (sidecar ? `embedded sidecar on ${hooksDir}` : `sidecar at ${address ?? ''}`) : everyHookLabel(sidecar ? `the hooks folder ${hooksDir}` : where),
       interactive: process.stdin.isTTY === true && !values.yes,
       yes: values.yes,
       onError: onErrorFlag(values),
@@ -167,5 +182,19 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
     process.off('SIGINT', onSigint)
     await sidecar?.stop()
     if (socketDir) await rm(socketDir, { recursive: true, force: true })
+  }
+}
+
+/** Every hook a running sidecar serves (a tenant's, with its token), for a run without --hook. */
+async function hooksOfSidecar(address: string, token: string | undefined): Promise<string[]> {
+  let client: HookdClient | undefined
+  try {
+    client = await HookdClient.connect(address, token ? { token } : {})
+    return await everyHook({ client })
+  } catch (err) {
+    if (!(err instanceof HookdError)) throw err
+    throw new CommandError(`cannot ask the sidecar at ${address} for its hooks, to run every one: ${err.message}. Name the hooks with --hook to start without asking`)
+  } finally {
+    client?.close()
   }
 }

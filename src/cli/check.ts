@@ -5,7 +5,6 @@
  */
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { inert, inertJson, quoted } from '../protocol/text.js'
 import { hintFor } from '../sidecar/hooks/author-hints.js'
 import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
@@ -65,14 +64,12 @@ export interface CheckReport {
 }
 
 export async function check(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(CHECK_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { json: { type: 'boolean' }, 'allow-symlinks': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }),
-  )
+  const { values, positionals } = parse(CHECK_HELP, {
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, 'allow-symlinks': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  })
   if (values.help) {
     io.stdout.write(`${CHECK_HELP}\n`)
     return 0

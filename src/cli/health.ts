@@ -3,11 +3,10 @@
  * checks, supervisors and scripts. Exit 0 when SERVING, 1 when NOT_SERVING or when nothing answered
  * (the message says which), 2 for usage errors.
  */
-import { parseArgs } from 'node:util'
 import { checkHealth } from '../host/health-check.js'
-import { DEFAULT_ADDRESS, parseAddress } from '../protocol/address.js'
+import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { HookdError } from '../protocol/status.js'
-import { CommandError, UsageError, parse, positiveInt } from './args.js'
+import { CommandError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { CONNECT_FLAGS, CONNECT_HELP, connectOptions } from './connect-flags.js'
 
@@ -30,29 +29,23 @@ ${CONNECT_HELP}
 The health service needs no token; --token is sent when given, for proxies that ask for one.`
 
 export async function health(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(HEALTH_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        addr: { type: 'string', default: DEFAULT_ADDRESS },
-        service: { type: 'string', default: '' },
-        'timeout-ms': { type: 'string' },
-        ...CONNECT_FLAGS,
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values } = parse(HEALTH_HELP, {
+    args: argv,
+    strict: true,
+    options: {
+      addr: { type: 'string', default: DEFAULT_ADDRESS },
+      service: { type: 'string', default: '' },
+      'timeout-ms': { type: 'string' },
+      ...CONNECT_FLAGS,
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${HEALTH_HELP}\n`)
     return 0
   }
   const timeoutMs = positiveInt('timeout-ms', values['timeout-ms']) ?? DEFAULT_TIMEOUT_MS
-  try {
-    parseAddress(values.addr, io.cwd)
-  } catch (err) {
-    throw new UsageError(`--addr: ${(err as Error).message}`)
-  }
+  addressFlag('addr', values.addr, io.cwd)
   const options = await connectOptions(values.addr, values, io.env)
   let status: string
   try {

@@ -1,4 +1,5 @@
 /** The `hookd` command: `main(argv, io)` (bin.ts runs it as the program). */
+import { didYouMean } from '../protocol/did-you-mean.js'
 import { HookdError } from '../protocol/status.js'
 import { HOOKD_VERSION } from '../protocol/version.js'
 import { CommandError, UsageError } from './args.js'
@@ -62,7 +63,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
   const run = COMMANDS[command]
   if (!run) {
-    io.stderr.write(`hookd: unknown command '${command}'\n\n${HELP}\n`)
+    const near = didYouMean(command, Object.keys(COMMANDS))
+    io.stderr.write(`hookd: unknown command '${inert(command, 200)}'${near ? `; did you mean '${near}'?` : ''}\n\n${HELP}\n`)
     return 2
   }
   try {

@@ -5,11 +5,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { POINT_NAMES } from '../protocol/points.js'
 import type { StepPointName } from '../protocol/point-spec.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
-import { didYouMean } from '../testing/did-you-mean.js'
+import { didYouMean } from '../protocol/did-you-mean.js'
 import { CommandError, UsageError, list, parse } from './args.js'
 import type { CliIo } from './io.js'
 import { SCAFFOLD_POINTS, scaffold } from './scaffold.js'
@@ -29,19 +28,17 @@ written. Run them with 'hookd test HOOKS/NAME'. Never overwrites: NAME must not 
 Exit status: 0 when the hook was created, 1 when NAME already exists, 2 for a usage error.`
 
 export async function newHook(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(NEW_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        points: { type: 'string' },
-        ts: { type: 'boolean', default: false },
-        dir: { type: 'string', default: 'hooks' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values, positionals } = parse(NEW_HELP, {
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      points: { type: 'string', multiple: true },
+      ts: { type: 'boolean', default: false },
+      dir: { type: 'string', default: 'hooks' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${NEW_HELP}\n`)
     return 0
@@ -89,7 +86,7 @@ export async function newHook(argv: string[], io: CliIo): Promise<number> {
   return 0
 }
 
-function choosePoints(given: string | undefined): StepPointName[] {
+function choosePoints(given: readonly string[] | undefined): StepPointName[] {
   const names = list(given)
   if (given !== undefined && names.length === 0) throw new UsageError(`--points needs point names, e.g. --points beforeToolExecute,afterRun`)
   if (names.length === 0) return ['beforeToolExecute']

@@ -1,11 +1,11 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
-import { parseArgs } from 'node:util'
-import { DEFAULT_ADDRESS } from '../protocol/address.js'
+import { type Address, DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
 import { parseHealthAddress } from '../sidecar/grpc/health-listener.js'
+import { listenProblem } from '../sidecar/grpc/socket.js'
 import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
-import { UsageError, parse, positiveInt } from './args.js'
+import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
@@ -55,8 +55,7 @@ reported on stderr before it and skipped. Edits to hook folders are picked up wh
 docs/hot-reload.md); each reload, failed reload and removal is reported on stderr.`
 
 export async function serve(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(SERVE_HELP, () =>
-    parseArgs({
+  const { values } = parse(SERVE_HELP, {
       args: argv,
       strict: true,
       options: {
@@ -83,12 +82,12 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         ...HTTP_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
-    }),
-  )
+  })
   if (values.help) {
     io.stdout.write(`${SERVE_HELP}\n`)
     return 0
   }
+  const listenAddress = addressFlag('listen', values.listen, io.cwd)
   const limits: Partial<Limits> = {}
   const set = (key: keyof Limits, flag: string, v: string | undefined): void => {
     const n = positiveInt(flag, v)
@@ -125,6 +124,10 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
   }
   const http = httpSettings(values, io.cwd)
+  // Before anything starts: what stands at each address, in one line (never a gRPC log line).
+  await listenable('listen', listenAddress)
+  if (healthListen !== undefined) await listenable('health-listen', addressFlag('health-listen', healthListen, io.cwd))
+  if (http) await listenable('http', { kind: 'tcp', host: http.host, port: http.port })
   const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
@@ -151,6 +154,16 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   } finally {
     process.off('unhandledRejection', onUnhandled)
   }
+}
+
+/**
+ * Refuses an address hookd cannot take: a usage error (exit 2) when it names something that is not a
+ * socket or cannot be used, a command error (exit 1) when another process holds it.
+ */
+async function listenable(flag: string, address: Address): Promise<void> {
+  const problem = await listenProblem(address)
+  if (problem?.kind === 'wrong') throw new UsageError(`--${flag}: ${problem.message}`)
+  if (problem) throw new CommandError(`--${flag}: ${problem.message}`)
 }
 
 /** Where the sidecar listens: its gRPC address (with TLS), and the optional health and HTTP listeners. */

@@ -7,7 +7,6 @@
  */
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { HookdError } from '../protocol/status.js'
 import { hashToken, newToken } from '../sidecar/tenancy/tenant-token.js'
 import { readTenants } from '../sidecar/tenancy/tenants-file.js'
@@ -32,19 +31,17 @@ Tools for the tenants file of 'hookd serve --tenants FILE' (see docs/tenants.md)
   -h, --help    show this help`
 
 export async function tenant(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(TENANT_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        id: { type: 'string' },
-        hooks: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values, positionals } = parse(TENANT_HELP, {
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      id: { type: 'string' },
+      hooks: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${TENANT_HELP}\n`)
     return 0

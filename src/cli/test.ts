@@ -4,10 +4,9 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { hookFolderNames } from '../sidecar/hooks/hook-folder.js'
 import { watchChanges } from '../testing/change-watcher.js'
-import { didYouMean } from '../testing/did-you-mean.js'
+import { didYouMean } from '../protocol/did-you-mean.js'
 import { TESTS_FOLDER } from '../testing/load-cases.js'
 import { caseLines, junitXml, problemLines, summaryLine } from '../testing/report.js'
 import { type RunReport, TestRunner } from '../testing/test-runner.js'
@@ -36,20 +35,18 @@ and a summary. Exit status: 0 when every case passed, 1 when any failed (or no c
 a usage error.`
 
 export async function test(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(TEST_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        hooks: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        junit: { type: 'string' },
-        watch: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values, positionals } = parse(TEST_HELP, {
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      hooks: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      junit: { type: 'string' },
+      watch: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${TEST_HELP}\n`)
     return 0

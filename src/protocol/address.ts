@@ -16,6 +16,9 @@ export function parseAddress(text: string, cwd = process.cwd()): Address {
     return { kind: 'unix', path: isAbsolute(raw) ? raw : resolve(cwd, raw) }
   }
   const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):(\d{1,5})$/.exec(text)
+  if (!m && looksLikePath(text)) {
+    throw new HookdError('invalid-argument', `address '${text}' has no scheme; for a Unix socket write unix:${text}`)
+  }
   if (!m) {
     throw new HookdError(
       'invalid-argument',
@@ -25,6 +28,11 @@ export function parseAddress(text: string, cwd = process.cwd()): Address {
   const port = Number(m[2])
   if (port > 65535) throw new HookdError('invalid-argument', `address '${text}': port ${port} is above 65535`)
   return { kind: 'tcp', host: (m[1] as string).replace(/^\[|\]$/g, ''), port }
+}
+
+/** A socket path written without its `unix:` (`/tmp/x.sock`, `.hookd/hookd.sock`, `x.sock`). */
+function looksLikePath(text: string): boolean {
+  return !text.includes(':') && (text.includes('/') || text.endsWith('.sock'))
 }
 
 /** The gRPC target for an address: `unix:/abs/path` or `host:port`. */

@@ -245,6 +245,8 @@ export interface HookInfoData {
   status: HookStatus
   lastError?: Diagnostic
   loadedAtMs: number
+  /** One line about the hook (hook.json "description"); absent when it has none. */
+  description?: string
 }
 
 export const hookInfoWire = z
@@ -255,6 +257,8 @@ export const hookInfoWire = z
     status: z.string(),
     lastError: diagnosticWire.nullable(),
     loadedAtMs: u64,
+    // Absent from an older sidecar; bounded like every text a peer sends.
+    description: z.string().max(2000).optional(),
   })
   .transform((h): HookInfoData => {
     const status = h.status.replace(/^HOOK_STATUS_/, '').toLowerCase()
@@ -266,6 +270,7 @@ export const hookInfoWire = z
       loadedAtMs: h.loadedAtMs,
     }
     if (h.lastError) out.lastError = h.lastError
+    if (h.description) out.description = h.description
     return out
   })
 
@@ -276,6 +281,7 @@ export interface HookInfoOut {
   status: string
   lastError: DiagnosticOut | null
   loadedAtMs: number
+  description: string
 }
 
 export function hookInfoToWire(h: HookInfoData): HookInfoOut {
@@ -286,6 +292,7 @@ export function hookInfoToWire(h: HookInfoData): HookInfoOut {
     status: `HOOK_STATUS_${h.status.toUpperCase()}`,
     lastError: h.lastError ? diagnosticToWire(h.lastError) : null,
     loadedAtMs: h.loadedAtMs,
+    description: h.description ?? '',
   }
 }
 

@@ -20,7 +20,7 @@ import { FILE_ACCESS } from '../protocol/wire.js'
 import { POINT_NAMES, type PointName, getPoint, isPointName } from '../protocol/points.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { confinedPath } from '../sidecar/session/policy.js'
-import { didYouMean } from './did-you-mean.js'
+import { didYouMean } from '../protocol/did-you-mean.js'
 
 /** The largest case file read. */
 export const CASE_FILE_MAX_BYTES = 1024 * 1024
@@ -137,7 +137,8 @@ export function parseCase(text: string, file: string, owner: string): ParsedCase
   const data = parsed.data
   if (!isPointName(data.point)) {
     const near = didYouMean(data.point, POINT_NAMES)
-    return fail(`point: '${data.point}' is not a hook point; ${near ? `did you mean '${near}'?` : `use one of ${POINT_NAMES.join(', ')}`}`)
+    // Not all ~140 names: 'hookd invoke --help' shows them by group, docs/points.md lists each one.
+    return fail(`point: '${data.point}' is not a hook point; ${near ? `did you mean '${near}'?` : `'hookd invoke --help' shows the points by group, docs/points.md lists every one`}`)
   }
   const spec = getPoint(data.point)
   const payload = spec?.payload.safeParse(data.payload)

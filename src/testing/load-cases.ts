@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { hookFolderNames } from '../sidecar/hooks/hook-folder.js'
 import { readRegularFile } from '../sidecar/hooks/read-regular-file.js'
 import { CASE_FILE_MAX_BYTES, type TestCase, parseCase } from './case-file.js'
-import { didYouMean } from './did-you-mean.js'
+import { didYouMean } from '../protocol/did-you-mean.js'
 
 /** The folder of a hook that holds its cases. */
 export const TESTS_FOLDER = 'tests'

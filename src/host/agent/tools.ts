@@ -42,7 +42,8 @@ export function defineTool<S extends z.ZodObject>(definition: {
   input: S
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput | string>
 }): AgentTool {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(definition.input) as Record<string, unknown>
+  // The schema of what the model sends (io: 'input'): a field with a default is optional to it.
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(definition.input, { io: 'input' }) as Record<string, unknown>
   return {
     spec: { name: definition.name, description: definition.description, input_schema: { ...schema, type: 'object' } },
     parse(input) {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { CONFIG_MAX_BYTES } from './hook-folder.js'
+import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points.js'
 import { quoted } from '../../protocol/text.js'
@@ -14,11 +15,15 @@ import { quoted } from '../../protocol/text.js'
 /** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
 export const HOOK_JSON_DEPTH = 64
 
+/** How long hook.json "description" may be: a line or two, for `hookd list` and `hookd check`. */
+export const DESCRIPTION_MAX_CHARS = 500
+
 /** `hook.json`, beside `index.js`. */
 export const hookJsonSchema = z.strictObject({
   /** The hook's own configuration, visible as `ctx.config`. */
   config: z.unknown().optional(),
-  description: z.string().optional(),
+  /** One line about the hook, for `hookd list`. */
+  description: z.string().max(DESCRIPTION_MAX_CHARS, `keep it to one line of at most ${DESCRIPTION_MAX_CHARS} characters`).optional(),
   /**
    * Makes the folder a remote hook (remote.ts, docs/languages.md): the address of a server of the
    * `hookd.v1.Hook` service, `unix:PATH` (relative to the hook's folder) or `HOST:PORT`. No index.js.
@@ -43,7 +48,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -58,8 +63,14 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, remote, onError } = parsed.data
-    return { ok: true, config, ...(remote !== undefined ? { remote } : {}), ...(onError !== undefined ? { onError } : {}) }
+    const { config, description, remote, onError } = parsed.data
+    return {
+      ok: true,
+      config,
+      ...(description !== undefined ? { description } : {}),
+      ...(remote !== undefined ? { remote } : {}),
+      ...(onError !== undefined ? { onError } : {}),
+    }
   }
   const issue = parsed.error.issues[0]
   const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0]
@@ -87,38 +98,9 @@ export function exportLine(text: string, needle: string | undefined): number | u
   return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
 }
 
-/** No point name is longer than this; longer names are not typos of one, and cost nothing to check. */
-const LONGEST_TYPO = 64
-
-/**
- * The point name closest to `name` (case-insensitive edit distance), when it is a plausible typo. Its
- * cost is bounded: names longer than any point's are not compared at all.
- */
+/** The point name closest to `name`, when it is a plausible typo (bounded: see didYouMean). */
 export function closestPoint(name: string): PointName | undefined {
-  if (name.length > LONGEST_TYPO) return undefined
-  let best: PointName | undefined
-  let bestDistance = Infinity
-  for (const point of POINT_NAMES) {
-    const d = editDistance(name.toLowerCase(), point.toLowerCase())
-    if (d < bestDistance) {
-      best = point
-      bestDistance = d
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + cost)
-    }
-    row = next
-  }
-  return row[b.length] ?? 0
+  return didYouMean(name, POINT_NAMES)
 }
 
 /**

@@ -43,6 +43,8 @@ export interface LoadedHook extends RunnableHook {
   remote?: string
   /** hook.json "onError": what this hook's failure does at a gate (chain.ts). */
   onError: OnError
+  /** One line about the hook: hook.json "description", else a remote hook's own (its Describe). */
+  description?: string
 }
 
 /** Loads sandboxed hooks in a throwaway isolate (the worker pool). */
@@ -233,6 +235,7 @@ export class Registry {
           status: e.status,
           loadedAtMs: e.served?.loadedAtMs ?? 0,
         }
+        if (e.served?.description) info.description = e.served.description
         if (e.lastError) info.lastError = e.lastError
         return info
       })
@@ -278,11 +281,13 @@ export class Registry {
     let config: unknown = {}
     let remote: RemoteAddress | undefined
     let onError: OnError = 'default'
+    let description: string | undefined
     if (files.configText !== undefined) {
       const checked = checkHookJson(files.configText)
       if (!checked.ok) return fail(checked.message, jsonFile, checked.line)
       config = checked.config ?? {}
       onError = checked.onError ?? 'default'
+      description = checked.description
       if (checked.remote !== undefined) {
         try {
           remote = remoteAddress(checked.remote, join(this.root, name, 'hook.json'))
@@ -301,9 +306,9 @@ export class Registry {
       const refused = this.options.allowRemote?.(remote)
       // Refused before any connection: a tenant must not make the sidecar dial an address it chose.
       if (refused !== undefined) return { ok: false, message: refused, file: jsonFile, line: exportLine(files.configText ?? '', '"remote"'), remedy: undefined, onError }
-      return withOnError(await this.loadRemote(files, remote, config), onError)
+      return withSettings(await this.loadRemote(files, remote, config), onError, description)
     }
-    return withOnError(await this.loadSandboxed(files, config, fail), onError)
+    return withSettings(await this.loadSandboxed(files, config, fail), onError, description)
   }
 
   private async loadSandboxed(files: HookFiles, config: unknown, fail: (message: string, file?: string, line?: number) => LoadResult): Promise<LoadResult> {
@@ -365,6 +370,7 @@ export class Registry {
       runner: this.remotes.hook(name, address),
       remote: address.text,
       onError: 'default',
+      ...(outcome.description ? { description: outcome.description } : {}),
     }
     return { ok: true, hook }
   }
@@ -430,8 +436,10 @@ export class Registry {
 }
 
 /** A load's result with hook.json's "onError" attached (to the hook, or to the failure). */
-function withOnError(result: LoadResult, onError: OnError): LoadResult {
-  return result.ok ? { ok: true, hook: { ...result.hook, onError } } : { ...result, onError }
+/** A load's result with what hook.json says of the hook: its "onError", and its "description" when it has one. */
+function withSettings(result: LoadResult, onError: OnError, description: string | undefined): LoadResult {
+  if (!result.ok) return { ...result, onError }
+  return { ok: true, hook: { ...result.hook, onError, ...(description !== undefined ? { description } : {}) } }
 }
 
 function editRemedy(file: string): Remedy {

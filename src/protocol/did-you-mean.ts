@@ -1,11 +1,22 @@
 /**
  * The closest of some names to a misspelt one (case-insensitive edit distance), when it is close enough
- * to be a plausible typo: "beforeToolExecut" -> "beforeToolExecute", "gaurd" -> "guard".
+ * to be a plausible typo: "beforeToolExecut" -> "beforeToolExecute", "gaurd" -> "guard", "--listn" ->
+ * "--listen". The one edit-distance helper of hookd: points, options, hooks and case names all use it.
  */
-export function didYouMean(name: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined
+
+/**
+ * No point, option or hook name worth suggesting is longer than this. A longer name is not compared at
+ * all, so the cost stays bounded (at most this many squared steps per candidate) whatever a hook, a
+ * remote hook's Describe or a command line sends.
+ */
+export const LONGEST_TYPO = 64
+
+export function didYouMean<T extends string>(name: string, candidates: readonly T[]): T | undefined {
+  if (name.length > LONGEST_TYPO) return undefined
+  let best: T | undefined
   let bestDistance = Infinity
   for (const candidate of candidates) {
+    if (candidate.length > LONGEST_TYPO) continue
     const d = editDistance(name.toLowerCase(), candidate.toLowerCase())
     if (d < bestDistance) {
       best = candidate
