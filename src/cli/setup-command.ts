@@ -12,7 +12,6 @@
 import { createHash } from 'node:crypto'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { type CommandAgent, DIALECTS } from '../agents/dialects.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
@@ -117,25 +116,23 @@ export function shellQuote(text: string): string {
 }
 
 export async function setupCommandAgent(agent: CommandAgent, argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(COMMAND_SETUP_HELP, () =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        hooks: { type: 'string' },
-        profile: { type: 'string' },
-        dir: { type: 'string' },
-        url: { type: 'string' },
-        'token-file': { type: 'string' },
-        token: { type: 'string' },
-        events: { type: 'string' },
-        timeout: { type: 'string' },
-        remove: { type: 'boolean', default: false },
-        'dry-run': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values } = parse(COMMAND_SETUP_HELP, {
+    args: argv,
+    strict: true,
+    options: {
+      hooks: { type: 'string', multiple: true },
+      profile: { type: 'string' },
+      dir: { type: 'string' },
+      url: { type: 'string' },
+      'token-file': { type: 'string' },
+      token: { type: 'string' },
+      events: { type: 'string', multiple: true },
+      timeout: { type: 'string' },
+      remove: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${COMMAND_SETUP_HELP}\n`)
     return 0
@@ -163,7 +160,7 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
     const token = await tokenFile(values, io, changes)
     mask = token.secret
     const url = `${base}/${agent}/${route}`
-    const events = values.events !== undefined ? eventList(values.events, agent) : known(await askEvents(url, token.value, dialect.title, io), agent)
+    const events = values.events !== undefined ? eventList(list(values.events).join(','), agent) : known(await askEvents(url, token.value, dialect.title, io), agent)
     placements = events.map((event) => {
       const eventUrl = agent === 'copilot' ? `${url}?event=${event}` : url
       const command = [SHIM, ...(spec.failOpen.includes(event) ? ['--fail-open'] : []), '--token-file', token.file, '--timeout', String(timeoutS), eventUrl]

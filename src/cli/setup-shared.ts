@@ -14,7 +14,7 @@ import { HTTP_URL_FILE } from './serve-http.js'
 import { lineDiff } from './text-diff.js'
 
 /** The route's text after the agent: `a,b` for --hooks, `profile/NAME` for --profile. */
-export function routeOf(hooks: string | undefined, profile: string | undefined, agent: string): string {
+export function routeOf(hooks: readonly string[] | undefined, profile: string | undefined, agent: string): string {
   if ((hooks === undefined) === (profile === undefined)) throw new UsageError(`pass --hooks a,b or --profile NAME (one of them): which hooks ${agent} runs`)
   if (profile !== undefined) return `profile/${profile}`
   const names = list(hooks)

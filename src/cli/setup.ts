@@ -6,7 +6,6 @@
  * user's own `~/.claude/settings.json` with `--user`.
  */
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { MAPPED_EVENTS, type MappedEvent, isMappedEvent } from '../agents/claude-code/events.js'
 import { isCommandAgent } from '../agents/dialects.js'
 import { DEFAULT_HTTP_TOKEN_FILE } from '../sidecar/http/http-token.js'
@@ -51,26 +50,24 @@ export async function setup(argv: string[], io: CliIo): Promise<number> {
   }
   if (isCommandAgent(agent)) return setupCommandAgent(agent, rest, io)
   if (agent !== 'claude-code') throw new UsageError(`'hookd setup' knows the agents ${SETUP_AGENTS.join(', ')}; '${agent}' is not one of them\n\n${SETUP_HELP}`)
-  const { values } = parse(SETUP_HELP, () =>
-    parseArgs({
-      args: rest,
-      strict: true,
-      options: {
-        hooks: { type: 'string' },
-        profile: { type: 'string' },
-        dir: { type: 'string' },
-        user: { type: 'boolean', default: false },
-        url: { type: 'string' },
-        'token-file': { type: 'string' },
-        token: { type: 'string' },
-        events: { type: 'string' },
-        timeout: { type: 'string' },
-        remove: { type: 'boolean', default: false },
-        'dry-run': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }),
-  )
+  const { values } = parse(SETUP_HELP, {
+    args: rest,
+    strict: true,
+    options: {
+      hooks: { type: 'string', multiple: true },
+      profile: { type: 'string' },
+      dir: { type: 'string' },
+      user: { type: 'boolean', default: false },
+      url: { type: 'string' },
+      'token-file': { type: 'string' },
+      token: { type: 'string' },
+      events: { type: 'string', multiple: true },
+      timeout: { type: 'string' },
+      remove: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
   if (values.help) {
     io.stdout.write(`${SETUP_HELP}\n`)
     return 0
@@ -94,7 +91,7 @@ export async function setup(argv: string[], io: CliIo): Promise<number> {
     const token = await tokenOf(values, io)
     secret = token
     const url = `${base}/claude-code/${route}`
-    const events = values.events !== undefined ? eventList(values.events) : claudeEvents(await askEvents(url, token, 'Claude Code', io))
+    const events = values.events !== undefined ? eventList(list(values.events).join(',')) : claudeEvents(await askEvents(url, token, 'Claude Code', io))
     const timeoutS = positiveInt('timeout', values.timeout) ?? 30
     next = withHookd(current, events, { url, token, timeoutS })
     summary = events.length ? events.map((e) => `${e.padEnd(18)} -> ${url}`) : ['no events: none of these hooks serves a point Claude Code can reach']

@@ -104,6 +104,17 @@ describe('hookd setup claude-code', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
+  it('--hooks given twice runs both hooks, in the order given; a one-value flag given twice is refused', async () => {
+    const dir = await project()
+    const ran = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'guard', '--hooks', 'https-only', '--dry-run'], { cwd: state })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain(`${url}/claude-code/guard,https-only`)
+    const twice = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'guard', '--url', 'http://127.0.0.1:9', '--url', 'http://127.0.0.1:8'], { cwd: state })
+    expect(twice.code).toBe(2)
+    expect(twice.stderr).toContain("--url was given twice ('http://127.0.0.1:9', then 'http://127.0.0.1:8'); it takes one value: give it once")
+    await rm(dir, { recursive: true, force: true })
+  })
+
   it("--user writes the user's settings, a profile posts to its route, --events skips asking", async () => {
     const home = await mkdtemp(join(tmpdir(), 'hookd-setup-home-'))
     const ran = await runInProcess(['setup', 'claude-code', '--user', '--profile', 'strict', '--events', 'PreToolUse', '--url', 'http://127.0.0.1:9'], {
