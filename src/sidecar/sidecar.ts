@@ -16,11 +16,13 @@ import { SERVICE_NAME } from '../protocol/wire.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
-import { addReflection } from './grpc/reflection.js'
+import { HEALTH_SERVICE_NAME, addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
+import { NO_OBSERVER, type Observer, type Served } from './observability/observer.js'
+import { Readiness } from './observability/readiness.js'
 import { AuditLog, type AuditOptions } from './session/audit.js'
 import type { Session } from './session/session.js'
 import { SingleTenant, type Tenancy } from './tenant.js'
@@ -59,7 +61,17 @@ export interface SidecarOptions {
    * session or a hook asks (`hookd serve --fail-closed`). With tenants, each tenant's "onError" says it.
    */
   onError?: 'default' | 'refuse'
+  /** Metrics, traces and the operator log (observability/observability.ts). Default: none. */
+  observer?: Observer
+  /**
+   * Liveness and readiness, shared with whoever answers probes before the sidecar exists (the metrics
+   * listener of `hookd serve --metrics`). Default: the sidecar's own.
+   */
+  readiness?: Readiness
 }
+
+/** The services whose health is reported by name (besides '' for the whole sidecar); see syncHealth. */
+const REFLECTION_SERVICES = ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']
 
 /** Stops what was started so far, last first, when a later step fails. */
 class Started {
@@ -75,7 +87,7 @@ class Started {
 
 export class Sidecar {
   private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 })
-  private readonly health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' })
+  private readonly health = new HealthImplementation({})
   private readonly sessions = new Set<Session>()
   private readonly healthListeners: HealthListener[] = []
   private socketPath: string | undefined
@@ -89,13 +101,18 @@ export class Sidecar {
     readonly loadDiagnostics: readonly Diagnostic[],
     private readonly graceMs: number,
     private readonly poolOptions: PoolOptions,
+    private readonly readiness: Readiness,
+    private readonly observer: Observer,
   ) {
-    addHookExecutor(this.server, tenancy, this.sessions)
+    addHookExecutor(this.server, tenancy, this.sessions, observer)
+    this.syncHealth()
+    readiness.onChange(() => this.syncHealth())
     this.health.addToServer(this.server)
     addReflection(this.server)
     // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
     // balancers and supervisors instead of looking healthy.
-    workerPool?.onBroken(() => this.notServing())
+    workerPool?.onBroken((reason) => readiness.broken(`no sandbox worker can run hooks: ${reason}`))
+    observer.attach(() => this.served())
   }
 
   /** Starts the workers and loads every hook; does not listen yet. */
@@ -116,19 +133,26 @@ export class Sidecar {
     const graceMs = options.graceMs ?? 5000
     const watch = options.watch === false ? false : options.watch === true || options.watch === undefined ? {} : options.watch
     const started = new Started()
+    const readiness = options.readiness ?? new Readiness()
+    const observer = options.observer ?? NO_OBSERVER
     try {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (options.tenants !== undefined) {
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
-        const tenants = await Tenants.start(tenantsOptions, { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}) })
-        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {})
+        const loaded = readiness.loading("every tenant's hooks")
+        const tenants = await Tenants.start(tenantsOptions, { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}), ...(options.observer ? { observer } : {}) })
+        loaded()
+        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
       }
+      const loaded = readiness.loading('hooks')
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
       await pool.start()
       const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
       const diagnostics = await registry.loadAll()
+      observer.served({ tenant: undefined, registry, pool })
       if (watch !== false) await registry.watch(watch)
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {})
+      loaded()
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer)
     } catch (err) {
       await started.undo()
       throw err
@@ -202,7 +226,7 @@ export class Sidecar {
     const single = this.tenancy instanceof SingleTenant
     if (single && options.token === undefined) throw new HookdError('invalid-argument', 'a sidecar without tenants needs a token for its HTTP front door (FrontDoorOptions.token)')
     const { token, ...rest } = options
-    this.frontDoor = await FrontDoor.listen(host, port, { ...rest, tenancy: this.tenancy, ...(single && token !== undefined ? { token } : {}) })
+    this.frontDoor = await FrontDoor.listen(host, port, { observer: this.observer, ...rest, tenancy: this.tenancy, ...(single && token !== undefined ? { token } : {}) })
     return this.frontDoor.url
   }
 
@@ -212,10 +236,14 @@ export class Sidecar {
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      this.notServing()
+      const began = Date.now()
+      let cut = 0
+      this.readiness.drain()
+      this.observer.draining({ sessions: this.sessions.size, graceMs: this.graceMs })
       await this.frontDoor?.close(this.graceMs)
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
+          cut = this.sessions.size
           for (const s of this.sessions) s.abort()
           this.server.forceShutdown()
           resolve()
@@ -228,13 +256,33 @@ export class Sidecar {
       await this.tenancy.close()
       await this.workerPool?.close()
       if (this.socketPath) await unlink(this.socketPath).catch(() => {})
+      this.observer.drained({ ms: Date.now() - began, cut })
       for (const listener of this.healthListeners) await listener.close()
     })()
     return this.stopping
   }
 
-  private notServing(): void {
-    this.health.setStatus('', 'NOT_SERVING')
-    this.health.setStatus(SERVICE_NAME, 'NOT_SERVING')
+  /**
+   * The health service's answers, by service name: the whole sidecar ('') and the hook service are
+   * SERVING when it is ready (every hook folder loaded once, workers running, not draining); the health
+   * and reflection services themselves until it drains.
+   */
+  private syncHealth(): void {
+    const ready = this.readiness.ready ? 'SERVING' : 'NOT_SERVING'
+    const up = this.readiness.stopping ? 'NOT_SERVING' : 'SERVING'
+    this.health.setStatus('', ready)
+    this.health.setStatus(SERVICE_NAME, ready)
+    for (const name of [HEALTH_SERVICE_NAME, ...REFLECTION_SERVICES]) this.health.setStatus(name, up)
+  }
+
+  /** What the sidecar serves now: each tenant's registry and workers (the one implicit tenant's). */
+  private served(): Served[] {
+    const tenants = this.tenants
+    if (!tenants) return this.workerPool ? [{ tenant: undefined, registry: this.registry, pool: this.workerPool }] : []
+    return tenants.ids().flatMap((tenant) => {
+      const registry = tenants.registryOf(tenant)
+      const pool = tenants.poolOf(tenant)
+      return registry && pool ? [{ tenant, registry, pool }] : []
+    })
   }
 }

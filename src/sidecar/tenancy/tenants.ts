@@ -29,6 +29,7 @@ import { availableParallelism } from 'node:os'
 import { type PoolOptions, WorkerPool } from '../worker/pool/worker-pool.js'
 import { FairLane } from './fair-lane.js'
 import { inert } from '../../protocol/text.js'
+import type { Observer } from '../observability/observer.js'
 
 
 export interface TenantsOptions {
@@ -56,6 +57,8 @@ export interface TenantsDeps {
   audit?: AuditLog
   /** Hot reload of each tenant's hooks folder. */
   watch: false | WatchOptions
+  /** Told of each tenant's registry and workers once loaded; it then reports their reloads (instead of `report`). */
+  observer?: Observer
 }
 
 const defaultReport = (line: string): void => {
@@ -250,7 +253,8 @@ export class Tenants implements Tenancy {
       const failed: Diagnostic[] = await registry.loadAll()
       for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
       if (this.base.watch !== false) await registry.watch(this.base.watch)
-      registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
+      if (this.base.observer) this.base.observer.served({ tenant: config.id, registry, pool })
+      else registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
       return { registry, lane, pool }
     } catch (err) {
       await registry?.close()
