@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js
 import { UsageError, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
+import { OBSERVABILITY_FLAGS, OBSERVABILITY_HELP, observabilitySettings, startObservability } from './serve-observability.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
@@ -46,6 +47,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}
 ${HTTP_HELP}
+${OBSERVABILITY_HELP}
   -h, --help               show this help
 
 It prints what isolates the sandbox workers ("hookd: walls: ...", see docs/containment.md). When
@@ -81,6 +83,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'health-listen': { type: 'string' },
         ...TENANCY_FLAGS,
         ...HTTP_FLAGS,
+        ...OBSERVABILITY_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -125,6 +128,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
   }
   const http = httpSettings(values, io.cwd)
+  const observability = observabilitySettings(values, io.env)
   const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
@@ -147,7 +151,12 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   }
   process.on('unhandledRejection', onUnhandled)
   try {
-    return await serveUntilSignal(options, { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, io)
+    const observed = await startObservability(observability, io)
+    try {
+      return await serveUntilSignal(observed.wire(options), { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, observed.io)
+    } finally {
+      await observed.close()
+    }
   } finally {
     process.off('unhandledRejection', onUnhandled)
   }
@@ -181,11 +190,9 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
   }
   io.stderr.write(`hookd: listening on ${address}\n`)
   if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
-  // Hot reload news, for the person running the sidecar (sessions get it as pushed diagnostics).
-  // With tenants, each tenant's news is reported with its id (tenants.ts).
+  // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => io.stderr.write(`hookd: ${inert(event.diagnostic.message)}\n`))
   await new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGINT', onSignal)
@@ -195,7 +202,6 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  unsubscribe()
   await sidecar.stop()
   return 0
 }
