@@ -20,6 +20,8 @@ function levelOf(message: string): LogLevel {
 
 /** A `stderr` for the command's io whose `hookd: ` lines go through `logger`; anything else passes as is. */
 export function loggedStderr(logger: Logger, raw: { write(text: string): unknown }): { write(text: string): unknown } {
+  // Text at info or debug keeps every line as it is: the stream is hookd's stderr, untouched.
+  if (logger.format === 'text' && logger.enabled('info')) return raw
   let partial = ''
   return {
     write(text: string): boolean {
