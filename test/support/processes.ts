@@ -65,11 +65,15 @@ export interface Serving {
   output: { stdout: string; stderr: string }
 }
 
+/** `hookd: listening on ADDR`: the line `startServe` waits for by default. */
+export const LISTENING_LINE = /^hookd: listening on (\S+)\r?\n/m
+
 /**
- * Starts `hookd serve ...args` and resolves once it prints its ready line. Rejects, with what it printed
- * on stderr, if it exits first or is not ready within timeoutMs (default 30 s; then it is killed).
+ * Starts `hookd serve ...args` and resolves once it prints its ready line (`ready`, whose first group is
+ * the address; default LISTENING_LINE). Rejects, with what it printed on stderr, if it exits first or is
+ * not ready within timeoutMs (default 30 s; then it is killed).
  */
-export function startServe(args: string[], options: ProcessOptions & { timeoutMs?: number } = {}): Promise<Serving> {
+export function startServe(args: string[], options: ProcessOptions & { timeoutMs?: number; ready?: RegExp } = {}): Promise<Serving> {
   const timeoutMs = options.timeoutMs ?? 30_000
   const child = spawn(process.execPath, [...(options.cli ?? CLI_ARGS), 'serve', ...args], {
     cwd: options.cwd ?? ROOT,
@@ -89,7 +93,7 @@ export function startServe(args: string[], options: ProcessOptions & { timeoutMs
     }, timeoutMs)
     child.stderr.on('data', (d: Buffer) => {
       output.stderr += d.toString()
-      const ready = /^hookd: listening on (\S+)\r?\n/m.exec(output.stderr)
+      const ready = (options.ready ?? LISTENING_LINE).exec(output.stderr)
       if (ready) {
         clearTimeout(timer)
         resolve({ child, address: ready[1] as string, output })
