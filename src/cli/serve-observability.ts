@@ -70,6 +70,8 @@ export function observabilitySettings(values: ObservabilityValues, env: NodeJS.P
 export interface Observed {
   /** The command's io, its stderr through the operator log. */
   io: CliIo
+  /** Live and ready, shared by the sidecar, the metrics listener and an early --health-listen. */
+  readiness: Readiness
   /** Sidecar options with the observer, the readiness and the tenants' report wired in. */
   wire(options: SidecarOptions): SidecarOptions
   /** Closes the metrics listener and exports the spans still queued (after the sidecar stopped). */
@@ -100,6 +102,7 @@ export async function startObservability(settings: ObservabilitySettings, io: Cl
   if (listener) stderr.write(`hookd: metrics on ${listener.url}/metrics\n`)
   return {
     io: { ...io, stderr },
+    readiness,
     wire: (options) => {
       const wired: SidecarOptions = { ...options, observer: observability, readiness }
       // With tenants, the news of the tenants file (reloads, revocations, load failures) goes through the log too.

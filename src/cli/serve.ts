@@ -2,7 +2,9 @@
 import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
-import { parseHealthAddress } from '../sidecar/grpc/health-listener.js'
+import { listenHealth, parseHealthAddress } from '../sidecar/grpc/health-listener.js'
+import { healthFollowing } from '../sidecar/observability/health-status.js'
+import type { Readiness } from '../sidecar/observability/readiness.js'
 import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
@@ -153,7 +155,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   try {
     const observed = await startObservability(observability, io)
     try {
-      return await serveUntilSignal(observed.wire(options), { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, observed.io)
+      return await serveUntilSignal(observed.wire(options), { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, observed.io, observed.readiness)
     } finally {
       await observed.close()
     }
@@ -170,8 +172,21 @@ interface Listeners {
   http: HttpSettings | undefined
 }
 
-/** Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. */
-async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, io: CliIo): Promise<number> {
+/**
+ * Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. The health listener is bound
+ * first, so that probes get NOT_SERVING while the hooks load (its line still comes after "listening on").
+ */
+async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, io: CliIo, readiness: Readiness): Promise<number> {
+  const health = listeners.health !== undefined ? await listenHealth(healthFollowing(readiness), listeners.health) : undefined
+  try {
+    return await serveWithHealth(options, listeners, io, health?.address)
+  } finally {
+    // Last, after the drain: probes see NOT_SERVING until the process exits.
+    await health?.close()
+  }
+}
+
+async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io: CliIo, healthAddress: string | undefined): Promise<number> {
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
@@ -179,10 +194,8 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
   // What stands around the workers, so that an operator sees a wall that this machine does not allow.
   io.stderr.write(`hookd: walls: ${sidecar.wallLines().join('; ')}\n`)
   let address: string
-  let healthAddress: string | undefined
   try {
     address = await sidecar.listen(listeners.listen, listeners.tls)
-    if (listeners.health !== undefined) healthAddress = await sidecar.listenHealth(listeners.health)
     if (listeners.http) await startHttp(sidecar, listeners.http, io)
   } catch (err) {
     await sidecar.stop()

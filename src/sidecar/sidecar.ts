@@ -8,19 +8,19 @@
  */
 import { chmod, unlink } from 'node:fs/promises'
 import * as grpc from '@grpc/grpc-js'
-import { HealthImplementation } from 'grpc-health-check'
+import type { HealthImplementation } from 'grpc-health-check'
 import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
-import { SERVICE_NAME } from '../protocol/wire.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
-import { HEALTH_SERVICE_NAME, addReflection } from './grpc/reflection.js'
+import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
+import { healthFollowing } from './observability/health-status.js'
 import { NO_OBSERVER, type Observer, type Served } from './observability/observer.js'
 import { Readiness } from './observability/readiness.js'
 import { AuditLog, type AuditOptions } from './session/audit.js'
@@ -70,9 +70,6 @@ export interface SidecarOptions {
   readiness?: Readiness
 }
 
-/** The services whose health is reported by name (besides '' for the whole sidecar); see syncHealth. */
-const REFLECTION_SERVICES = ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']
-
 /** Stops what was started so far, last first, when a later step fails. */
 class Started {
   private readonly stops: Array<() => Promise<unknown>> = []
@@ -87,7 +84,7 @@ class Started {
 
 export class Sidecar {
   private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 })
-  private readonly health = new HealthImplementation({})
+  private readonly health: HealthImplementation
   private readonly sessions = new Set<Session>()
   private readonly healthListeners: HealthListener[] = []
   private socketPath: string | undefined
@@ -105,8 +102,7 @@ export class Sidecar {
     private readonly observer: Observer,
   ) {
     addHookExecutor(this.server, tenancy, this.sessions, observer)
-    this.syncHealth()
-    readiness.onChange(() => this.syncHealth())
+    this.health = healthFollowing(readiness)
     this.health.addToServer(this.server)
     addReflection(this.server)
     // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
@@ -139,8 +135,21 @@ export class Sidecar {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (options.tenants !== undefined) {
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
-        const loaded = readiness.loading("every tenant's hooks")
-        const tenants = await Tenants.start(tenantsOptions, { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}), ...(options.observer ? { observer } : {}) })
+        // The file itself, then each tenant's hooks folder in its place (readiness names the tenants still loading).
+        const loaded = readiness.loading('the tenants file')
+        const tenants = await Tenants.start(tenantsOptions, {
+          pool: options.pool ?? {},
+          limits,
+          waits,
+          watch,
+          firstLoad: (tenant) => {
+            const done = readiness.loading(`the hooks of tenant '${tenant}'`)
+            loaded()
+            return done
+          },
+          ...(audit ? { audit } : {}),
+          ...(options.observer ? { observer } : {}),
+        })
         loaded()
         return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
       }
@@ -260,19 +269,6 @@ export class Sidecar {
       for (const listener of this.healthListeners) await listener.close()
     })()
     return this.stopping
-  }
-
-  /**
-   * The health service's answers, by service name: the whole sidecar ('') and the hook service are
-   * SERVING when it is ready (every hook folder loaded once, workers running, not draining); the health
-   * and reflection services themselves until it drains.
-   */
-  private syncHealth(): void {
-    const ready = this.readiness.ready ? 'SERVING' : 'NOT_SERVING'
-    const up = this.readiness.stopping ? 'NOT_SERVING' : 'SERVING'
-    this.health.setStatus('', ready)
-    this.health.setStatus(SERVICE_NAME, ready)
-    for (const name of [HEALTH_SERVICE_NAME, ...REFLECTION_SERVICES]) this.health.setStatus(name, up)
   }
 
   /** What the sidecar serves now: each tenant's registry and workers (the one implicit tenant's). */

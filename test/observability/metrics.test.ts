@@ -7,29 +7,13 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import * as grpc from '@grpc/grpc-js'
-import * as protoLoader from '@grpc/proto-loader'
-import { protoPath as healthProto } from 'grpc-health-check'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
 import { type Serving, startServe, stopProcess } from '../support/processes.js'
 import { sessionOptions } from '../support/sidecar.js'
-import { family, getJson, outcomeHooks, scrape } from './support.js'
+import { type HealthClient, check, family, getJson, healthClient, outcomeHooks, scrape } from './support.js'
 
 const shell = (command: string) => ({ id: 'c1', name: 'shell', arguments: { command } })
-
-type HealthClient = grpc.Client & { check(req: { service: string }, cb: (e: grpc.ServiceError | null, r: { status: string }) => void): void }
-
-function healthClient(address: string): HealthClient {
-  const def = protoLoader.loadSync(healthProto, { enums: String })
-  const pkg = grpc.loadPackageDefinition(def).grpc as unknown as { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } }
-  return new pkg.health.v1.Health(address, grpc.credentials.createInsecure())
-}
-
-/** The health service's answer for `service`, or the gRPC status name when it answers with an error. */
-function check(client: HealthClient, service: string): Promise<string> {
-  return new Promise((resolve) => client.check({ service }, (err, res) => resolve(err ? grpc.status[err.code] : res.status)))
-}
 
 describe('hookd serve --metrics', () => {
   let cwd: string

@@ -1,9 +1,13 @@
 /**
  * Test support for hookd's metrics, traces and logs: hook folders whose outcomes are known in advance,
- * a Prometheus text reader, and a host client that sends a W3C traceparent with its calls.
+ * a Prometheus text reader, a gRPC health client, and a host client that sends a W3C traceparent with its calls.
  */
 import { readFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
+import * as grpc from '@grpc/grpc-js'
+import * as protoLoader from '@grpc/proto-loader'
+import { protoPath as healthProto } from 'grpc-health-check'
 import { HookdClient } from '../../src/host/index.js'
 import { hook, writeTree } from '../support/sidecar.js'
 
@@ -77,4 +81,26 @@ export async function tracedClient(address: string, traceparent: string): Promis
     return metadata
   }
   return client
+}
+
+export type HealthClient = grpc.Client & { check(req: { service: string }, cb: (e: grpc.ServiceError | null, r: { status: string }) => void): void }
+
+export function healthClient(address: string): HealthClient {
+  const def = protoLoader.loadSync(healthProto, { enums: String })
+  const pkg = grpc.loadPackageDefinition(def).grpc as unknown as { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } }
+  return new pkg.health.v1.Health(address, grpc.credentials.createInsecure())
+}
+
+/** The health service's answer for `service`, or the gRPC status name when it answers with an error. */
+export function check(client: HealthClient, service: string): Promise<string> {
+  return new Promise((resolve) => client.check({ service }, (err, res) => resolve(err ? grpc.status[err.code] : res.status)))
+}
+
+/** A TCP port free a moment ago on 127.0.0.1, for a listener whose address must be known before it prints it. */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }
