@@ -18,6 +18,7 @@ import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 import { ECHO_SERVICE } from './echo-floor.js'
 import { agentRows, agentsBench, agentsWanted } from './agents.js'
 import { type WallsResult, wallsBench, wallsRows } from './walls.js'
+import { type ObservabilityResult, observabilityBench, observabilityRows } from './observability.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const OUT = join(ROOT, 'bench', 'out')
@@ -240,6 +241,9 @@ async function main(): Promise<void> {
   // What the second wall around the workers costs (bench/walls.ts).
   results.walls = await wallsBench(SMOKE)
 
+  // What metrics, traces (and tracing configured but sampled off) and the operator log cost a point call (bench/observability.ts).
+  results.observability = await observabilityBench(SMOKE, PACE_MS)
+
   // The real Claude Code CLI with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
   if (agentsWanted(SMOKE)) results.agents = await agentsBench(SMOKE)
 
@@ -325,6 +329,7 @@ function print(r: Record<string, unknown>): void {
     ['unsubscribed point (ns)', `${r.unsubscribed_point_ns}`],
     ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
     ...wallsRows(r.walls as WallsResult | undefined),
+    ...observabilityRows(r.observability as ObservabilityResult | undefined),
     ...agentRows(r.agents as Record<string, unknown> | undefined),
   ]
   const width = Math.max(...rows.map(([k]) => k.length))
