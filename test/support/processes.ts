@@ -91,10 +91,14 @@ export function startServe(args: string[], options: ProcessOptions & { timeoutMs
       child.kill('SIGKILL')
       fail(`was not ready within ${timeoutMs} ms`)
     }, timeoutMs)
+    let started = false
     child.stderr.on('data', (d: Buffer) => {
       output.stderr += d.toString()
+      // Once ready, only collect: a sidecar that logs every decision would make each search longer.
+      if (started) return
       const ready = (options.ready ?? LISTENING_LINE).exec(output.stderr)
       if (ready) {
+        started = true
         clearTimeout(timer)
         resolve({ child, address: ready[1] as string, output })
       }
