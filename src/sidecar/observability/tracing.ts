@@ -110,9 +110,17 @@ export class Tracing implements Part {
   private record({ result, facts, context, sessionId }: Decision, parent: Context): { traceId: string; spanId: string } {
     const end = performance.timeOrigin + performance.now()
     const start = end - result.durationUs / 1000
-    const common: Attributes = { 'hookd.point': result.point, 'hookd.decision_id': result.decisionId }
-    if (context.tenant !== undefined) common['hookd.tenant'] = context.tenant
-    const attributes: Attributes = { ...common, 'hookd.session.id': clip(sessionId, 128), 'hookd.seq': result.seq, 'hookd.outcome': facts.outcome, 'hookd.transport': context.transport }
+    // Literals, not spreads of a shared object: on Node 20 spreading these dotted keys cost ~10 us a span
+    // (measured in make bench), more than the span itself.
+    const attributes: Attributes = {
+      'hookd.point': result.point,
+      'hookd.decision_id': result.decisionId,
+      'hookd.session.id': clip(sessionId, 128),
+      'hookd.seq': result.seq,
+      'hookd.outcome': facts.outcome,
+      'hookd.transport': context.transport,
+    }
+    if (context.tenant !== undefined) attributes['hookd.tenant'] = context.tenant
     if (context.transport !== 'http') {
       attributes[ATTR_RPC_SYSTEM_NAME] = 'grpc'
       attributes[ATTR_RPC_METHOD] = `${SERVICE_NAME}/${context.transport === 'grpc-session' ? 'Session' : 'Invoke'}`
@@ -127,7 +135,15 @@ export class Tracing implements Part {
     const inside = trace.setSpan(parent, span)
     let at = start
     for (const t of result.trace) {
-      const hookAttributes: Attributes = { ...common, 'hookd.hook': t.hook, 'hookd.hook.version': t.version, 'hookd.outcome': t.outcome, 'hookd.cpu_us': t.cpuUs }
+      const hookAttributes: Attributes = {
+        'hookd.point': result.point,
+        'hookd.decision_id': result.decisionId,
+        'hookd.hook': t.hook,
+        'hookd.hook.version': t.version,
+        'hookd.outcome': t.outcome,
+        'hookd.cpu_us': t.cpuUs,
+      }
+      if (context.tenant !== undefined) hookAttributes['hookd.tenant'] = context.tenant
       const kind = facts.failedKinds.get(t.hook)
       if (t.outcome === 'failed' && kind) hookAttributes['hookd.diagnostic.kind'] = kind
       const child = this.tracer.startSpan(`hookd.hook ${t.hook}`, { kind: SpanKind.INTERNAL, startTime: at, attributes: hookAttributes }, inside)
