@@ -19,6 +19,7 @@ import { ECHO_SERVICE } from './echo-floor.js'
 import { agentRows, agentsBench, agentsWanted } from './agents.js'
 import { shimBench, shimRows } from './shim.js'
 import { type WallsResult, wallsBench, wallsRows } from './walls.js'
+import { type ObservabilityResult, observabilityBench, observabilityRows } from './observability.js'
 
 const SMOKE = process.env.BENCH_SMOKE === '1'
 const OUT = join(ROOT, 'bench', 'out')
@@ -241,6 +242,9 @@ async function main(): Promise<void> {
   // What the second wall around the workers costs (bench/walls.ts).
   results.walls = await wallsBench(SMOKE)
 
+  // What metrics, traces (and tracing configured but sampled off) and the operator log cost a point call (bench/observability.ts).
+  results.observability = await observabilityBench(SMOKE, PACE_MS)
+
   // What the command agents' shim adds to a hook call (bench/shim.ts), then the real Claude Code CLI
   // with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
   results.agents = { ...(await shimBench(SMOKE)), ...(agentsWanted(SMOKE) ? await agentsBench(SMOKE) : {}) }
@@ -328,6 +332,7 @@ function print(r: Record<string, unknown>): void {
     ['sidecar RSS after 1k / 20k (MB)', `${rss.after_1k} / ${rss.after_20k}`],
     ...wallsRows(r.walls as WallsResult | undefined),
     ...shimRows(r.agents as Record<string, unknown> | undefined),
+    ...observabilityRows(r.observability as ObservabilityResult | undefined),
     ...agentRows(r.agents as Record<string, unknown> | undefined),
   ]
   const width = Math.max(...rows.map(([k]) => k.length))

@@ -84,6 +84,8 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
     if (loaded.created) io.stderr.write(`hookd: made the HTTP token in ${settings.tokenFile} (mode 0600); 'hookd setup claude-code' puts it in Claude Code's settings\n`)
   }
   const url = await sidecar.listenHttp(settings.host, settings.port, {
+    // The front door's lines (errors it answered, runs it ended) go to the command's stderr, and so through its log.
+    report: (line) => void io.stderr.write(`hookd: ${line}\n`),
     ...(token !== undefined ? { token } : {}),
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
   })

@@ -1,13 +1,16 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
 import { type Address, DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
-import { parseHealthAddress } from '../sidecar/grpc/health-listener.js'
+import { listenHealth, parseHealthAddress } from '../sidecar/grpc/health-listener.js'
 import { listenProblem } from '../sidecar/grpc/socket.js'
+import { healthFollowing } from '../sidecar/observability/health-status.js'
+import type { Readiness } from '../sidecar/observability/readiness.js'
 import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
+import { OBSERVABILITY_FLAGS, OBSERVABILITY_HELP, observabilitySettings, startObservability } from './serve-observability.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
@@ -46,6 +49,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}
 ${HTTP_HELP}
+${OBSERVABILITY_HELP}
   -h, --help               show this help
 
 It prints what isolates the sandbox workers ("hookd: walls: ...", see docs/containment.md). When
@@ -80,6 +84,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'health-listen': { type: 'string' },
         ...TENANCY_FLAGS,
         ...HTTP_FLAGS,
+        ...OBSERVABILITY_FLAGS,
         help: { type: 'boolean', short: 'h' },
       },
   })
@@ -128,6 +133,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   await listenable('listen', listenAddress)
   if (healthListen !== undefined) await listenable('health-listen', addressFlag('health-listen', healthListen, io.cwd))
   if (http) await listenable('http', { kind: 'tcp', host: http.host, port: http.port })
+  const observability = observabilitySettings(values, io.env)
   const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
@@ -150,7 +156,12 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   }
   process.on('unhandledRejection', onUnhandled)
   try {
-    return await serveUntilSignal(options, { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, io)
+    const observed = await startObservability(observability, io)
+    try {
+      return await serveUntilSignal(observed.wire(options), { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, observed.io, observed.readiness)
+    } finally {
+      await observed.close()
+    }
   } finally {
     process.off('unhandledRejection', onUnhandled)
   }
@@ -174,8 +185,21 @@ interface Listeners {
   http: HttpSettings | undefined
 }
 
-/** Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. */
-async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, io: CliIo): Promise<number> {
+/**
+ * Starts the sidecar, listens, reports, and stops it on SIGINT or SIGTERM. The health listener is bound
+ * first, so that probes get NOT_SERVING while the hooks load (its line still comes after "listening on").
+ */
+async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, io: CliIo, readiness: Readiness): Promise<number> {
+  const health = listeners.health !== undefined ? await listenHealth(healthFollowing(readiness), listeners.health) : undefined
+  try {
+    return await serveWithHealth(options, listeners, io, health?.address)
+  } finally {
+    // Last, after the drain: probes see NOT_SERVING until the process exits.
+    await health?.close()
+  }
+}
+
+async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io: CliIo, healthAddress: string | undefined): Promise<number> {
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
@@ -183,10 +207,8 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
   // What stands around the workers, so that an operator sees a wall that this machine does not allow.
   io.stderr.write(`hookd: walls: ${sidecar.wallLines().join('; ')}\n`)
   let address: string
-  let healthAddress: string | undefined
   try {
     address = await sidecar.listen(listeners.listen, listeners.tls)
-    if (listeners.health !== undefined) healthAddress = await sidecar.listenHealth(listeners.health)
     if (listeners.http) await startHttp(sidecar, listeners.http, io)
   } catch (err) {
     await sidecar.stop()
@@ -194,11 +216,9 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
   }
   io.stderr.write(`hookd: listening on ${address}\n`)
   if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
-  // Hot reload news, for the person running the sidecar (sessions get it as pushed diagnostics).
-  // With tenants, each tenant's news is reported with its id (tenants.ts).
+  // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => io.stderr.write(`hookd: ${inert(event.diagnostic.message)}\n`))
   await new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGINT', onSignal)
@@ -208,7 +228,6 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  unsubscribe()
   await sidecar.stop()
   return 0
 }

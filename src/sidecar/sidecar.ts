@@ -8,11 +8,10 @@
  */
 import { chmod, unlink } from 'node:fs/promises'
 import * as grpc from '@grpc/grpc-js'
-import { HealthImplementation } from 'grpc-health-check'
+import type { HealthImplementation } from 'grpc-health-check'
 import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
-import { SERVICE_NAME } from '../protocol/wire.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
@@ -21,6 +20,9 @@ import { prepareSocket } from './grpc/socket.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
+import { healthFollowing } from './observability/health-status.js'
+import { NO_OBSERVER, type Observer, type Served } from './observability/observer.js'
+import { Readiness } from './observability/readiness.js'
 import { AuditLog, type AuditOptions } from './session/audit.js'
 import type { Session } from './session/session.js'
 import { SingleTenant, type Tenancy } from './tenant.js'
@@ -59,6 +61,13 @@ export interface SidecarOptions {
    * session or a hook asks (`hookd serve --fail-closed`). With tenants, each tenant's "onError" says it.
    */
   onError?: 'default' | 'refuse'
+  /** Metrics, traces and the operator log (observability/observability.ts). Default: none. */
+  observer?: Observer
+  /**
+   * Liveness and readiness, shared with whoever answers probes before the sidecar exists (the metrics
+   * listener of `hookd serve --metrics`). Default: the sidecar's own.
+   */
+  readiness?: Readiness
 }
 
 /** Stops what was started so far, last first, when a later step fails. */
@@ -75,7 +84,7 @@ class Started {
 
 export class Sidecar {
   private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 })
-  private readonly health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' })
+  private readonly health: HealthImplementation
   private readonly sessions = new Set<Session>()
   private readonly healthListeners: HealthListener[] = []
   private socketPath: string | undefined
@@ -89,13 +98,17 @@ export class Sidecar {
     readonly loadDiagnostics: readonly Diagnostic[],
     private readonly graceMs: number,
     private readonly poolOptions: PoolOptions,
+    private readonly readiness: Readiness,
+    private readonly observer: Observer,
   ) {
-    addHookExecutor(this.server, tenancy, this.sessions)
+    addHookExecutor(this.server, tenancy, this.sessions, observer)
+    this.health = healthFollowing(readiness)
     this.health.addToServer(this.server)
     addReflection(this.server)
     // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
     // balancers and supervisors instead of looking healthy.
-    workerPool?.onBroken(() => this.notServing())
+    workerPool?.onBroken((reason) => readiness.broken(`no sandbox worker can run hooks: ${reason}`))
+    observer.attach(() => this.served())
   }
 
   /** Starts the workers and loads every hook; does not listen yet. */
@@ -116,19 +129,39 @@ export class Sidecar {
     const graceMs = options.graceMs ?? 5000
     const watch = options.watch === false ? false : options.watch === true || options.watch === undefined ? {} : options.watch
     const started = new Started()
+    const readiness = options.readiness ?? new Readiness()
+    const observer = options.observer ?? NO_OBSERVER
     try {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (options.tenants !== undefined) {
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
-        const tenants = await Tenants.start(tenantsOptions, { pool: options.pool ?? {}, limits, waits, watch, ...(audit ? { audit } : {}) })
-        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {})
+        // The file itself, then each tenant's hooks folder in its place (readiness names the tenants still loading).
+        const loaded = readiness.loading('the tenants file')
+        const tenants = await Tenants.start(tenantsOptions, {
+          pool: options.pool ?? {},
+          limits,
+          waits,
+          watch,
+          firstLoad: (tenant) => {
+            const done = readiness.loading(`the hooks of tenant '${tenant}'`)
+            loaded()
+            return done
+          },
+          ...(audit ? { audit } : {}),
+          ...(options.observer ? { observer } : {}),
+        })
+        loaded()
+        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
       }
+      const loaded = readiness.loading('hooks')
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
       await pool.start()
       const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
       const diagnostics = await registry.loadAll()
+      observer.served({ tenant: undefined, registry, pool })
       if (watch !== false) await registry.watch(watch)
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {})
+      loaded()
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer)
     } catch (err) {
       await started.undo()
       throw err
@@ -202,7 +235,7 @@ export class Sidecar {
     const single = this.tenancy instanceof SingleTenant
     if (single && options.token === undefined) throw new HookdError('invalid-argument', 'a sidecar without tenants needs a token for its HTTP front door (FrontDoorOptions.token)')
     const { token, ...rest } = options
-    this.frontDoor = await FrontDoor.listen(host, port, { ...rest, tenancy: this.tenancy, ...(single && token !== undefined ? { token } : {}) })
+    this.frontDoor = await FrontDoor.listen(host, port, { observer: this.observer, ...rest, tenancy: this.tenancy, ...(single && token !== undefined ? { token } : {}) })
     return this.frontDoor.url
   }
 
@@ -212,10 +245,14 @@ export class Sidecar {
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      this.notServing()
+      const began = Date.now()
+      let cut = 0
+      this.readiness.drain()
+      this.observer.draining({ sessions: this.sessions.size, graceMs: this.graceMs })
       await this.frontDoor?.close(this.graceMs)
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
+          cut = this.sessions.size
           for (const s of this.sessions) s.abort()
           this.server.forceShutdown()
           resolve()
@@ -228,13 +265,20 @@ export class Sidecar {
       await this.tenancy.close()
       await this.workerPool?.close()
       if (this.socketPath) await unlink(this.socketPath).catch(() => {})
+      this.observer.drained({ ms: Date.now() - began, cut })
       for (const listener of this.healthListeners) await listener.close()
     })()
     return this.stopping
   }
 
-  private notServing(): void {
-    this.health.setStatus('', 'NOT_SERVING')
-    this.health.setStatus(SERVICE_NAME, 'NOT_SERVING')
+  /** What the sidecar serves now: each tenant's registry and workers (the one implicit tenant's). */
+  private served(): Served[] {
+    const tenants = this.tenants
+    if (!tenants) return this.workerPool ? [{ tenant: undefined, registry: this.registry, pool: this.workerPool }] : []
+    return tenants.ids().flatMap((tenant) => {
+      const registry = tenants.registryOf(tenant)
+      const pool = tenants.poolOf(tenant)
+      return registry && pool ? [{ tenant, registry, pool }] : []
+    })
   }
 }

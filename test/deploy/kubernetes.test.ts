@@ -75,6 +75,7 @@ describe('the Kubernetes manifests', () => {
     delete hookd.securityContext.readOnlyRootFilesystem
     hookd.securityContext.readOnlyRootFileSystem = true
     hookd.livenessProbe.grpc.port = 8082
+    hookd.args[hookd.args.indexOf('--log-format') + 1] = 'xml'
     pod.terminationGracePeriodSeconds = 10
     delete pod.containers[0]?.name
 
@@ -97,6 +98,8 @@ describe('the Kubernetes manifests', () => {
       `${where} container hookd: securityContext.readOnlyRootFilesystem must be true`,
       `${where} container hookd: an init container that serves hooks must be a native sidecar (restartPolicy: Always)`,
       `${where} container hookd: livenessProbe must be a gRPC probe on the health port 8081`,
+      `${where} container hookd: ports does not list the metrics port 9464 (--metrics)`,
+      `${where} container hookd: --log-format xml is not one of text, json`,
       `${where} container hookd: terminationGracePeriodSeconds (10) must exceed --grace-ms (20000 ms) by at least 5 s, or the drain is cut short by SIGKILL`,
     ])
   })

@@ -1,11 +1,12 @@
 /**
  * What hookd's Kubernetes manifests promise beyond the schema (docs/operations.md): every container
- * locked down, hookd probed over gRPC on its --health-listen port, a native sidecar that really is one,
+ * locked down, hookd probed over gRPC on its --health-listen port, its --metrics port listed, a native sidecar that really is one,
  * a termination grace period that outlasts hookd's drain, a socket folder both containers share, and
  * Services and budgets that select the pods they are for. A function that lists every broken rule, so a
  * test can show each rule catching a deliberate mistake.
  */
 import { posix } from 'node:path'
+import { LOG_FORMATS, LOG_LEVELS } from '../../src/sidecar/observability/logger.js'
 import { type Manifest, label } from './kubernetes-manifests.js'
 
 type Json = Record<string, unknown>
@@ -107,6 +108,16 @@ function hookdProblems(at: string, c: Container, init: boolean, pod: PodSpec): s
       const grpc = c[probe]?.grpc as { port?: number } | undefined
       if (grpc?.port !== port) problems.push(`${at}: ${probe} must be a gRPC probe on the health port ${port}`)
     }
+  }
+  // Prometheus finds the metrics by the container's port (PodMonitor) or the pod's annotations.
+  const metrics = flag('--metrics')
+  if (metrics !== undefined) {
+    const metricsPort = Number(metrics.split(':').at(-1))
+    if (!c.ports?.some((p) => p.containerPort === metricsPort)) problems.push(`${at}: ports does not list the metrics port ${metricsPort} (--metrics)`)
+  }
+  for (const [name, allowed] of [['--log-format', LOG_FORMATS], ['--log-level', LOG_LEVELS]] as const) {
+    const value = flag(name)
+    if (value !== undefined && !(allowed as readonly string[]).includes(value)) problems.push(`${at}: ${name} ${value} is not one of ${allowed.join(', ')}`)
   }
   const graceMs = Number(flag('--grace-ms') ?? 5000)
   const period = (pod.terminationGracePeriodSeconds ?? 30) * 1000

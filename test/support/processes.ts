@@ -65,11 +65,15 @@ export interface Serving {
   output: { stdout: string; stderr: string }
 }
 
+/** `hookd: listening on ADDR`: the line `startServe` waits for by default. */
+export const LISTENING_LINE = /^hookd: listening on (\S+)\r?\n/m
+
 /**
- * Starts `hookd serve ...args` and resolves once it prints its ready line. Rejects, with what it printed
- * on stderr, if it exits first or is not ready within timeoutMs (default 30 s; then it is killed).
+ * Starts `hookd serve ...args` and resolves once it prints its ready line (`ready`, whose first group is
+ * the address; default LISTENING_LINE). Rejects, with what it printed on stderr, if it exits first or is
+ * not ready within timeoutMs (default 30 s; then it is killed).
  */
-export function startServe(args: string[], options: ProcessOptions & { timeoutMs?: number } = {}): Promise<Serving> {
+export function startServe(args: string[], options: ProcessOptions & { timeoutMs?: number; ready?: RegExp } = {}): Promise<Serving> {
   const timeoutMs = options.timeoutMs ?? 30_000
   const child = spawn(process.execPath, [...(options.cli ?? CLI_ARGS), 'serve', ...args], {
     cwd: options.cwd ?? ROOT,
@@ -87,10 +91,14 @@ export function startServe(args: string[], options: ProcessOptions & { timeoutMs
       child.kill('SIGKILL')
       fail(`was not ready within ${timeoutMs} ms`)
     }, timeoutMs)
+    let started = false
     child.stderr.on('data', (d: Buffer) => {
       output.stderr += d.toString()
-      const ready = /^hookd: listening on (\S+)\r?\n/m.exec(output.stderr)
+      // Once ready, only collect: a sidecar that logs every decision would make each search longer.
+      if (started) return
+      const ready = (options.ready ?? LISTENING_LINE).exec(output.stderr)
       if (ready) {
+        started = true
         clearTimeout(timer)
         resolve({ child, address: ready[1] as string, output })
       }

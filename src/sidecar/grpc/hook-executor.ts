@@ -5,12 +5,18 @@
 import * as grpc from '@grpc/grpc-js'
 import { HookdError } from '../../protocol/status.js'
 import { hookExecutorService, hookInfoToWire } from '../../protocol/wire.js'
+import type { Observer, TraceCarrier } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { withTolerantDecoding } from './frames.js'
 import { serveInvoke } from './invoke.js'
 import { type OpenSessions, type SessionCall, serveSessionStream } from './session-stream.js'
 
-export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions): void {
+/** A call's metadata as a trace carrier (traceparent, tracestate), read only if tracing asks. */
+function carrier(metadata: grpc.Metadata): TraceCarrier {
+  return { get: (key) => metadata.get(key).map(String)[0] }
+}
+
+export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions, observer: Observer): void {
   /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
   const identify = (metadata: grpc.Metadata): Tenant | HookdError => {
     try {
@@ -25,12 +31,12 @@ export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions:
     Session: (call: SessionCall) => {
       const tenant = identify(call.metadata)
       if (tenant instanceof HookdError) return void call.emit('error', status(tenant))
-      serveSessionStream(call, tenant, sessions)
+      serveSessionStream(call, tenant, sessions, observer.session({ tenant: tenant.id, transport: 'grpc-session', carrier: carrier(call.metadata) }))
     },
     Invoke: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
       const tenant = identify(call.metadata)
       if (tenant instanceof HookdError) return done(status(tenant))
-      serveInvoke(call.request, tenant).then(
+      serveInvoke(call.request, tenant, observer.session({ tenant: tenant.id, transport: 'grpc-invoke', carrier: carrier(call.metadata) })).then(
         (response) => done(null, response),
         (err: unknown) => done(status(HookdError.from(err))),
       )

@@ -5,6 +5,7 @@
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { type LogLineData, type PointResultOut, invokeRequestWire, pointResultToWire } from '../../protocol/wire.js'
+import type { SessionObserver } from '../observability/observer.js'
 import { Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import { UndecodableFrame } from './frames.js'
@@ -23,7 +24,7 @@ export interface InvokeResponseOut {
 export const INVOKE_SHARE_BYTES = 1024 * 1024
 
 /** Runs one InvokeRequest as `tenant`. Throws a HookdError (the status to answer) on a bad request. */
-export async function serveInvoke(raw: unknown, tenant: Tenant): Promise<InvokeResponseOut> {
+export async function serveInvoke(raw: unknown, tenant: Tenant, observe?: SessionObserver): Promise<InvokeResponseOut> {
   if (raw instanceof UndecodableFrame) throw new HookdError('invalid-argument', raw.describe())
   const parsed = invokeRequestWire.safeParse(raw)
   if (!parsed.success || !parsed.data.session) throw new HookdError('invalid-argument', 'InvokeRequest.session is required')
@@ -65,7 +66,7 @@ export async function serveInvoke(raw: unknown, tenant: Tenant): Promise<InvokeR
     },
     diagnostic: (d) => diagnostics.push(d),
     quotaFails: true,
-  })
+  }, observe)
   const result = await session.call(0, point, payload)
   result.diagnostics.unshift(...diagnostics)
   for (const what of ['logs', 'notifications'] as const) {

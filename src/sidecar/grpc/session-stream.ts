@@ -15,6 +15,7 @@ import {
   hostMessageWire,
   pointResultToWire,
 } from '../../protocol/wire.js'
+import type { SessionObserver } from '../observability/observer.js'
 import { Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import { UndecodableFrame, hostMessageProblem } from './frames.js'
@@ -27,7 +28,7 @@ export interface OpenSessions {
   delete(session: Session): void
 }
 
-export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions): void {
+export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions, observe?: SessionObserver): void {
   let session: Session | undefined
   let ended = false
   let closing = false
@@ -82,7 +83,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
       },
       log: (line) => write({ log: line }),
       diagnostic: (d) => write({ diagnostic: diagnosticToWire(d) }),
-    })
+    }, observe)
     session = opened.session
     session.followRegistry()
     open.add(session)

@@ -25,6 +25,7 @@ import { CommandAdapter } from '../../agents/command-adapter.js'
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../../agents/dialects.js'
 import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
+import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { bearerToken } from '../tenancy/tenant-token.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
@@ -44,6 +45,8 @@ export interface FrontDoorOptions {
   serving?(): boolean
   /** Lines for the operator. Default: stderr. */
   report?(line: string): void
+  /** Metrics, traces and logs of the runs' sessions; a request's traceparent header is their calls' parent. */
+  observer?: Observer
 }
 
 /** What one tenant's requests share: its runs and the adapters over them. */
@@ -81,8 +84,10 @@ export class FrontDoor {
     server.maxConnections = 512
     server.maxHeadersCount = 64
     const door = new FrontDoor(server, options)
+    const observer = options.observer ?? NO_OBSERVER
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      door.serve(req, res).catch((err: unknown) => door.fail(req, res, HookdError.from(err)))
+      const carrier = { get: (key: string) => [req.headers[key]].flat()[0] }
+      observer.withRequest(carrier, () => door.serve(req, res)).catch((err: unknown) => door.fail(req, res, HookdError.from(err)))
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err) => reject(new HookdError('unavailable', `cannot serve HTTP on ${host}:${port}: ${err.message}`)))
@@ -182,7 +187,8 @@ export class FrontDoor {
         const current = (door as TenantDoor).tenant
         const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
         const profile = await resolveProfile(route, current.registry.root)
-        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report })
+        const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: current.id, transport: 'http' })
+        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report, observe })
       },
       { ...this.options.runs, report, checkWorkdir: this.local },
     )

@@ -19,6 +19,7 @@ import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
 import type { CapabilityCallData } from '../../protocol/wire.js'
+import type { SessionObserver } from '../observability/observer.js'
 import type { CapabilityReply } from '../runners/hook-runner.js'
 import { Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
@@ -39,6 +40,8 @@ export interface SidecarRunOptions {
   localFiles: boolean
   /** Lines for the operator. */
   report(line: string): void
+  /** Metrics, traces and logs of the run's session. */
+  observe?: SessionObserver
 }
 
 export class SidecarRun implements AgentRun {
@@ -97,6 +100,7 @@ export class SidecarRun implements AgentRun {
         log: (line) => report(`[${line.hook}] ${line.message}`),
         diagnostic: (d) => report(describe(d)),
       },
+      options.observe,
     )
     return new SidecarRun(tenant, session, profile.hooks, asks, report)
   }

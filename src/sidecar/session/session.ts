@@ -22,6 +22,7 @@ import {
 } from '../../protocol/wire.js'
 import { type ChainHook, type ChainStep, runChain } from '../chain/chain.js'
 import type { LoadedHook } from '../hooks/registry.js'
+import { NO_SESSION_OBSERVER, type SessionObserver } from '../observability/observer.js'
 import {
   type CapabilityReply,
   type ChainRun,
@@ -87,6 +88,8 @@ export class Session {
     private readonly tenant: Tenant,
     private readonly open: OpenSessionWire,
     private readonly link: SessionLink,
+    /** Metrics, traces and logs of this session (observability/observer.ts); no-op by default. */
+    private readonly observe: SessionObserver,
   ) {
     this.id = open.sessionId
     this.hooks = open.hooks
@@ -101,10 +104,11 @@ export class Session {
       : DEFAULT_POLICY
     const offered = Object.fromEntries(Object.entries(open.env).filter(([name]) => this.policy.env.includes(name)))
     this.env = tenant.env(offered)
+    observe.opened(this.id)
   }
 
   /** Validates an open request; fails with a HookdError naming what was wrong. */
-  static open(tenant: Tenant, open: OpenSessionWire, link: SessionLink): { session: Session; hooks: HookInfoData[] } {
+  static open(tenant: Tenant, open: OpenSessionWire, link: SessionLink, observe: SessionObserver = NO_SESSION_OBSERVER): { session: Session; hooks: HookInfoData[] } {
     if (open.protocolVersion !== PROTOCOL_VERSION) {
       throw new HookdError(
         'failed-precondition',
@@ -127,7 +131,7 @@ export class Session {
         `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} in ${where} (available: ${known.length ? known.join(', ') : 'none'})`,
       )
     }
-    const session = new Session(tenant, open, link)
+    const session = new Session(tenant, open, link, observe)
     const infos = registry.list()
     const hooks = open.hooks.map((name) => infos.find((h) => h.name === name) as HookInfoData)
     // A declared hook that exists but never loaded is reported now and skipped on every point.
@@ -172,9 +176,10 @@ export class Session {
     const who = { tenant: this.tenant.id, session: this.id }
     const admission = this.tenant.admit()
     if (!admission.ok) {
+      this.observe.quotaRefused(point.name)
       if (this.link.quotaFails) throw new HookdError('resource-exhausted', admission.message)
       const hooks = this.hooks.flatMap((name) => this.tenant.registry.get(name) ?? [])
-      return decide(quotaResult(point, seq, payload.data, hooks, admission.message), who, payload.data, this.tenant.audit)
+      return this.decided(decide(quotaResult(point, seq, payload.data, hooks, admission.message), who, payload.data, this.tenant.audit))
     }
     const abort = new AbortController()
     this.running.set(seq, abort)
@@ -182,11 +187,17 @@ export class Session {
       const steps = this.steps(seq, point, payload.data, abort.signal)
       const onError = (hook: ChainHook): OnError => this.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
       const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
-      return decide(result, who, payload.data, this.tenant.audit)
+      return this.decided(decide(result, who, payload.data, this.tenant.audit))
     } finally {
       this.running.delete(seq)
       admission.release()
     }
+  }
+
+  /** Reports a result to the observer, and returns it. */
+  private decided(result: PointResultData & { decisionId: string }): PointResultData & { decisionId: string } {
+    this.observe.decided(result)
+    return result
   }
 
   /**
@@ -253,6 +264,7 @@ export class Session {
     } finally {
       this.closed = true
       this.unfollow?.()
+      this.observe.ended()
     }
   }
 
@@ -260,6 +272,7 @@ export class Session {
   abort(): void {
     this.closed = true
     this.unfollow?.()
+    this.observe.ended()
     for (const controller of this.running.values()) controller.abort()
     for (const [id, pending] of this.pending) {
       clearTimeout(pending.timer)
@@ -392,14 +405,17 @@ export class Session {
 
   private async capability(seq: number, hook: string, point: string, capability: string, raw: unknown): Promise<CapabilityReply> {
     if (!isCapabilityName(capability)) {
+      this.observe.capability(capability, 'invalid')
       return { ok: false, code: 'invalid', message: `ctx has no capability '${capability}'` }
     }
     const parsed = CAPABILITIES[capability].safeParse(raw)
     if (!parsed.success) {
+      this.observe.capability(capability, 'invalid')
       return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid ${issueText(parsed.error, 'arguments')}` }
     }
     const args = parsed.data
     const why = refusal(this.policy, capability, args as never) ?? this.tenant.refusal(capability, args as never)
+    this.observe.capability(capability, why ? 'denied' : 'allowed')
     if (why) return { ok: false, code: 'denied', message: why }
     if (capability === 'confirm' && !this.open.interactive) return { ok: true, value: this.open.autoApprove }
 

@@ -29,6 +29,7 @@ import { availableParallelism } from 'node:os'
 import { type PoolOptions, WorkerPool } from '../worker/pool/worker-pool.js'
 import { FairLane } from './fair-lane.js'
 import { inert } from '../../protocol/text.js'
+import type { Observer } from '../observability/observer.js'
 
 
 export interface TenantsOptions {
@@ -56,6 +57,13 @@ export interface TenantsDeps {
   audit?: AuditLog
   /** Hot reload of each tenant's hooks folder. */
   watch: false | WatchOptions
+  /** Told of each tenant's registry and workers once loaded; it then reports their reloads (instead of `report`). */
+  observer?: Observer
+  /**
+   * Marks a tenant of the first tenants file as loading (readiness); returns what marks it loaded. Not
+   * called for tenants added later: they are not served before their hooks have loaded anyway.
+   */
+  firstLoad?: (tenant: string) => () => void
 }
 
 const defaultReport = (line: string): void => {
@@ -68,6 +76,8 @@ export class Tenants implements Tenancy {
   private readonly report: (line: string) => void
   private readonly queue: FairQueue
   private closed = false
+  /** The first load's readiness tickets, by tenant (empty once it is over). */
+  private readonly firstLoads = new Map<string, () => void>()
 
   private constructor(
     private readonly options: TenantsOptions,
@@ -81,7 +91,14 @@ export class Tenants implements Tenancy {
   static async start(options: TenantsOptions, base: TenantsDeps): Promise<Tenants> {
     const tenants = new Tenants(options, base)
     const { text, tenants: configs } = await readTenants(options.file)
-    await tenants.apply(configs)
+    // Every tenant is pending from the start (they load one after another), each ready once its own load is done.
+    for (const config of configs) if (base.firstLoad) tenants.firstLoads.set(config.id, base.firstLoad(config.id))
+    try {
+      await tenants.apply(configs)
+    } finally {
+      for (const done of tenants.firstLoads.values()) done()
+      tenants.firstLoads.clear()
+    }
     if (options.watch !== false) {
       try {
         tenants.watcher = await TenantsFileWatcher.start(
@@ -250,7 +267,9 @@ export class Tenants implements Tenancy {
       const failed: Diagnostic[] = await registry.loadAll()
       for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
       if (this.base.watch !== false) await registry.watch(this.base.watch)
-      registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
+      if (this.base.observer) this.base.observer.served({ tenant: config.id, registry, pool })
+      else registry.subscribe((event) => this.report(`tenant '${config.id}': ${event.diagnostic.message}`))
+      this.firstLoads.get(config.id)?.()
       return { registry, lane, pool }
     } catch (err) {
       await registry?.close()

@@ -70,6 +70,17 @@ export interface PoolStats {
   broken?: string
 }
 
+/** A worker that exited while the pool was open (it is replaced unless the pool gave up), for observers. */
+export interface WorkerExit {
+  pid: number
+  /** retired: isolated-vm lost an isolate; killed: hung or out of protocol; start-failure: died before any work; crashed: died running hooks. */
+  reason: 'retired' | 'killed' | 'start-failure' | 'crashed'
+  /** `exit code N` or `signal S`. */
+  how: string
+  /** What the invocations it was running were told. */
+  message: string
+}
+
 const CHECK_MS = 250
 /** Restarts after start failures wait 50 ms, doubling, up to 2 s; a worker a hook killed is replaced at once. */
 const RESTART_BACKOFF = { firstMs: 50, maxMs: 2000 }
@@ -88,6 +99,7 @@ export class WorkerPool implements HookRunner {
   private readonly workers: WorkerProcess[] = []
   private readonly waiters: Array<() => void> = []
   private readonly brokenListeners = new Set<(reason: string) => void>()
+  private readonly exitListeners = new Set<(exit: WorkerExit) => void>()
   /** Replacements waiting for their back-off; close() clears them. */
   private readonly respawns = new Set<NodeJS.Timeout>()
   private nextId = 1
@@ -129,6 +141,14 @@ export class WorkerPool implements HookRunner {
     this.brokenListeners.add(listener)
     return () => {
       this.brokenListeners.delete(listener)
+    }
+  }
+
+  /** Calls `listener` for every worker that exits while the pool is open. Returns the function that unregisters it. */
+  onWorkerExit(listener: (exit: WorkerExit) => void): () => void {
+    this.exitListeners.add(listener)
+    return () => {
+      this.exitListeners.delete(listener)
     }
   }
 
@@ -283,6 +303,13 @@ export class WorkerPool implements HookRunner {
   /** Process ids of the live, ready workers (for tests and `hookd` status output). */
   pids(): number[] {
     return this.workers.filter((w) => w.ready && !w.retiring).map((w) => w.pid)
+  }
+
+  /** Live workers by state, for metrics. */
+  states(): { starting: number; idle: number; busy: number; retiring: number } {
+    const states = { starting: 0, idle: 0, busy: 0, retiring: 0 }
+    for (const w of this.workers) states[w.retiring ? 'retiring' : !w.ready ? 'starting' : w.inflight.size > 0 ? 'busy' : 'idle'] += 1
+    return states
   }
 
   stats(): PoolStats {
@@ -459,6 +486,10 @@ export class WorkerPool implements HookRunner {
       }
     }
     worker.inflight.clear()
+    if (!this.closed) {
+      const reason = worker.retiring ? 'retired' : worker.killedFor ? 'killed' : worker.dispatched === 0 ? 'start-failure' : 'crashed'
+      for (const listener of this.exitListeners) listener({ pid: worker.pid, reason, how: `${how}${fatal}`, message })
+    }
     if (this.closed || worker.retiring) return
     // Dying before it was given any work, ready or not, is a start failure: that is what could loop.
     // A worker that dies running a hook is the hook's doing (the pool replaces it at once, as often

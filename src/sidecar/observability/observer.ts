@@ -1,0 +1,98 @@
+/**
+ * The one interface through which the sidecar reports what it does, for metrics, traces and logs
+ * (observability.ts composes them). Sessions, the pool and the registry know only this file; the
+ * default, `NO_OBSERVER`, does nothing, so a sidecar embedded without observability (hookd test, hookd
+ * invoke, the test suite) pays one empty call per point call and nothing else.
+ *
+ * Reports are made after the fact (a point call's result, with its trace of hooks and their timings),
+ * never around the work: no span, timer or label is started on the hot path, and nothing here can
+ * make a point call fail or wait.
+ */
+import type { Registry } from '../hooks/registry.js'
+import type { PointResultData } from '../../protocol/wire.js'
+import type { WorkerPool } from '../worker/pool/worker-pool.js'
+
+/** How a session reached the sidecar. */
+export type Transport = 'grpc-session' | 'grpc-invoke' | 'http'
+
+/** Trace context the caller sent (W3C `traceparent`/`tracestate`), read lazily: only tracing asks. */
+export interface TraceCarrier {
+  get(key: string): string | undefined
+}
+
+/** What the edge that opens a session knows about it. */
+export interface SessionContext {
+  /** The tenant's id; undefined on a sidecar without tenants. */
+  tenant: string | undefined
+  transport: Transport
+  /** gRPC metadata or HTTP headers, for the caller's trace context. Absent: none was sent. */
+  carrier?: TraceCarrier
+}
+
+/** A point result as the session sends it: with its decision id. */
+export type DecidedResult = PointResultData & { decisionId: string }
+
+/** Whether the session's policy (and its tenant's) let a capability call through. */
+export type CapabilityDecision = 'allowed' | 'denied' | 'invalid'
+
+/** What one session reports. Each method returns at once and never throws. */
+export interface SessionObserver {
+  /** The session opened (its id, as the host chose it). */
+  opened(sessionId: string): void
+  /** A point call was answered (also one answered without hooks because of a quota). */
+  decided(result: DecidedResult): void
+  /** A hook's capability call was judged by the policy. */
+  capability(capability: string, decision: CapabilityDecision): void
+  /** A point call was refused by the tenant's quotas (before any hook ran). */
+  quotaRefused(point: string): void
+  /** The session closed or was aborted (idempotent). */
+  ended(): void
+}
+
+/** What a tenant's hooks run on: reported once its first load finished, and again when replaced. */
+export interface Served {
+  /** undefined on a sidecar without tenants. */
+  tenant: string | undefined
+  registry: Registry
+  pool: WorkerPool
+}
+
+/** The sidecar's drain (SIGINT/SIGTERM), as Sidecar.stop runs it. */
+export interface DrainReport {
+  /** Session streams open when it began. */
+  sessions: number
+  graceMs: number
+}
+
+export interface Observer {
+  /** An observer for one session, made by the edge that opens it. */
+  session(context: SessionContext): SessionObserver
+  /**
+   * Runs `fn` (an HTTP request's handling) with the trace context its headers carry, so that the point
+   * calls it makes join the caller's trace. Calls `fn` straight away when tracing is off.
+   */
+  withRequest<T>(carrier: TraceCarrier, fn: () => T): T
+  /** A tenant's registry and workers, after their first load: reloads and worker exits are followed. */
+  served(served: Served): void
+  /** What the sidecar serves now, read at each metrics scrape (workers by state, hooks by status). */
+  attach(current: () => readonly Served[]): void
+  draining(report: DrainReport): void
+  drained(report: { ms: number; cut: number }): void
+}
+
+export const NO_SESSION_OBSERVER: SessionObserver = Object.freeze({
+  opened() {},
+  decided() {},
+  capability() {},
+  quotaRefused() {},
+  ended() {},
+})
+
+export const NO_OBSERVER: Observer = Object.freeze({
+  session: () => NO_SESSION_OBSERVER,
+  withRequest: <T>(_carrier: TraceCarrier, fn: () => T): T => fn(),
+  served() {},
+  attach() {},
+  draining() {},
+  drained() {},
+})

@@ -1,0 +1,117 @@
+/**
+ * What the operator log (logger.ts) says about the sidecar's work: at info, one line per decision, each
+ * reload, each worker exit and the drain; at warn, only decisions at which a hook failed or a quota
+ * refused, failed reloads and dying workers. Field names are listed in docs/operations.md#logs.
+ *
+ * Reload lines read exactly as `hookd serve` has always printed them ("hook 'x' reloaded: ...", with
+ * tenants "tenant 'acme': hook 'x' ..."): this part prints them now, in place of serve.ts and
+ * tenants.ts, so that they come out as JSON with --log-format json.
+ */
+import type { RegistryEvent } from '../hooks/registry.js'
+import type { WorkerExit } from '../worker/pool/worker-pool.js'
+import { clip } from '../../protocol/text.js'
+import type { Logger, LogLevel } from './logger.js'
+import type { DrainReport, Served, SessionContext } from './observer.js'
+import type { Decision, Part, PartSession } from './part.js'
+
+const RAN = new Set(['changed', 'no-opinion', 'refused', 'failed'])
+
+/** Microseconds as milliseconds with three decimals (a number in JSON, text in a line). */
+function ms(us: number): number {
+  return Math.round(us) / 1000
+}
+
+function prefix(tenant: string | undefined): string {
+  return tenant === undefined ? '' : `tenant '${tenant}': `
+}
+
+export class OperatorLog implements Part {
+  constructor(private readonly logger: Logger) {}
+
+  session(context: SessionContext): PartSession | undefined {
+    // Decisions are logged at info, and at warn when something failed: below warn there is nothing to do.
+    if (!this.logger.enabled('warn')) return undefined
+    return { decided: (decision) => this.decided(decision) }
+  }
+
+  served({ tenant, registry, pool }: Served): void {
+    registry.subscribe((event) => this.reloaded(tenant, event))
+    pool.onWorkerExit((exit) => this.workerExited(tenant, exit))
+  }
+
+  draining({ sessions, graceMs }: DrainReport): void {
+    this.logger.log('info', 'drain', `draining: ${sessions} session stream(s) open; in-flight calls may finish for up to ${graceMs} ms`, {
+      phase: 'started',
+      sessions,
+      grace_ms: graceMs,
+    })
+  }
+
+  drained({ ms: took, cut }: { ms: number; cut: number }): void {
+    this.logger.log('info', 'drain', `drained in ${took} ms${cut ? `; ${cut} session stream(s) were cut at the grace period` : ''}`, { phase: 'done', duration_ms: took, cut })
+  }
+
+  private decided({ result, facts, context, sessionId, traceId, spanId }: Decision): void {
+    const level: LogLevel = facts.failedKinds.size > 0 || facts.quota ? 'warn' : 'info'
+    if (!this.logger.enabled(level)) return
+    const by = facts.refusedBy !== undefined ? ` by ${facts.refusedBy === 'hookd' ? 'hookd' : `'${facts.refusedBy}'`}` : ''
+    const failure = facts.failure ? ` (fail ${facts.failure.mode}: '${facts.failure.hook}' ${facts.failure.kind})` : facts.quota ? ' (over quota)' : ''
+    const hooks = result.trace.map((t) => {
+      const kind = t.outcome === 'failed' ? facts.failedKinds.get(t.hook) : undefined
+      return `${t.hook} ${t.outcome}${kind ? ` (${kind})` : ''}${RAN.has(t.outcome) ? ` ${ms(t.durationUs)} ms` : ''}`
+    })
+    const msg = `${prefix(context.tenant)}decision ${result.decisionId}: ${result.point} ${facts.outcome}${by}${failure} in ${ms(result.durationUs)} ms${hooks.length ? `; ${hooks.join(', ')}` : ''}`
+    this.logger.log(level, 'decision', msg, {
+      decision_id: result.decisionId,
+      tenant: context.tenant ?? null,
+      session: clip(sessionId, 128),
+      seq: result.seq,
+      point: result.point,
+      outcome: facts.outcome,
+      refused_by: facts.refusedBy,
+      fail_mode: facts.failure?.mode,
+      fail_kind: facts.failure?.kind,
+      quota: facts.quota || undefined,
+      duration_ms: ms(result.durationUs),
+      hooks: result.trace.map((t) => ({
+        hook: t.hook,
+        version: t.version,
+        outcome: t.outcome,
+        kind: t.outcome === 'failed' ? facts.failedKinds.get(t.hook) : undefined,
+        duration_ms: ms(t.durationUs),
+        cpu_ms: ms(t.cpuUs),
+      })),
+      trace_id: traceId,
+      span_id: spanId,
+    })
+  }
+
+  private reloaded(tenant: string | undefined, event: RegistryEvent): void {
+    const result = event.type === 'loaded' ? (event.previous ? 'reloaded' : 'loaded') : event.type
+    const d = event.diagnostic
+    this.logger.log(event.type === 'failed' ? 'warn' : 'info', 'reload', `${prefix(tenant)}${d.message}`, {
+      tenant: tenant ?? null,
+      hook: event.name,
+      result,
+      version: event.type === 'loaded' ? event.hook.version : d.version,
+      previous_version: event.type === 'loaded' ? event.previous?.version : undefined,
+      file: event.type === 'failed' ? d.file : undefined,
+      line: event.type === 'failed' ? d.line : undefined,
+    })
+  }
+
+  private workerExited(tenant: string | undefined, exit: WorkerExit): void {
+    const what =
+      exit.reason === 'retired'
+        ? `the sandbox worker (pid ${exit.pid}) retired (isolated-vm lost an isolate); a new worker replaced it`
+        : exit.reason === 'start-failure'
+          ? `the sandbox worker (pid ${exit.pid}) died before it was given any work (${exit.how}); a new worker replaces it`
+          : exit.message
+    this.logger.log(exit.reason === 'retired' ? 'info' : 'warn', 'worker-exit', `${prefix(tenant)}${what}`, {
+      tenant: tenant ?? null,
+      pid: exit.pid,
+      reason: exit.reason,
+      exit: exit.how,
+    })
+  }
+}
