@@ -12,6 +12,7 @@ import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../src/sidecar/hoo
 import { writeTree } from '../support/sidecar.js'
 
 const temps: string[] = []
+const LINKS = 'hookd does not follow symbolic links in hook folders (a development setup may pass hookd serve --allow-symlinks)'
 afterAll(() => Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true }))))
 
 async function tree(files: Record<string, string>): Promise<string> {
@@ -58,7 +59,7 @@ describe('bundleHook', () => {
     const out = await bundleHook(dir)
     if (!out.ok) throw new Error(out.message)
     expect(out.entry).toBe('index.ts')
-    expect(out.inputs.sort()).toEqual(['index.ts', 'lib/twice.ts', 'node_modules/tiny/index.js', 'package.json'])
+    expect(out.inputs.sort()).toEqual(['index.ts', 'lib/twice.ts', 'node_modules/tiny/index.js', 'node_modules/tiny/package.json', 'package.json'])
     const hook = exportsOf(out.source)
     expect(Object.keys(hook)).toEqual(['beforeToolExecute'])
     expect((hook.beforeToolExecute as Handler)({}, { name: 'ls', arguments: {} })).toEqual({ reason: 'LSLS' })
@@ -168,14 +169,14 @@ describe('bundleHook keeps every import inside the hook folder', () => {
       await mkdir(join(outer, 'hook'))
       await symlink(join(outer, 'other', 'x.js'), join(outer, 'hook', 'index.js'))
     })
-    expect(out.message).toBe("cannot find './index.js' inside the hook's folder (hookd follows no symbolic link out of it)")
+    expect(out.message).toBe(`'./index.js' is reached through index.js, a symbolic link; ${LINKS}`)
   })
 
-  it('refuses a symbolic link that leads out of the folder', async () => {
+  it('refuses a symbolic link, wherever it leads', async () => {
     const out = await refusal({ 'hook/index.ts': "import x from './link.js'\nexport default { beforeRun: () => x }\n" }, (outer) =>
       symlink(join(outer, 'other', 'x.js'), join(outer, 'hook', 'link.js')),
     )
-    expect(out.message).toBe("cannot find './link.js' (imported by index.ts) inside the hook's folder (hookd follows no symbolic link out of it)")
+    expect(out.message).toBe(`'./link.js' (imported by index.ts) is reached through link.js, a symbolic link; ${LINKS}`)
     // The same words when the link leads to nothing: a refusal tells nothing of what exists outside.
     const dangling = await refusal({ 'hook/index.ts': "import x from './link.js'\nexport default { beforeRun: () => x }\n" }, (outer) =>
       symlink(join(outer, 'other', 'missing.js'), join(outer, 'hook', 'link.js')),
@@ -232,6 +233,67 @@ describe('bundleHook keeps every import inside the hook folder', () => {
       line: 1,
       message: "cannot find the package 'lodash' (imported by index.ts) in the hook's node_modules; run npm install in the hook's folder (hookd never uses packages outside it)",
     })
+  })
+})
+
+describe('bundleHook resolves imports itself', () => {
+  const run = async (files: Record<string, string>, options: Parameters<typeof bundleHook>[1] = {}) => {
+    const out = await bundleHook(await tree(files), options)
+    if (!out.ok) throw new Error(out.message)
+    return (exportsOf(out.source).beforeRun as Handler)({})
+  }
+
+  it("follows a package's exports: conditions in order, patterns, and the require condition for require()", async () => {
+    const pkg = {
+      'node_modules/p/package.json': JSON.stringify({
+        name: 'p',
+        exports: { '.': { node: './node.js', import: './esm.mjs', require: './cjs.js', default: './esm.mjs' }, './feature/*': './features/*.js' },
+      }),
+      'node_modules/p/esm.mjs': "export default 'esm'\n",
+      'node_modules/p/cjs.js': "module.exports = 'cjs'\n",
+      'node_modules/p/node.js': "module.exports = require('fs')\n",
+      'node_modules/p/features/x.js': "module.exports = 'feature x'\n",
+    }
+    expect(await run({ ...pkg, 'index.ts': "import p from 'p'\nimport x from 'p/feature/x'\nexport default { beforeRun: () => [p, x] }\n" })).toEqual(['esm', 'feature x'])
+    expect(await run({ ...pkg, 'index.js': "const p = require('p')\nmodule.exports = { beforeRun: () => p }\n" })).toBe('cjs')
+  })
+
+  it('says when a package exports nothing hookd can use, or not the subpath asked for', async () => {
+    const nodeOnly = await tree({
+      'index.ts': "import p from 'p'\nexport default { beforeRun: () => p }\n",
+      'node_modules/p/package.json': JSON.stringify({ exports: { node: './node.js' } }),
+      'node_modules/p/node.js': 'module.exports = 1\n',
+    })
+    expect(await bundleHook(nodeOnly)).toMatchObject({
+      ok: false,
+      message: "'p' (imported by index.ts): the package 'p' offers '.' only for node, none of which hookd bundles for (it runs a plain JavaScript engine: use a package that runs in browsers or anywhere)",
+    })
+    const hidden = await tree({
+      'index.ts': "import x from 'p/internal'\nexport default { beforeRun: () => x }\n",
+      'node_modules/p/package.json': JSON.stringify({ exports: { '.': './index.js', './internal': null } }),
+      'node_modules/p/index.js': 'module.exports = 1\n',
+      'node_modules/p/internal.js': 'module.exports = 2\n',
+    })
+    expect(await bundleHook(hidden)).toMatchObject({ ok: false, message: "'p/internal' (imported by index.ts): the package 'p' does not export './internal'" })
+  })
+
+  it("reads './x.js' as './x.ts', and a folder as its index file", async () => {
+    expect(
+      await run({
+        'index.ts': "import { a } from './lib/a.js'\nimport b from './lib'\nexport default { beforeRun: () => a + b }\n",
+        'lib/a.ts': "export const a = 'a'\n",
+        'lib/index.ts': "export default 'b'\n",
+      }),
+    ).toBe('ab')
+  })
+
+  it('follows links only when the operator opted in (followSymlinks)', async () => {
+    const outer = await tree({ 'shared/value.ts': "export default 'shared'\n", 'hook/index.ts': "import v from './lib/value'\nexport default { beforeRun: () => v }\n" })
+    await symlink(join(outer, 'shared'), join(outer, 'hook', 'lib'))
+    expect(await bundleHook(join(outer, 'hook'))).toMatchObject({ ok: false, message: expect.stringContaining('is reached through lib, a symbolic link') })
+    const followed = await bundleHook(join(outer, 'hook'), { followSymlinks: true })
+    if (!followed.ok) throw new Error(followed.message)
+    expect((exportsOf(followed.source).beforeRun as Handler)({})).toBe('shared')
   })
 })
 

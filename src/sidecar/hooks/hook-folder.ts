@@ -138,6 +138,7 @@ async function readCapped(path: string, label: string, max: number, follow: bool
     case 'size':
       return { error: `${label} ${file.why}${advice}` }
     case 'error':
+    case 'outside':
       return { error: `${label} ${file.why}` }
   }
 }
