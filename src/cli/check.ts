@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { inert, inertJson, quoted } from '../protocol/text.js'
-import { hintFor } from '../sidecar/hooks/author-hints.js'
+import { splitHint } from '../sidecar/hooks/author-hints.js'
 import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { Registry } from '../sidecar/hooks/registry.js'
@@ -164,9 +164,9 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     if (loaded?.remote !== undefined) checked.remote = loaded.remote
     hooks.push(checked)
     if (failed) {
-      const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }
+      const { message, hint } = splitHint({ kind: failed.kind, message: failed.message })
+      const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message }
       if (failed.line !== undefined) problem.line = failed.line
-      const hint = hintFor({ kind: failed.kind, message: failed.message })
       if (hint !== undefined) problem.hint = hint
       problems.push(problem)
       continue

@@ -10,6 +10,7 @@
  * among them (even one above the hooks folder) blocked the bundle, and so start-up, for good.
  */
 import { execFileSync } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -36,9 +37,9 @@ function mkfifo(path: string): void {
   execFileSync('mkfifo', [path])
 }
 
-/** A TypeScript hook whose beforeToolExecute answers with what `p` (a package or file) exports. */
+/** A TypeScript hook whose beforeToolExecute passes on what `from` (a package or file) exports. */
 function usesDependency(from: string): string {
-  return `import value from '${from}'\n\nexport default {\n  beforeToolExecute() {\n    return { reason: String(value) }\n  },\n}\n`
+  return `import value from '${from}'\n\nexport default {\n  beforeToolExecute() {\n    return { arguments: { value: String(value) } }\n  },\n}\n`
 }
 
 const ORDINARY_TS = `interface Call { arguments: Record<string, unknown> }
@@ -88,10 +89,10 @@ beforeAll(async () => {
     'node_modules/above/index.js': `module.exports = ${JSON.stringify(SECRET)}\n`,
     'above/index.ts': usesDependency('above'),
     // A bundle over the cap of any hook's script.
-    'too-big/index.ts': "import { big } from './data'\n\nexport default { beforeToolExecute() { return { reason: big.slice(0, 3) } } }\n",
+    'too-big/index.ts': "import { big } from './data'\n\nexport default { beforeToolExecute() { return { arguments: { big: big.slice(0, 3) } } } }\n",
     'too-big/data.ts': `export const big = ${JSON.stringify('x'.repeat(1100 * 1024))}\n`,
     // Node's own modules.
-    'builtin/index.ts': "import { readFileSync } from 'node:fs'\n\nexport default { beforeToolExecute() { return { reason: readFileSync('/etc/passwd', 'utf8') } } }\n",
+    'builtin/index.ts': "import { readFileSync } from 'node:fs'\n\nexport default { beforeToolExecute() { return { arguments: { passwd: readFileSync('/etc/passwd', 'utf8') } } } }\n",
   })
   await mkdir(join(hooks, 'link-dep', 'node_modules'))
   await symlink(join(scratch, 'tenant-b', 'secret'), join(hooks, 'link-dep', 'node_modules', 'p'))
@@ -172,7 +173,7 @@ describe('special and huge files', () => {
 
   it('FIFOs named package.json beside a source file and above the hooks are never read', async () => {
     expect((await status('fifo-beside')).status).toBe('ready')
-    expect((await run('fifo-beside')).result).toMatchObject({ allow: true, reason: 'beside' })
+    expect((await run('fifo-beside')).result).toEqual({ allow: true, arguments: { value: 'beside' } })
   })
 
   it('a 1 GB sparse source file or package.json costs a stat, and is refused with its size', async () => {
@@ -244,7 +245,37 @@ describe('hot reload', () => {
     mkfifo(join(dir, 'lib', 'value.ts'))
     await vi.waitFor(async () => expect((await status('late')).status).toBe('stale'), { timeout: 30_000, interval: 100 })
     expect((await status('late')).message).toContain('cannot bundle lib/value.ts: it is not a regular file (a FIFO)')
-    expect((await run('late')).result).toMatchObject({ reason: 'first' })
+    expect((await run('late')).result).toEqual({ allow: true, arguments: { value: 'first' } })
     await expectServing()
+  })
+})
+
+/** The inotify watches this process holds (the sidecar runs in it): one per watched folder. */
+function inotifyWatches(): number {
+  let count = 0
+  for (const fd of readdirSync('/proc/self/fdinfo')) {
+    try {
+      count += readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length
+    } catch {
+      // The descriptor closed while we looked.
+    }
+  }
+  return count
+}
+
+describe('watching', () => {
+  it('folders that hold no file of the bundle cost no watch, however many a hook folder holds', async () => {
+    const dir = join(hooks, 'many')
+    await files(dir, { 'index.ts': usesDependency('./lib/value'), 'lib/value.ts': 'export default "many"\n' })
+    await vi.waitFor(async () => expect((await run('many')).result).toEqual({ allow: true, arguments: { value: 'many' } }), { timeout: 30_000, interval: 100 })
+    const before = inotifyWatches()
+    for (let i = 0; i < 200; i++) {
+      await mkdir(join(dir, 'junk', String(i)), { recursive: true })
+      await mkdir(join(dir, 'lib', `deep${i}`, 'deeper'), { recursive: true })
+    }
+    // Let the watcher see (and leave alone) what was made, then check it still follows the bundle's files.
+    await writeFile(join(dir, 'lib', 'value.ts'), 'export default "more"\n')
+    await vi.waitFor(async () => expect((await run('many')).result).toEqual({ allow: true, arguments: { value: 'more' } }), { timeout: 30_000, interval: 100 })
+    expect(inotifyWatches() - before).toBeLessThan(20)
   })
 })

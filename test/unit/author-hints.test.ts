@@ -73,7 +73,10 @@ describe('the hints match what the sandbox reports', () => {
   let root: string
   beforeAll(async () => {
     root = await writeTree({
+      // No longer a mistake: hookd bundles an index.js that uses export.
       'esm/index.js': 'export default {\n  beforeRun() {},\n}\n',
+      // A require hookd cannot bundle (its name is computed), run while the hook loads.
+      'req-load/index.js': "const name = ['pa', 'th'].join('')\nconst path = require(name)\nmodule.exports = { beforeRun() {} }\n",
       'req/index.js': "module.exports = {\n  beforeRun() {\n    const name = 'path'\n    require(name)\n  },\n}\n",
       'proc/index.js': 'module.exports = {\n  beforeRun() {\n    return process.env.HOME\n  },\n}\n',
       'claude/index.js': "module.exports = {\n  beforeToolExecute() {\n    return { decision: 'block', reason: 'no' }\n  },\n}\n",
@@ -94,10 +97,9 @@ describe('the hints match what the sandbox reports', () => {
     return out.diagnostics[0] as Diagnostic
   }
 
-  it('export in a plain index.js', () => {
-    const load = running.sidecar.loadDiagnostics.find((d) => d.hook === 'esm')
-    expect(load?.message).toContain("Unexpected token 'export'")
-    expect(hintFor({ kind: load?.kind, message: load?.message })).toMatch(/^hookd runs a plain index\.js as a CommonJS script/)
+  it('export in an index.js is bundled as a module, and served', () => {
+    expect(running.sidecar.loadDiagnostics.find((d) => d.hook === 'esm')).toBeUndefined()
+    expect(running.sidecar.registry.get('esm')?.points).toEqual(new Set(['beforeRun']))
   })
 
   it('require and process at run time', async () => {
@@ -109,8 +111,13 @@ describe('the hints match what the sandbox reports', () => {
     const ran = await runInProcess(['check', root])
     expect(ran.code).toBe(1)
     expect(ran.stdout).toContain(
-      "esm/index.js:1: error: SyntaxError: Unexpected token 'export' [hookd-hook:esm/index.js:1:1]. The hook is skipped until it loads; fix esm/index.js and save it\n  hint: hookd runs a plain index.js as a CommonJS script: write module.exports = { beforeToolExecute(ctx, call) { ... } } instead of export, or name the file index.mjs (or index.ts) and hookd bundles it as a module\n",
+      `${root}/req-load/index.js:2: error: ReferenceError: require is not defined. The hook is skipped until it loads; fix req-load/index.js and save it\n  hint: hooks have no require() when they run: write import (or require('./file') with a literal path) and hookd bundles the hook's own files and its npm packages (a package.json beside index.js); Node's own modules (fs, path, child_process, ...) do not exist in the sandbox: use ctx.file for files, ctx.http.fetch for HTTP and ctx.env for environment variables\n`,
     )
+  })
+
+  it('hookd serve reports the hint with the load error', () => {
+    const load = running.sidecar.loadDiagnostics.find((d) => d.hook === 'req-load')
+    expect(load?.message).toContain('ReferenceError: require is not defined; hooks have no require() when they run: write import')
   })
 
   it('a Claude Code answer', async () => {

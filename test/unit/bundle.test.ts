@@ -300,6 +300,7 @@ describe('bundleHook resolves imports itself', () => {
 describe('bundlePlan', () => {
   it('leaves a plain CommonJS index.js alone: the fast path', () => {
     expect(bundlePlan({ names: ['index.js', 'hook.json'], indexJs: "module.exports = { beforeRun() { const importance = 1; return { export: importance } } }\n" })).toEqual({ kind: 'plain' })
+    expect(bundlePlan({ names: ['index.js'], indexJs: 'exports.beforeRun = function () {}\nexports .afterRun = () => {}\nimportance = 1\n' })).toEqual({ kind: 'plain' })
   })
 
   it('bundles TypeScript, ES modules, literal requires and folders with dependencies, saying why', () => {
@@ -307,6 +308,9 @@ describe('bundlePlan', () => {
     expect(bundlePlan({ names: ['index.mjs'] })).toEqual({ kind: 'bundle', entry: 'index.mjs', why: 'it is an ES module' })
     expect(bundlePlan({ names: ['index.js'], indexJs: 'export default {}\n' })).toMatchObject({ kind: 'bundle', why: 'it uses import or export' })
     expect(bundlePlan({ names: ['index.js'], indexJs: "import x from 'y'\nmodule.exports = x\n" })).toMatchObject({ kind: 'bundle', why: 'it uses import or export' })
+    for (const text of ['export function beforeRun() {}\n', 'export const beforeRun = () => {}\n', 'const beforeRun = () => {}\nexport { beforeRun }\n', "import './setup.js'\n"]) {
+      expect(bundlePlan({ names: ['index.js'], indexJs: text })).toMatchObject({ kind: 'bundle', why: 'it uses import or export' })
+    }
     expect(bundlePlan({ names: ['index.js'], indexJs: "const p = require('path')\n" })).toMatchObject({ kind: 'bundle', why: 'it requires other files or packages' })
     expect(bundlePlan({ names: ['index.js', 'package.json'], indexJs: 'module.exports = {}', packageJson: '{"dependencies": {"a": "1"}}' })).toMatchObject({
       kind: 'bundle',

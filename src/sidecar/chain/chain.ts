@@ -182,14 +182,14 @@ export async function runChain(
       continue
     }
     const label = alias ? `hook '${hook.name}' (${handler} serving ${point.name})` : `hook '${hook.name}'`
-    const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number): void => {
-      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message, MESSAGE_CHARS * 2), file: hook.filename, version: hook.version }
+    const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number, file?: string): void => {
+      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message, MESSAGE_CHARS * 2), file: file ?? hook.filename, version: hook.version }
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
     /** The hook failed: a diagnostic, and at a gate, a refusal when the failure policy says so. */
-    const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number): void => {
-      diagnostic(kind, message, line)
+    const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number, file?: string): void => {
+      diagnostic(kind, message, line, file)
       trace.push({ ...base, outcome: kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
       if (gate && failureRefuses(options.onError?.(hook) ?? 'default', kind)) state = point.refuse(state, couldNotDecide(hook.name, kind), 'hookd')
     }
@@ -210,7 +210,7 @@ export async function runChain(
     const timing = { durationUs: report.wallUs, cpuUs: report.cpuUs }
     const { outcome } = report
     if (!outcome.ok) {
-      failed(outcome.kind, `${label} ${handler}: ${outcome.message}`, timing, outcome.line)
+      failed(outcome.kind, `${label} ${handler}: ${outcome.message}`, timing, outcome.line, outcome.file)
       continue
     }
     if (outcome.value === undefined) {

@@ -16,6 +16,7 @@ import { dirname, extname } from 'node:path'
 import type { Loader, OnLoadResult, OnResolveResult, Plugin } from 'esbuild'
 import { ImportResolver } from './bundle-resolve.js'
 import type { FolderIo } from './folder-io.js'
+import { endOfFileLine } from './hook-files.js'
 
 export { isInside } from './folder-io.js'
 
@@ -39,6 +40,8 @@ export interface ConfineState {
   /** Files started, counted before their read: esbuild loads files concurrently. */
   files: number
   bytes: number
+  /** The last line that holds code, of each source file read (relative path): errors at a file's end are put there. */
+  lastLines: Map<string, number>
 }
 
 const LOADERS: Record<string, Loader> = {
@@ -105,6 +108,7 @@ export function confinePlugin(state: ConfineState): Plugin {
         if (!file.ok) return fail(`cannot bundle ${rel}: it ${file.why}`)
         const over = count(args.path, file.bytes)
         if (over !== undefined) return fail(over)
+        state.lastLines.set(rel, endOfFileLine(file.text))
         return { contents: file.text, loader, resolveDir: dirname(args.path) }
       })
     },

@@ -19,9 +19,8 @@ import { dirname, extname, isAbsolute, join, resolve } from 'node:path'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { builtinAdvice } from './author-hints.js'
 import { type FolderIo, isInside } from './folder-io.js'
+import { PACKAGE_JSON_MAX_BYTES } from './hook-folder.js'
 
-/** The largest package.json read while resolving. */
-export const PACKAGE_JSON_MAX_BYTES = 256 * 1024
 
 /** Extensions tried, in order, for an import without one. */
 export const RESOLVE_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs', '.json'] as const
@@ -247,10 +246,8 @@ function isSubpathMap(exports: unknown): boolean {
 }
 
 function targetOf(value: unknown, conditions: readonly string[], star: string | undefined): string | null | undefined {
-  if (typeof value === 'string') {
-    if (!value.startsWith('./')) return undefined
-    return star === undefined ? value : value.split('*').join(star)
-  }
+  // Node accepts only './' targets; any other is taken too, and the caller refuses one that leaves the package.
+  if (typeof value === 'string') return star === undefined ? value : value.split('*').join(star)
   if (value === null) return null
   if (Array.isArray(value)) {
     for (const item of value) {

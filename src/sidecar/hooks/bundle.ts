@@ -116,7 +116,7 @@ export async function bundleHook(dir: string, options: BundleOptions = {}): Prom
 
 async function build(io: FolderIo, entry: string, options: BundleOptions): Promise<BundleResult> {
   const { root } = io
-  const state: ConfineState = { io, limits: { ...DEFAULT_BUNDLE_LIMITS, ...options.limits }, inputs: [], files: 0, bytes: 0 }
+  const state: ConfineState = { io, limits: { ...DEFAULT_BUNDLE_LIMITS, ...options.limits }, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
   const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES
   const timeoutMs = options.timeoutMs ?? BUNDLE_TIMEOUT_MS
 
@@ -158,7 +158,7 @@ async function build(io: FolderIo, entry: string, options: BundleOptions): Promi
   } catch (err) {
     clearTimeout(timer)
     await context.dispose()
-    return failure(err, entry)
+    return failure(err, entry, state.lastLines)
   }
   clearTimeout(timer)
   if (result === 'late') {
@@ -190,14 +190,18 @@ function toWarning(message: esbuild.Message): BundleWarning {
   return warning
 }
 
-/** The first error of a failed build, at its place in the author's files. */
-function failure(err: unknown, entry: string): BundleResult {
+/**
+ * The first error of a failed build, at its place in the author's files. esbuild reports an error at
+ * the end of a file (an unclosed brace) on the line after the last one when the file ends with a
+ * newline: it is put on the file's last line of code instead.
+ */
+function failure(err: unknown, entry: string, lastLines: ReadonlyMap<string, number>): BundleResult {
   const errors = (err as { errors?: esbuild.Message[] }).errors
   const first = Array.isArray(errors) ? errors[0] : undefined
   if (!first) return { ok: false, message: `bundling failed: ${err instanceof Error ? err.message : String(err)}`, file: entry }
   const more = errors && errors.length > 1 ? ` (and ${errors.length - 1} more ${errors.length === 2 ? 'error' : 'errors'})` : ''
   const out: BundleResult = { ok: false, message: `${first.text}${more}`, file: first.location?.file || entry }
-  if (first.location?.line) out.line = first.location.line
+  if (first.location?.line) out.line = Math.min(first.location.line, lastLines.get(out.file) ?? Infinity)
   return out
 }
 

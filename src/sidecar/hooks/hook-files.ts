@@ -87,6 +87,16 @@ export function exportLine(text: string, needle: string | undefined): number | u
   return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
 }
 
+/**
+ * The 1-based number of the last line of `text` that holds more than white space (1 for a blank text):
+ * where an error found at the very end of a file is reported, inside the file.
+ */
+export function endOfFileLine(text: string): number {
+  const lines = text.split('\n')
+  for (let i = lines.length - 1; i >= 0; i--) if ((lines[i] as string).trim() !== '') return i + 1
+  return 1
+}
+
 /** No point name is longer than this; longer names are not typos of one, and cost nothing to check. */
 const LONGEST_TYPO = 64
 
