@@ -8,7 +8,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { parseArgs } from 'node:util'
 import { inert, inertJson, quoted } from '../protocol/text.js'
 import { splitHint } from '../sidecar/hooks/author-hints.js'
-import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
+import { closestPoint } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { Registry } from '../sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../sidecar/limits.js'
@@ -184,16 +184,16 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     }
     for (const exported of unknown.slice(0, MAX_EXPORT_WARNINGS)) {
       const near = closestPoint(exported)
+      const at = registry.lineOf(loaded, exported)
       const problem: CheckProblem = {
         severity: 'warning',
         hook: name,
-        file: show(loaded.filename),
+        file: show(at?.file ?? loaded.filename),
         message: near
           ? `${quoted(exported, 64)} is exported but is not a hook point, so it never runs; did you mean '${near}'?`
           : `${quoted(exported, 64)} is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
       }
-      const line = exportLine(loaded.source, exported)
-      if (line !== undefined) problem.line = line
+      if (at) problem.line = at.line
       problems.push(problem)
     }
   }

@@ -29,7 +29,7 @@ import { hintFor } from './author-hints.js'
 import { AuthorRunner } from './author-runner.js'
 import { ENTRY_FILES } from './bundle-plan.js'
 import { ABSENT, type HookFiles, hookFolderNames } from './hook-folder.js'
-import { checkHookJson, closestPoint, endOfFileLine, exportLine, namesWithHints, versionOf } from './hook-files.js'
+import { checkHookJson, closestPoint, endOfFileLine, exportLine, exportLines, namesWithHints, versionOf } from './hook-files.js'
 import { HookSources } from './hook-source.js'
 import { HookWatcher, type WatchOptions } from './hook-watcher.js'
 import { type SourceMap, mapPosition, parseSourceMap } from './source-map.js'
@@ -219,12 +219,12 @@ export class Registry {
 
   /** The 1-based line of `needle` (an export's name) in the author's source of a served hook. */
   lineOf(hook: LoadedHook, needle: string): { file: string; line: number } | undefined {
-    const line = exportLine(hook.source, needle)
-    if (line === undefined) return undefined
-    if (!hook.sourceMap) return { file: hook.filename, line }
+    if (!hook.sourceMap) {
+      const line = exportLine(hook.source, needle)
+      return line === undefined ? undefined : { file: hook.filename, line }
+    }
     const map = this.sourceMaps.get(hook.name)?.get(hook.version)
-    const at = map ? mapPosition(map, line) : undefined
-    return at ? { file: `${hook.name}/${at.file}`, line: at.line } : undefined
+    return map ? mappedExport(map, hook.name, hook.source, needle) : undefined
   }
 
   /** The digest of the files last applied for a hook; that of an absent folder when there is none. */
@@ -406,7 +406,7 @@ export class Registry {
     if (points.size === 0) {
       // Serving it would silently switch the hook off (a typo in the only export name, say).
       const exported = unknownExports.length ? `; it exports ${namesWithHints(unknownExports)}` : ''
-      const at = this.authorPosition(name, filename, source, map, exportLine(source, unknownExports[0]))
+      const at = (map && mappedExport(map, name, source, unknownExports[0])) || this.authorPosition(name, filename, source, undefined, map ? undefined : exportLine(source, unknownExports[0]))
       const hint = hintFor({ exported: unknownExports[0] })
       return fail(
         `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }${hint && unknownExports[0] === 'default' ? `; ${hint}` : ''}`,
@@ -552,6 +552,15 @@ function withOnError(result: LoadResult, onError: OnError): LoadResult {
 }
 
 const NO_FOLDERS: ReadonlySet<string> = new Set()
+
+/** Where an export of a bundle is in the author's files: its first place in the bundle that maps to one. */
+function mappedExport(map: SourceMap, name: string, source: string, needle: string | undefined): { file: string; line: number } | undefined {
+  for (const line of exportLines(source, needle)) {
+    const at = mapPosition(map, line)
+    if (at) return { file: `${name}/${at.file}`, line: at.line }
+  }
+  return undefined
+}
 
 /** The folders (relative, '/'-separated) that hold a bundle's inputs, its packages' left out. */
 function foldersOf(inputs: readonly string[]): ReadonlySet<string> {
