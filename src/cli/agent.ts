@@ -34,6 +34,9 @@ decisions, hook logs and questions go to stderr.
   --model NAME       the Claude model (default: ${DEFAULT_MODEL}), or scripted:FILE to replay a recorded
                      run instead of calling the API (no key needed)
   --record FILE      write the model's turns to FILE, to replay with --model scripted:FILE
+  --capture DIR      write every hook point call of the run to DIR as a \`hookd test\` case (payload,
+                     what the hooks read, the result); replay a recording with --model scripted:FILE
+                     --capture DIR to turn it into cases without calling the API
   --yes              answer every ctx.confirm question with yes (default: ask on this terminal, or
                      answer no when stdin is not a terminal)
   --fail-closed      at a tool gate, any failure of any hook refuses the call
@@ -93,6 +96,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
         workdir: { type: 'string', default: '.' },
         model: { type: 'string', default: DEFAULT_MODEL },
         record: { type: 'string' },
+        capture: { type: 'string' },
         yes: { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
         'fail-open': { type: 'boolean', default: false },
@@ -113,6 +117,8 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   const token = (values.token ?? (values.addr ? io.env[TOKEN_ENV] : undefined))?.trim()
   if (values.token !== undefined && !token) throw new UsageError(`--token is empty; pass the tenant's token (or set ${TOKEN_ENV})`)
   const hooks = list(values.hook)
+  if (values.capture !== undefined && values.addr) throw new UsageError('--capture needs the embedded sidecar; with --addr, start that sidecar with hookd serve --capture DIR')
+  if (values.capture !== undefined && !hooks.length) throw new UsageError('--capture records hook calls: name the hooks to run with --hook')
   const maxTurns = positiveInt('max-turns', values['max-turns'])
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
   const workdir = await requireDir('--workdir', values.workdir, io.cwd)
@@ -131,7 +137,8 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     if (hooks.length && !address) {
-      sidecar = await Sidecar.create({ hooks: resolve(io.cwd, values.hooks ?? 'hooks'), workers: 1 }).catch((err: unknown) => {
+      const capture = values.capture !== undefined ? { capture: resolve(io.cwd, values.capture) } : {}
+      sidecar = await Sidecar.create({ hooks: resolve(io.cwd, values.hooks ?? 'hooks'), workers: 1, ...capture }).catch((err: unknown) => {
         // A hooks folder that cannot be read is a wrong --hooks (the message says so).
         throw err instanceof HookdError && err.code === 'not-found' ? new UsageError(err.message) : err
       })

@@ -1,4 +1,5 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
@@ -42,6 +43,9 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
                            the call, whatever a session or a hook asks (with --tenants: a tenant's
                            "onError": "refuse" in the tenants file)
+  --capture DIR            write every point call of every session to DIR as a ready-to-edit
+                           \`hookd test\` case: payload, what the hooks read, the result it got (for
+                           development: the files hold the calls' payloads; not with --tenants)
   --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}
@@ -79,6 +83,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'allow-symlinks': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
+        capture: { type: 'string' },
         ...TENANCY_FLAGS,
         ...HTTP_FLAGS,
         help: { type: 'boolean', short: 'h' },
@@ -109,6 +114,9 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   if (workers !== undefined && values.tenants !== undefined) {
     throw new UsageError('--workers is for a sidecar without tenants; with --tenants each tenant has workers of its own ("workers" in the tenants file), and --slots says how many invocations run at once across them')
   }
+  if (values.capture !== undefined && values.tenants !== undefined) {
+    throw new UsageError("--capture is for a sidecar without tenants: one folder would hold every tenant's payloads")
+  }
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
@@ -138,6 +146,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     },
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
+    ...(values.capture !== undefined ? { capture: resolve(io.cwd, values.capture) } : {}),
   }
 
   // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process

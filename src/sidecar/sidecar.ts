@@ -13,6 +13,8 @@ import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
 import { SERVICE_NAME } from '../protocol/wire.js'
+import { inert } from '../protocol/text.js'
+import { CaptureRecorder } from '../testing/capture-tap.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
@@ -59,6 +61,13 @@ export interface SidecarOptions {
    * session or a hook asks (`hookd serve --fail-closed`). With tenants, each tenant's "onError" says it.
    */
   onError?: 'default' | 'refuse'
+  /**
+   * Write every point call of every session to this folder as a `hookd test` case (`hookd serve
+   * --capture DIR`, testing/capture-tap.ts). Not with tenants: the cases hold the calls' payloads.
+   */
+  capture?: string
+  /** A captured case could not be written (default: one line on stderr, once). */
+  onCaptureError?(err: Error): void
 }
 
 /** Stops what was started so far, last first, when a later step fails. */
@@ -89,8 +98,9 @@ export class Sidecar {
     readonly loadDiagnostics: readonly Diagnostic[],
     private readonly graceMs: number,
     private readonly poolOptions: PoolOptions,
+    capture?: CaptureRecorder,
   ) {
-    addHookExecutor(this.server, tenancy, this.sessions)
+    addHookExecutor(this.server, tenancy, this.sessions, capture ? () => capture.session() : undefined)
     this.health.addToServer(this.server)
     addReflection(this.server)
     // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
@@ -108,6 +118,9 @@ export class Sidecar {
     }
     if (options.tenants === undefined && options.hooks === undefined) {
       throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
+    }
+    if (options.tenants !== undefined && options.capture !== undefined) {
+      throw new HookdError('invalid-argument', "cases cannot be captured with tenants: one folder would hold every tenant's payloads")
     }
     if (options.tenants !== undefined && options.followSymlinks) {
       throw new HookdError('invalid-argument', "symbolic links in hook folders cannot be followed with tenants: one tenant's link could read another's files")
@@ -128,7 +141,10 @@ export class Sidecar {
       const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
       const diagnostics = await registry.loadAll()
       if (watch !== false) await registry.watch(watch)
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {})
+      const onCaptureError =
+        options.onCaptureError ?? ((err: Error) => process.stderr.write(`hookd: ${inert(`cannot write a captured case to ${options.capture}: ${err.message}; calls are no longer all captured`)}\n`))
+      const capture = options.capture !== undefined ? new CaptureRecorder(options.capture, onCaptureError) : undefined
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, capture)
     } catch (err) {
       await started.undo()
       throw err

@@ -8,9 +8,9 @@ import { hookExecutorService, hookInfoToWire } from '../../protocol/wire.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { withTolerantDecoding } from './frames.js'
 import { serveInvoke } from './invoke.js'
-import { type OpenSessions, type SessionCall, serveSessionStream } from './session-stream.js'
+import { type OpenSessions, type SessionCall, type StreamTap, serveSessionStream } from './session-stream.js'
 
-export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions): void {
+export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions, tap?: () => StreamTap): void {
   /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
   const identify = (metadata: grpc.Metadata): Tenant | HookdError => {
     try {
@@ -25,7 +25,7 @@ export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions:
     Session: (call: SessionCall) => {
       const tenant = identify(call.metadata)
       if (tenant instanceof HookdError) return void call.emit('error', status(tenant))
-      serveSessionStream(call, tenant, sessions)
+      serveSessionStream(call, tenant, sessions, tap?.())
     },
     Invoke: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
       const tenant = identify(call.metadata)
