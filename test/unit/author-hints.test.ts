@@ -79,6 +79,7 @@ describe('the hints match what the sandbox reports', () => {
       'req-load/index.js': "const name = ['pa', 'th'].join('')\nconst path = require(name)\nmodule.exports = { beforeRun() {} }\n",
       'req/index.js': "module.exports = {\n  beforeRun() {\n    const name = 'path'\n    require(name)\n  },\n}\n",
       'proc/index.js': 'module.exports = {\n  beforeRun() {\n    return process.env.HOME\n  },\n}\n',
+      'typo/index.js': 'module.exports = {\n  beforToolExecute(ctx, call) {},\n}\n',
       'claude/index.js': "module.exports = {\n  beforeToolExecute() {\n    return { decision: 'block', reason: 'no' }\n  },\n}\n",
     })
     running = await startSidecar({ hooks: root, watch: false })
@@ -102,9 +103,13 @@ describe('the hints match what the sandbox reports', () => {
     expect(running.sidecar.registry.get('esm')?.points).toEqual(new Set(['beforeRun']))
   })
 
-  it('require and process at run time', async () => {
-    expect(hintFor(await diagnosticOf('req', 'beforeRun'))).toMatch(/^hooks have no require\(\)/)
-    expect(hintFor(await diagnosticOf('proc', 'beforeRun'))).toMatch(/^hooks have no process/)
+  it('require and process at run time: the diagnostic says what to write instead', async () => {
+    expect((await diagnosticOf('req', 'beforeRun')).message).toBe(
+      "hook 'req' beforeRun: ReferenceError: require is not defined; hooks have no require() when they run: write import (or require('./file') with a literal path) and hookd bundles the hook's own files and its npm packages (a package.json beside index.js); Node's own modules (fs, path, child_process, ...) do not exist in the sandbox: use ctx.file for files, ctx.http.fetch for HTTP and ctx.env for environment variables",
+    )
+    expect((await diagnosticOf('proc', 'beforeRun')).message).toBe(
+      "hook 'proc' beforeRun: ReferenceError: process is not defined; hooks have no process: read allowed environment variables from ctx.env, the platform from ctx.system and the working directory from ctx.workdir; to stop, return (or throw)",
+    )
   })
 
   it('hookd check prints the hint under the error', async () => {
@@ -120,9 +125,19 @@ describe('the hints match what the sandbox reports', () => {
     expect(load?.message).toContain('ReferenceError: require is not defined; hooks have no require() when they run: write import')
   })
 
-  it('a Claude Code answer', async () => {
+  it('a Claude Code answer: the diagnostic says what hookd takes instead', async () => {
     const d = await diagnosticOf('claude', 'beforeToolExecute')
     expect(d.kind).toBe('ignored-field')
-    expect(hintFor(d)).toMatch(/^'decision' is Claude Code's hook answer, not hookd's/)
+    expect(d.message).toBe(
+      "hook 'claude' returned 'decision', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments); 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"no\" } from beforeToolExecute (to let it run, return nothing)",
+    )
+  })
+
+  it('a misspelt point name: hookd serve says which point it meant', () => {
+    const load = running.sidecar.loadDiagnostics.find((d) => d.hook === 'typo')
+    expect(load).toMatchObject({ kind: 'load', file: 'typo/index.js', line: 2 })
+    expect(load?.message).toBe(
+      "the hook exports no hook point; it exports 'beforToolExecute' (did you mean 'beforeToolExecute'?); export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }. The hook is skipped until it loads; fix typo/index.js and save it",
+    )
   })
 })

@@ -9,6 +9,7 @@ import type { InvocationReport } from '../runners/hook-runner.js'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
 import { MESSAGE_CHARS, clip, quoted } from '../../protocol/text.js'
+import { hintFor } from '../hooks/author-hints.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export interface ChainHook {
@@ -235,8 +236,11 @@ export async function runChain(
       answer = changed
     }
     const check = checkReturn(judge, answer, !mutate)
+    // What to write instead, for an answer written for another agent's hooks ({decision: 'block'}).
+    const hint = hintFor({ point: handler, returned: answer })
+    const instead = hint === undefined ? '' : `; ${hint}`
     if (check.error) {
-      failed('invalid-result', `${label}: ${check.error}; the hook was skipped`, timing)
+      failed('invalid-result', `${label}: ${check.error}; the hook was skipped${instead}`, timing)
       continue
     }
     let changes = check.changes
@@ -251,7 +255,7 @@ export async function runChain(
       const verb = mutate ? 'changed' : 'returned'
       diagnostic(
         'ignored-field',
-        `${label} ${verb} ${fieldNames(ignored)}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})`,
+        `${label} ${verb} ${fieldNames(ignored)}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})${instead}`,
       )
     }
     if (Object.keys(changes).length === 0) {
