@@ -12,6 +12,7 @@ import { SCRIPTED_PREFIX, ScriptedModel } from '../host/agent/scripted-model.js'
 import { TerminalUI } from '../host/agent/terminal.js'
 import { HookdError } from '../protocol/status.js'
 import { Sidecar } from '../sidecar/sidecar.js'
+import { captureTap } from '../testing/capture-tap.js'
 import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { onErrorFlag } from './invoke.js'
@@ -137,7 +138,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     if (hooks.length && !address) {
-      const capture = values.capture !== undefined ? { capture: resolve(io.cwd, values.capture) } : {}
+      const capture = values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}
       sidecar = await Sidecar.create({ hooks: resolve(io.cwd, values.hooks ?? 'hooks'), workers: 1, ...capture }).catch((err: unknown) => {
         // A hooks folder that cannot be read is a wrong --hooks (the message says so).
         throw err instanceof HookdError && err.code === 'not-found' ? new UsageError(err.message) : err

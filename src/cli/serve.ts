@@ -6,6 +6,7 @@ import { inert } from '../protocol/text.js'
 import { parseHealthAddress } from '../sidecar/grpc/health-listener.js'
 import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
+import { captureTap } from '../testing/capture-tap.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
@@ -146,7 +147,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     },
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
-    ...(values.capture !== undefined ? { capture: resolve(io.cwd, values.capture) } : {}),
+    ...(values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}),
   }
 
   // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process

@@ -13,13 +13,12 @@ import { formatAddress, parseAddress } from '../protocol/address.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { HookdError } from '../protocol/status.js'
 import { SERVICE_NAME } from '../protocol/wire.js'
-import { inert } from '../protocol/text.js'
-import { CaptureRecorder } from '../testing/capture-tap.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
+import type { StreamTap } from './grpc/session-stream.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
@@ -62,12 +61,10 @@ export interface SidecarOptions {
    */
   onError?: 'default' | 'refuse'
   /**
-   * Write every point call of every session to this folder as a `hookd test` case (`hookd serve
-   * --capture DIR`, testing/capture-tap.ts). Not with tenants: the cases hold the calls' payloads.
+   * Given every message of every session stream, both ways, for one stream per call (`hookd serve
+   * --capture DIR`: testing/capture-tap.ts). Not with tenants: it would see every tenant's payloads.
    */
-  capture?: string
-  /** A captured case could not be written (default: one line on stderr, once). */
-  onCaptureError?(err: Error): void
+  tap?: () => StreamTap
 }
 
 /** Stops what was started so far, last first, when a later step fails. */
@@ -98,9 +95,9 @@ export class Sidecar {
     readonly loadDiagnostics: readonly Diagnostic[],
     private readonly graceMs: number,
     private readonly poolOptions: PoolOptions,
-    capture?: CaptureRecorder,
+    tap?: () => StreamTap,
   ) {
-    addHookExecutor(this.server, tenancy, this.sessions, capture ? () => capture.session() : undefined)
+    addHookExecutor(this.server, tenancy, this.sessions, tap)
     this.health.addToServer(this.server)
     addReflection(this.server)
     // A pool that gave up restarting workers answers every hook with worker-crash: say so to load
@@ -119,8 +116,8 @@ export class Sidecar {
     if (options.tenants === undefined && options.hooks === undefined) {
       throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
     }
-    if (options.tenants !== undefined && options.capture !== undefined) {
-      throw new HookdError('invalid-argument', "cases cannot be captured with tenants: one folder would hold every tenant's payloads")
+    if (options.tenants !== undefined && options.tap !== undefined) {
+      throw new HookdError('invalid-argument', "session streams cannot be tapped with tenants: the tap would see every tenant's payloads")
     }
     if (options.tenants !== undefined && options.followSymlinks) {
       throw new HookdError('invalid-argument', "symbolic links in hook folders cannot be followed with tenants: one tenant's link could read another's files")
@@ -141,10 +138,7 @@ export class Sidecar {
       const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
       const diagnostics = await registry.loadAll()
       if (watch !== false) await registry.watch(watch)
-      const onCaptureError =
-        options.onCaptureError ?? ((err: Error) => process.stderr.write(`hookd: ${inert(`cannot write a captured case to ${options.capture}: ${err.message}; calls are no longer all captured`)}\n`))
-      const capture = options.capture !== undefined ? new CaptureRecorder(options.capture, onCaptureError) : undefined
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, capture)
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, options.tap)
     } catch (err) {
       await started.undo()
       throw err

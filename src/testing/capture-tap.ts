@@ -10,6 +10,7 @@
  */
 import { parseJsonBytes, type HostMessage, type SidecarFrame, diagnosticWire } from '../protocol/wire.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
+import { inert } from '../protocol/text.js'
 import type { StreamTap } from '../sidecar/grpc/session-stream.js'
 import { type CapturedCall, type CapturedCapability, writeCapturedCase } from './capture.js'
 
@@ -31,7 +32,7 @@ export class CaptureRecorder {
     private readonly onError: (err: Error) => void,
   ) {}
 
-  /** A tap for one session stream. */
+  /** A tap for one session stream (SidecarOptions.tap). */
   session(): StreamTap {
     let open: Extract<HostMessage, { kind: 'open' }>['open'] | undefined
     let sessionId = ''
@@ -116,4 +117,12 @@ export class CaptureRecorder {
       this.onError(err instanceof Error ? err : new Error(String(err)))
     })
   }
+}
+
+/** The sidecar's tap for `--capture DIR`: failures to write are told once, on `stderr`. */
+export function captureTap(dir: string, stderr: { write(text: string): unknown }): () => StreamTap {
+  const recorder = new CaptureRecorder(dir, (err) =>
+    stderr.write(`hookd: ${inert(`cannot write a captured case to ${dir}: ${err.message}; calls are no longer all captured`)}\n`),
+  )
+  return () => recorder.session()
 }
