@@ -44,9 +44,10 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
                            the call, whatever a session or a hook asks (with --tenants: a tenant's
                            "onError": "refuse" in the tenants file)
-  --capture DIR            write every point call of every session to DIR as a ready-to-edit
-                           \`hookd test\` case: payload, what the hooks read, the result it got (for
-                           development: the files hold the calls' payloads; not with --tenants)
+  --capture DIR            write every point call of every gRPC session (not yet the HTTP front
+                           door's) to DIR as a ready-to-edit \`hookd test\` case: payload, what the
+                           hooks read, the result it got (for development: the files hold the calls'
+                           payloads; not with --tenants)
   --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}

@@ -32,8 +32,22 @@ export class CaptureRecorder {
     private readonly onError: (err: Error) => void,
   ) {}
 
-  /** A tap for one session stream (SidecarOptions.tap). */
+  /** A tap for one session stream (SidecarOptions.tap); whatever goes wrong in it never reaches the stream. */
   session(): StreamTap {
+    const tap = this.record()
+    const guarded =
+      <T>(see: (value: T) => void) =>
+      (value: T): void => {
+        try {
+          see(value)
+        } catch (err) {
+          this.fail(err)
+        }
+      }
+    return { fromHost: guarded(tap.fromHost), toHost: guarded(tap.toHost) }
+  }
+
+  private record(): StreamTap {
     let open: Extract<HostMessage, { kind: 'open' }>['open'] | undefined
     let sessionId = ''
     const calls = new Map<number, PendingCall>()
@@ -111,11 +125,13 @@ export class CaptureRecorder {
   }
 
   private write(captured: CapturedCall): void {
-    writeCapturedCase(this.dir, captured).catch((err: unknown) => {
-      if (this.failed) return
-      this.failed = true
-      this.onError(err instanceof Error ? err : new Error(String(err)))
-    })
+    writeCapturedCase(this.dir, captured).catch((err: unknown) => this.fail(err))
+  }
+
+  private fail(err: unknown): void {
+    if (this.failed) return
+    this.failed = true
+    this.onError(err instanceof Error ? err : new Error(String(err)))
   }
 }
 
