@@ -20,10 +20,10 @@ export class AuthorRunner implements HookRunner {
     readonly inner: HookRunner,
     private readonly sourceMapOf: SourceMapOf,
   ) {
-    const chain = inner.invokeChain?.bind(inner)
-    if (chain) {
+    if (inner.invokeChain) {
+      // Looked up at each call, not bound once: what runs is whatever the inner runner has then.
       this.invokeChain = (request) => {
-        const run = chain(request)
+        const run = (inner.invokeChain as NonNullable<HookRunner['invokeChain']>).call(inner, request)
         return {
           report: async (step) => {
             const report = await run.report(step)
