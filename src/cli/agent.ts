@@ -12,6 +12,7 @@ import { TerminalUI } from '../host/agent/terminal.js'
 import { HookdError } from '../protocol/status.js'
 import { HookdClient } from '../host/client.js'
 import { Sidecar } from '../sidecar/sidecar.js'
+import { captureTap } from '../testing/capture-tap.js'
 import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { everyHook, everyHookLabel, hookFlag } from './hook-choice.js'
@@ -39,6 +40,9 @@ decisions, hook logs and questions go to stderr.
   --model NAME       the Claude model (default: ${DEFAULT_MODEL}), or scripted:FILE to replay a recorded
                      run instead of calling the API (no key needed)
   --record FILE      write the model's turns to FILE, to replay with --model scripted:FILE
+  --capture DIR      write every hook point call of the run to DIR as a \`hookd test\` case (payload,
+                     what the hooks read, the result); replay a recording with --model scripted:FILE
+                     --capture DIR to turn it into cases without calling the API
   --yes              answer every ctx.confirm question with yes (default: ask on this terminal, or
                      answer no when stdin is not a terminal)
   --fail-closed      at a tool gate, any failure of any hook refuses the call
@@ -97,6 +101,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
       workdir: { type: 'string', default: '.' },
       model: { type: 'string', default: DEFAULT_MODEL },
       record: { type: 'string' },
+      capture: { type: 'string' },
       yes: { type: 'boolean', default: false },
       'fail-closed': { type: 'boolean', default: false },
       'fail-open': { type: 'boolean', default: false },
@@ -117,6 +122,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   const token = (values.token ?? (values.addr ? io.env[TOKEN_ENV] : undefined))?.trim()
   if (values.token !== undefined && !token) throw new UsageError(`--token is empty; pass the tenant's token (or set ${TOKEN_ENV})`)
   const named = hookFlag(values.hook)
+  if (values.capture !== undefined && values.addr) throw new UsageError('--capture needs the embedded sidecar; with --addr, start that sidecar with hookd serve --capture DIR')
   const maxTurns = positiveInt('max-turns', values['max-turns'])
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
   const workdir = await requireDir('--workdir', values.workdir, io.cwd)
@@ -139,7 +145,8 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   try {
     // Without --hook, every hook of the folder runs; only a default ./hooks that does not exist means none.
     if (!address && (named.length || values.hooks !== undefined || (await isDirectory(hooksDir)))) {
-      sidecar = await Sidecar.create({ hooks: hooksDir, workers: 1 }).catch((err: unknown) => {
+      const capture = values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}
+      sidecar = await Sidecar.create({ hooks: hooksDir, workers: 1, ...capture }).catch((err: unknown) => {
         // A hooks folder that cannot be read is a wrong --hooks (the message says so).
         throw err instanceof HookdError && err.code === 'not-found' ? new UsageError(err.message) : err
       })
@@ -152,6 +159,7 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
     }
     if (!hooks.length) {
       const why = !address ? 'there is no ./hooks folder' : `${where} has none`
+      if (values.capture !== undefined) throw new UsageError(`--capture records hook calls, and no hooks would run: ${why} (pass --hooks DIR)`)
       io.stderr.write(`hookd agent: no hooks will run: ${why} (pass --hooks DIR, or make one with 'hookd new NAME')\n`)
     }
     process.on('SIGINT', onSigint)

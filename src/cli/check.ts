@@ -6,8 +6,8 @@
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { inert, inertJson, quoted } from '../protocol/text.js'
-import { hintFor } from '../sidecar/hooks/author-hints.js'
-import { closestPoint, exportLine } from '../sidecar/hooks/hook-files.js'
+import { splitHint } from '../sidecar/hooks/author-hints.js'
+import { closestPoint } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { Registry } from '../sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../sidecar/limits.js'
@@ -161,9 +161,9 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     if (loaded?.remote !== undefined) checked.remote = loaded.remote
     hooks.push(checked)
     if (failed) {
-      const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message: failed.message }
+      const { message, hint } = splitHint({ kind: failed.kind, message: failed.message })
+      const problem: CheckProblem = { severity: 'error', hook: name, file: show(failed.file ?? `${name}/index.js`), message }
       if (failed.line !== undefined) problem.line = failed.line
-      const hint = hintFor({ kind: failed.kind, message: failed.message })
       if (hint !== undefined) problem.hint = hint
       problems.push(problem)
       continue
@@ -181,16 +181,16 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     }
     for (const exported of unknown.slice(0, MAX_EXPORT_WARNINGS)) {
       const near = closestPoint(exported)
+      const at = registry.lineOf(loaded, exported)
       const problem: CheckProblem = {
         severity: 'warning',
         hook: name,
-        file: show(loaded.filename),
+        file: show(at?.file ?? loaded.filename),
         message: near
           ? `${quoted(exported, 64)} is exported but is not a hook point, so it never runs; did you mean '${near}'?`
           : `${quoted(exported, 64)} is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
       }
-      const line = exportLine(loaded.source, exported)
-      if (line !== undefined) problem.line = line
+      if (at) problem.line = at.line
       problems.push(problem)
     }
   }

@@ -1,4 +1,5 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
+import { resolve } from 'node:path'
 import { type Address, DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
 import { listenHealth, parseHealthAddress } from '../sidecar/grpc/health-listener.js'
@@ -7,6 +8,7 @@ import { healthFollowing } from '../sidecar/observability/health-status.js'
 import type { Readiness } from '../sidecar/observability/readiness.js'
 import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
+import { captureTap } from '../testing/capture-tap.js'
 import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
@@ -45,6 +47,10 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
                            the call, whatever a session or a hook asks (with --tenants: a tenant's
                            "onError": "refuse" in the tenants file)
+  --capture DIR            write every point call of every gRPC session (not yet the HTTP front
+                           door's) to DIR as a ready-to-edit \`hookd test\` case: payload, what the
+                           hooks read, the result it got (for development: the files hold the calls'
+                           payloads; not with --tenants)
   --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${TENANCY_HELP}
@@ -82,6 +88,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'allow-symlinks': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
+        capture: { type: 'string' },
         ...TENANCY_FLAGS,
         ...HTTP_FLAGS,
         ...OBSERVABILITY_FLAGS,
@@ -112,6 +119,9 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   }
   if (workers !== undefined && values.tenants !== undefined) {
     throw new UsageError('--workers is for a sidecar without tenants; with --tenants each tenant has workers of its own ("workers" in the tenants file), and --slots says how many invocations run at once across them')
+  }
+  if (values.capture !== undefined && values.tenants !== undefined) {
+    throw new UsageError("--capture is for a sidecar without tenants: one folder would hold every tenant's payloads")
   }
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
@@ -147,6 +157,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     },
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
+    ...(values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}),
   }
 
   // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process

@@ -17,6 +17,7 @@ import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
+import type { StreamTap } from './grpc/session-stream.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
@@ -68,6 +69,11 @@ export interface SidecarOptions {
    * listener of `hookd serve --metrics`). Default: the sidecar's own.
    */
   readiness?: Readiness
+  /**
+   * Given every message of every session stream, both ways, for one stream per call (`hookd serve
+   * --capture DIR`: testing/capture-tap.ts). Not with tenants: it would see every tenant's payloads.
+   */
+  tap?: () => StreamTap
 }
 
 /** Stops what was started so far, last first, when a later step fails. */
@@ -100,8 +106,9 @@ export class Sidecar {
     private readonly poolOptions: PoolOptions,
     private readonly readiness: Readiness,
     private readonly observer: Observer,
+    tap?: () => StreamTap,
   ) {
-    addHookExecutor(this.server, tenancy, this.sessions, observer)
+    addHookExecutor(this.server, tenancy, this.sessions, observer, tap)
     this.health = healthFollowing(readiness)
     this.health.addToServer(this.server)
     addReflection(this.server)
@@ -121,6 +128,9 @@ export class Sidecar {
     }
     if (options.tenants === undefined && options.hooks === undefined) {
       throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
+    }
+    if (options.tenants !== undefined && options.tap !== undefined) {
+      throw new HookdError('invalid-argument', "session streams cannot be tapped with tenants: the tap would see every tenant's payloads")
     }
     if (options.tenants !== undefined && options.followSymlinks) {
       throw new HookdError('invalid-argument', "symbolic links in hook folders cannot be followed with tenants: one tenant's link could read another's files")
@@ -161,7 +171,7 @@ export class Sidecar {
       observer.served({ tenant: undefined, registry, pool })
       if (watch !== false) await registry.watch(watch)
       loaded()
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer)
+      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
     } catch (err) {
       await started.undo()
       throw err

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { HookdClient } from '../host/client.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import { hintFor } from '../sidecar/hooks/author-hints.js'
+import { splitHint } from '../sidecar/hooks/author-hints.js'
 import type { Registry } from '../sidecar/hooks/registry.js'
 import type { ExpectedDiagnostic, TestCase } from './case-file.js'
 import { CaseHost, type SeenCall } from './case-host.js'
@@ -132,8 +132,8 @@ function compareDiagnostics(expected: ExpectedDiagnostic[], actual: Diagnostic[]
   const lines = [`diagnostics: expected ${wanted}; got ${actual.length === 0 ? 'none' : `${actual.length}:`}`]
   for (const d of actual) {
     const where = d.file ? ` (${shownPath(hooksShown, d.file)}${d.line !== undefined ? `:${d.line}` : ''})` : ''
-    lines.push(`  ${d.kind} ${d.hook}: ${d.message}${where}`)
-    const hint = hintFor({ kind: d.kind, message: d.message, point: d.point || point })
+    const { message, hint } = splitHint({ kind: d.kind, message: d.message, point: d.point || point })
+    lines.push(`  ${d.kind} ${d.hook}: ${message}${where}`)
     if (hint) lines.push(`    hint: ${hint}`)
   }
   return lines.join('\n')

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Running, sessionOptions } from '../support/sidecar.js'
 import { CALL, UNCHANGED, afterFailure, expectServing, failed, runHooks, startHostile } from './support.js'
+import { hintFor } from '../../src/sidecar/hooks/author-hints.js'
 
 let running: Running
 
@@ -33,21 +34,21 @@ const LANGUAGE_GLOBALS = new Set([
 describe('constructor-chain escapes', () => {
   it('ctor-this: from `this` to Function finds no process', async () => {
     const run = await runHooks(running, ['ctor-this'])
-    expect(run.diagnostics).toEqual([failed('ctor-this', 'throw', 'ReferenceError: process is not defined', 4)])
+    expect(run.diagnostics).toEqual([failed('ctor-this', 'throw', withHint('ReferenceError: process is not defined'), 4)])
     expect(run.result).toEqual(UNCHANGED)
     await expectServing(running)
   })
 
   it('ctor-promise: from a promise to Function finds no require', async () => {
     const run = await runHooks(running, ['ctor-promise'])
-    expect(run.diagnostics).toEqual([failed('ctor-promise', 'throw', 'ReferenceError: require is not defined', 4)])
+    expect(run.diagnostics).toEqual([failed('ctor-promise', 'throw', withHint('ReferenceError: require is not defined'), 4)])
     expect(run.result).toEqual(UNCHANGED)
     await expectServing(running)
   })
 
   it('ctor-async: from an async function to AsyncFunction finds no Buffer', async () => {
     const run = await runHooks(running, ['ctor-async'])
-    expect(run.diagnostics).toEqual([failed('ctor-async', 'throw', 'ReferenceError: Buffer is not defined', 5)])
+    expect(run.diagnostics).toEqual([failed('ctor-async', 'throw', withHint('ReferenceError: Buffer is not defined'), 5)])
     expect(run.result).toEqual(UNCHANGED)
     await expectServing(running)
   })
@@ -274,3 +275,8 @@ describe('nothing survives an invocation', () => {
     expect(run.logs).toEqual(['before the answer'])
   })
 })
+
+/** The sandbox's error with the hint hookd adds to it (author-hints.ts; its exact text is tested in test/unit/author-hints.test.ts). */
+function withHint(message: string): string {
+  return `${message}; ${hintFor({ message })}`
+}

@@ -89,7 +89,7 @@ describe('hookd new', () => {
     const checked = await tsc([...flags, wrong])
     expect(checked.code).not.toBe(0)
     expect(checked.output).toContain("Types of property 'decision' are incompatible")
-  })
+  }, 120_000)
 
   it('writes a TypeScript hook that type-checks, bundles, and passes its cases', async () => {
     const made = await hookd(['new', 'typed', '--ts', '--points', 'beforeToolExecute,afterRun'], dir)
@@ -113,7 +113,7 @@ describe('hookd new', () => {
       ].join('\n'),
     )
     expect(tested.code).toBe(0)
-  })
+  }, 120_000)
 
   it('refuses to overwrite a folder that exists, and leaves it as it was', async () => {
     await writeFile(join(dir, 'hooks', 'careful', 'index.js'), '// mine\n')

@@ -218,7 +218,7 @@ describe('failures are diagnostics, and the chain goes on', () => {
     const out = await session.call('beforeToolExecute', call)
     expect(out.result.arguments).toEqual({ command: 'ls', n: 1 })
     expect(out.trace.map((t) => t.hook)).toEqual(['args-first'])
-    expect(pushed.sort()).toEqual(['broken:load:6', 'top-throw:load:1'])
+    expect(pushed.sort()).toEqual(['broken:load:4', 'top-throw:load:1'])
     const listed = await running.client.listHooks()
     const broken = listed.find((h) => h.name === 'broken')
     expect(broken?.status).toBe('broken')

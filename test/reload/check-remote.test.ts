@@ -59,7 +59,7 @@ describe('hookd check on remote hooks', () => {
       `${join(root, 'typo', 'hook.json')}:2: error: the remote hook at unix:typo.sock describes unknown point 'beforeToolExecut' (did you mean 'beforeToolExecute'?); list only hook points in DescribeResponse.points. The hook is skipped until it loads`,
     )
     expect(line('nothing')).toBe(
-      `${join(root, 'nothing', 'index.js')}: error: hook 'nothing' has no index.js; create nothing/index.js exporting its points, or make it a remote hook by naming its server in nothing/hook.json ("remote": "unix:PATH" or "HOST:PORT"). The hook is skipped until it loads; fix nothing/index.js and save it`,
+      `${join(root, 'nothing', 'index.js')}: error: hook 'nothing' has no index.js; create nothing/index.js (or index.ts, index.mjs) exporting its points, or make it a remote hook by naming its server in nothing/hook.json ("remote": "unix:PATH" or "HOST:PORT"). The hook is skipped until it loads; fix nothing/index.js and save it`,
     )
     expect(run.stdout).not.toContain('hookd asks the server again')
     expect(run.stdout).not.toContain('fix down/hook.json and save it')

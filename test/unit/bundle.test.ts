@@ -12,6 +12,7 @@ import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../src/sidecar/hoo
 import { writeTree } from '../support/sidecar.js'
 
 const temps: string[] = []
+const LINKS = 'hookd does not follow symbolic links in hook folders (a development setup may pass hookd serve --allow-symlinks)'
 afterAll(() => Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true }))))
 
 async function tree(files: Record<string, string>): Promise<string> {
@@ -58,7 +59,7 @@ describe('bundleHook', () => {
     const out = await bundleHook(dir)
     if (!out.ok) throw new Error(out.message)
     expect(out.entry).toBe('index.ts')
-    expect(out.inputs.sort()).toEqual(['index.ts', 'lib/twice.ts', 'node_modules/tiny/index.js', 'package.json'])
+    expect(out.inputs.sort()).toEqual(['index.ts', 'lib/twice.ts', 'node_modules/tiny/index.js', 'node_modules/tiny/package.json', 'package.json'])
     const hook = exportsOf(out.source)
     expect(Object.keys(hook)).toEqual(['beforeToolExecute'])
     expect((hook.beforeToolExecute as Handler)({}, { name: 'ls', arguments: {} })).toEqual({ reason: 'LSLS' })
@@ -168,14 +169,14 @@ describe('bundleHook keeps every import inside the hook folder', () => {
       await mkdir(join(outer, 'hook'))
       await symlink(join(outer, 'other', 'x.js'), join(outer, 'hook', 'index.js'))
     })
-    expect(out.message).toBe("cannot find './index.js' inside the hook's folder (hookd follows no symbolic link out of it)")
+    expect(out.message).toBe(`'./index.js' is reached through index.js, a symbolic link; ${LINKS}`)
   })
 
-  it('refuses a symbolic link that leads out of the folder', async () => {
+  it('refuses a symbolic link, wherever it leads', async () => {
     const out = await refusal({ 'hook/index.ts': "import x from './link.js'\nexport default { beforeRun: () => x }\n" }, (outer) =>
       symlink(join(outer, 'other', 'x.js'), join(outer, 'hook', 'link.js')),
     )
-    expect(out.message).toBe("cannot find './link.js' (imported by index.ts) inside the hook's folder (hookd follows no symbolic link out of it)")
+    expect(out.message).toBe(`'./link.js' (imported by index.ts) is reached through link.js, a symbolic link; ${LINKS}`)
     // The same words when the link leads to nothing: a refusal tells nothing of what exists outside.
     const dangling = await refusal({ 'hook/index.ts': "import x from './link.js'\nexport default { beforeRun: () => x }\n" }, (outer) =>
       symlink(join(outer, 'other', 'missing.js'), join(outer, 'hook', 'link.js')),
@@ -235,9 +236,71 @@ describe('bundleHook keeps every import inside the hook folder', () => {
   })
 })
 
+describe('bundleHook resolves imports itself', () => {
+  const run = async (files: Record<string, string>, options: Parameters<typeof bundleHook>[1] = {}) => {
+    const out = await bundleHook(await tree(files), options)
+    if (!out.ok) throw new Error(out.message)
+    return (exportsOf(out.source).beforeRun as Handler)({})
+  }
+
+  it("follows a package's exports: conditions in order, patterns, and the require condition for require()", async () => {
+    const pkg = {
+      'node_modules/p/package.json': JSON.stringify({
+        name: 'p',
+        exports: { '.': { node: './node.js', import: './esm.mjs', require: './cjs.js', default: './esm.mjs' }, './feature/*': './features/*.js' },
+      }),
+      'node_modules/p/esm.mjs': "export default 'esm'\n",
+      'node_modules/p/cjs.js': "module.exports = 'cjs'\n",
+      'node_modules/p/node.js': "module.exports = require('fs')\n",
+      'node_modules/p/features/x.js': "module.exports = 'feature x'\n",
+    }
+    expect(await run({ ...pkg, 'index.ts': "import p from 'p'\nimport x from 'p/feature/x'\nexport default { beforeRun: () => [p, x] }\n" })).toEqual(['esm', 'feature x'])
+    expect(await run({ ...pkg, 'index.js': "const p = require('p')\nmodule.exports = { beforeRun: () => p }\n" })).toBe('cjs')
+  })
+
+  it('says when a package exports nothing hookd can use, or not the subpath asked for', async () => {
+    const nodeOnly = await tree({
+      'index.ts': "import p from 'p'\nexport default { beforeRun: () => p }\n",
+      'node_modules/p/package.json': JSON.stringify({ exports: { node: './node.js' } }),
+      'node_modules/p/node.js': 'module.exports = 1\n',
+    })
+    expect(await bundleHook(nodeOnly)).toMatchObject({
+      ok: false,
+      message: "'p' (imported by index.ts): the package 'p' offers '.' only for node, none of which hookd bundles for (it runs a plain JavaScript engine: use a package that runs in browsers or anywhere)",
+    })
+    const hidden = await tree({
+      'index.ts': "import x from 'p/internal'\nexport default { beforeRun: () => x }\n",
+      'node_modules/p/package.json': JSON.stringify({ exports: { '.': './index.js', './internal': null } }),
+      'node_modules/p/index.js': 'module.exports = 1\n',
+      'node_modules/p/internal.js': 'module.exports = 2\n',
+    })
+    expect(await bundleHook(hidden)).toMatchObject({ ok: false, message: "'p/internal' (imported by index.ts): the package 'p' does not export './internal'" })
+  })
+
+  it("reads './x.js' as './x.ts', and a folder as its index file", async () => {
+    expect(
+      await run({
+        'index.ts': "import { a } from './lib/a.js'\nimport b from './lib'\nexport default { beforeRun: () => a + b }\n",
+        'lib/a.ts': "export const a = 'a'\n",
+        'lib/index.ts': "export default 'b'\n",
+      }),
+    ).toBe('ab')
+  })
+
+  it('follows links only when the operator opted in (followSymlinks)', async () => {
+    const outer = await tree({ 'shared/value.ts': "export default 'shared'\n", 'hook/index.ts': "import v from './lib/value'\nexport default { beforeRun: () => v }\n" })
+    await symlink(join(outer, 'shared'), join(outer, 'hook', 'lib'))
+    expect(await bundleHook(join(outer, 'hook'))).toMatchObject({ ok: false, message: expect.stringContaining('is reached through lib, a symbolic link') })
+    const followed = await bundleHook(join(outer, 'hook'), { followSymlinks: true })
+    if (!followed.ok) throw new Error(followed.message)
+    expect((exportsOf(followed.source).beforeRun as Handler)({})).toBe('shared')
+  })
+})
+
 describe('bundlePlan', () => {
   it('leaves a plain CommonJS index.js alone: the fast path', () => {
     expect(bundlePlan({ names: ['index.js', 'hook.json'], indexJs: "module.exports = { beforeRun() { const importance = 1; return { export: importance } } }\n" })).toEqual({ kind: 'plain' })
+    expect(bundlePlan({ names: ['index.js'], indexJs: 'exports.beforeRun = function () {}\nexports .afterRun = () => {}\nimportance = 1\n' })).toEqual({ kind: 'plain' })
   })
 
   it('bundles TypeScript, ES modules, literal requires and folders with dependencies, saying why', () => {
@@ -245,6 +308,9 @@ describe('bundlePlan', () => {
     expect(bundlePlan({ names: ['index.mjs'] })).toEqual({ kind: 'bundle', entry: 'index.mjs', why: 'it is an ES module' })
     expect(bundlePlan({ names: ['index.js'], indexJs: 'export default {}\n' })).toMatchObject({ kind: 'bundle', why: 'it uses import or export' })
     expect(bundlePlan({ names: ['index.js'], indexJs: "import x from 'y'\nmodule.exports = x\n" })).toMatchObject({ kind: 'bundle', why: 'it uses import or export' })
+    for (const text of ['export function beforeRun() {}\n', 'export const beforeRun = () => {}\n', 'const beforeRun = () => {}\nexport { beforeRun }\n', "import './setup.js'\n"]) {
+      expect(bundlePlan({ names: ['index.js'], indexJs: text })).toMatchObject({ kind: 'bundle', why: 'it uses import or export' })
+    }
     expect(bundlePlan({ names: ['index.js'], indexJs: "const p = require('path')\n" })).toMatchObject({ kind: 'bundle', why: 'it requires other files or packages' })
     expect(bundlePlan({ names: ['index.js', 'package.json'], indexJs: 'module.exports = {}', packageJson: '{"dependencies": {"a": "1"}}' })).toMatchObject({
       kind: 'bundle',

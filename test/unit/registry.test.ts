@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { versionOf } from '../../src/sidecar/hooks/hook-files.js'
 import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../src/sidecar/hooks/hook-folder.js'
+import type { AuthorRunner } from '../../src/sidecar/hooks/author-runner.js'
 import { Registry, type RegistryEvent, type RegistryOptions } from '../../src/sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
 import { FakeLoader, FakeRunner, type HookFolder, type HooksRoot, exporting, hooksFolder, until } from './fakes.js'
@@ -57,7 +58,8 @@ describe('loading', () => {
     const hook = r.get('guard')
     expect(hook).toMatchObject({ name: 'guard', filename: 'guard/index.js', source: guard, config: { level: 2 }, unknownExports: [] })
     expect([...(hook?.points ?? [])]).toEqual(['beforeToolExecute', 'afterRun'])
-    expect(hook?.runner).toBe(runner)
+    // The given runner, through the registry's AuthorRunner (source maps and hints for failures).
+    expect((hook?.runner as AuthorRunner).inner).toBe(runner)
     expect(r.get('audit')?.unknownExports).toEqual(['helper'])
     expect(r.get('audit')?.config).toEqual({})
     expect(r.list().map((h) => [h.name, h.status, h.points, h.lastError])).toEqual([
@@ -193,13 +195,13 @@ describe('load diagnostics', () => {
   it('reports a folder with neither index.js nor a remote hook.json', async () => {
     const { diagnostics } = await loaded({ g: { json: { config: {} } } })
     expect(diagnostics[0]?.message).toBe(
-      `hook 'g' has no index.js; create g/index.js exporting its points, or make it a remote hook by naming its server in g/hook.json ("remote": "unix:PATH" or "HOST:PORT"). The hook is skipped until it loads; fix g/index.js and save it`,
+      `hook 'g' has no index.js; create g/index.js (or index.ts, index.mjs) exporting its points, or make it a remote hook by naming its server in g/hook.json ("remote": "unix:PATH" or "HOST:PORT"). The hook is skipped until it loads; fix g/index.js and save it`,
     )
   })
 
   it('reports what the loader said, with its line', async () => {
     loader.script('g', { ok: false, message: 'SyntaxError: Unexpected token )', line: 7 })
-    const { diagnostics } = await loaded({ g: { index: exporting('afterRun') } })
+    const { diagnostics } = await loaded({ g: { index: `${exporting('afterRun')}${'\n'.repeat(6)}x = ((1)\n` } })
     expect(diagnostics).toEqual([
       {
         hook: 'g',

@@ -158,7 +158,8 @@ describe('open', () => {
 
   it('opens with a declared hook that failed to load: pushes its load diagnostic and skips it on every point', async () => {
     const w = await world(
-      { guard: { index: exporting('beforeToolExecute') }, broken: { index: exporting('beforeToolExecute') } },
+      // Line 4 is inside the file: a line past its end would be reported on its last one.
+      { guard: { index: exporting('beforeToolExecute') }, broken: { index: `${exporting('beforeToolExecute')}\n\n\nx = ((1)\n` } },
       { loader: (l) => l.script('broken', { ok: false, message: 'SyntaxError: missing )', line: 4 }) },
     )
     w.runner.script('guard', () => nothing())

@@ -9,6 +9,7 @@ import type { InvocationReport } from '../runners/hook-runner.js'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
 import { MESSAGE_CHARS, clip, quoted } from '../../protocol/text.js'
+import { hintFor } from '../hooks/author-hints.js'
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export interface ChainHook {
@@ -182,14 +183,14 @@ export async function runChain(
       continue
     }
     const label = alias ? `hook '${hook.name}' (${handler} serving ${point.name})` : `hook '${hook.name}'`
-    const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number): void => {
-      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message, MESSAGE_CHARS * 2), file: hook.filename, version: hook.version }
+    const diagnostic = (kind: Diagnostic['kind'], message: string, line?: number, file?: string): void => {
+      const d: Diagnostic = { hook: hook.name, point: point.name, kind, message: clip(message, MESSAGE_CHARS * 2), file: file ?? hook.filename, version: hook.version }
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
     /** The hook failed: a diagnostic, and at a gate, a refusal when the failure policy says so. */
-    const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number): void => {
-      diagnostic(kind, message, line)
+    const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number, file?: string): void => {
+      diagnostic(kind, message, line, file)
       trace.push({ ...base, outcome: kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
       if (gate && failureRefuses(options.onError?.(hook) ?? 'default', kind)) state = point.refuse(state, couldNotDecide(hook.name, kind), 'hookd')
     }
@@ -210,7 +211,7 @@ export async function runChain(
     const timing = { durationUs: report.wallUs, cpuUs: report.cpuUs }
     const { outcome } = report
     if (!outcome.ok) {
-      failed(outcome.kind, `${label} ${handler}: ${outcome.message}`, timing, outcome.line)
+      failed(outcome.kind, `${label} ${handler}: ${outcome.message}`, timing, outcome.line, outcome.file)
       continue
     }
     if (outcome.value === undefined) {
@@ -235,8 +236,11 @@ export async function runChain(
       answer = changed
     }
     const check = checkReturn(judge, answer, !mutate)
+    // What to write instead, for an answer written for another agent's hooks ({decision: 'block'}).
+    const hint = hintFor({ point: handler, returned: answer })
+    const instead = hint === undefined ? '' : `; ${hint}`
     if (check.error) {
-      failed('invalid-result', `${label}: ${check.error}; the hook was skipped`, timing)
+      failed('invalid-result', `${label}: ${check.error}; the hook was skipped${instead}`, timing)
       continue
     }
     let changes = check.changes
@@ -251,7 +255,7 @@ export async function runChain(
       const verb = mutate ? 'changed' : 'returned'
       diagnostic(
         'ignored-field',
-        `${label} ${verb} ${fieldNames(ignored)}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})`,
+        `${label} ${verb} ${fieldNames(ignored)}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})${instead}`,
       )
     }
     if (Object.keys(changes).length === 0) {

@@ -9,14 +9,14 @@ import type { Observer, TraceCarrier } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { withTolerantDecoding } from './frames.js'
 import { serveInvoke } from './invoke.js'
-import { type OpenSessions, type SessionCall, serveSessionStream } from './session-stream.js'
+import { type OpenSessions, type SessionCall, type StreamTap, serveSessionStream } from './session-stream.js'
 
 /** A call's metadata as a trace carrier (traceparent, tracestate), read only if tracing asks. */
 function carrier(metadata: grpc.Metadata): TraceCarrier {
   return { get: (key) => metadata.get(key).map(String)[0] }
 }
 
-export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions, observer: Observer): void {
+export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions, observer: Observer, tap?: () => StreamTap): void {
   /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
   const identify = (metadata: grpc.Metadata): Tenant | HookdError => {
     try {
@@ -31,7 +31,7 @@ export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions:
     Session: (call: SessionCall) => {
       const tenant = identify(call.metadata)
       if (tenant instanceof HookdError) return void call.emit('error', status(tenant))
-      serveSessionStream(call, tenant, sessions, observer.session({ tenant: tenant.id, transport: 'grpc-session', carrier: carrier(call.metadata) }))
+      serveSessionStream(call, tenant, sessions, observer.session({ tenant: tenant.id, transport: 'grpc-session', carrier: carrier(call.metadata) }), tap?.())
     },
     Invoke: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
       const tenant = identify(call.metadata)

@@ -28,12 +28,20 @@ export interface OpenSessions {
   delete(session: Session): void
 }
 
-export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions, observe?: SessionObserver): void {
+/** Sees every message of a stream, both ways (`hookd serve --capture`: testing/capture-tap.ts). */
+export interface StreamTap {
+  fromHost(message: HostMessage): void
+  toHost(frame: SidecarFrame): void
+}
+
+export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions, observe?: SessionObserver, tap?: StreamTap): void {
   let session: Session | undefined
   let ended = false
   let closing = false
   const write = (message: SidecarFrame): void => {
-    if (!ended) call.write(message)
+    if (ended) return
+    tap?.toHost(message)
+    call.write(message)
   }
   /** Runs `then` with what `promise` brings; a rejection, or a throw in `then`, ends the stream. */
   const after = <T>(promise: Promise<T>, then: (value: T) => void): void => {
@@ -131,6 +139,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
     if (!parsed.success) return fail(new HookdError('invalid-argument', hostMessageProblem(raw, parsed.error)))
     const message = parsed.data
     try {
+      tap?.fromHost(message)
       if (message.kind === 'open') return onOpen(message)
       if (!session) throw new HookdError('failed-precondition', `'${message.kind}' arrived before the session was opened; send 'open' first`)
       onMessage(session, message)

@@ -91,6 +91,16 @@ export function hintFor(failure: AuthorFailure): string | undefined {
   )
 }
 
+/**
+ * A failure's text and its hint apart: the sidecar puts the hint in a diagnostic's message (what a host
+ * and `hookd serve` show), and `hookd check` and `hookd test` show it on a line of its own instead.
+ */
+export function splitHint(failure: AuthorFailure & { message: string }): { message: string; hint?: string } {
+  const hint = hintFor(failure)
+  if (hint === undefined) return { message: failure.message }
+  return { message: failure.message.replace(`; ${hint}`, ''), hint }
+}
+
 /** `export`/`import` in a file the sandbox runs as a CommonJS script. */
 function moduleSyntaxHint(message: string): string | undefined {
   if (/Unexpected token 'export'|Cannot use import statement outside a module|Unexpected token '\{'.*import|import\.meta/.test(message)) {

@@ -14,13 +14,12 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseJson } from '../../protocol/bounded-json.js'
+import { PACKAGE_JSON_MAX_BYTES } from './hook-folder.js'
 import { readRegularFile } from './read-regular-file.js'
 
 /** The entry files hookd looks for, in the order it names them in messages. */
 export const ENTRY_FILES = ['index.js', 'index.mjs', 'index.ts', 'index.mts', 'index.cts'] as const
 
-/** The largest package.json read to plan a bundle. */
-const PACKAGE_JSON_MAX_BYTES = 256 * 1024
 
 export interface FolderFacts {
   /** The names of the files in the hook's folder (not recursive). */
@@ -41,8 +40,11 @@ export type BundlePlan =
   /** The folder cannot be planned; `file` is relative to the folder. */
   | { kind: 'error'; message: string; file: string; line?: number }
 
-/** `export`/`import` statements at the start of a line: ES module syntax a CommonJS script cannot run. */
-const MODULE_SYNTAX = /^[ \t]*(?:import[ \t]*[\w${*'"]|export[ \t]*[\w${*]|export[ \t]+default\b)/m
+/**
+ * `export`/`import` statements at the start of a line: ES module syntax a CommonJS script cannot run
+ * (`exports.x = ...` and `importance = 1` are not).
+ */
+const MODULE_SYNTAX = /^[ \t]*(?:import[ \t]*[{*'"]|import[ \t]+[\w$]|export[ \t]*[{*]|export[ \t]+(?:default|const|let|var|function|class|async)\b)/m
 /** A require of a literal name: a file or package to bundle. */
 const LITERAL_REQUIRE = /(?:^|[^\w$.])require[ \t]*\([ \t]*['"`]/
 

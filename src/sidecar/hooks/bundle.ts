@@ -10,15 +10,16 @@
  * work. The footer comes last, so the bundle's line numbers, which the source map translates back to the
  * author's files (`mapPosition`), are those esbuild wrote.
  *
- * Bundling runs in esbuild's own process (a Go binary from npm), not on the sidecar's thread; the
- * plugin's reads are bounded, the whole build has a deadline, and the result is capped at
+ * Bundling runs in esbuild's own process (a Go binary from npm), not on the sidecar's thread; every
+ * import is resolved and every file read by hookd's plugin (bounded, through the folder's descriptor,
+ * no links), the whole build has a deadline that is never waited past, and the result is capped at
  * BUNDLE_MAX_BYTES, like any index.js.
  */
-import { lstat, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as esbuild from 'esbuild'
 import { ENTRY_FILES, readBundlePlan } from './bundle-plan.js'
 import { type BundleLimits, type ConfineState, DEFAULT_BUNDLE_LIMITS, confinePlugin } from './bundle-confine.js'
+import { FolderIo } from './folder-io.js'
 import { SOURCE_MAX_BYTES } from './hook-folder.js'
 
 export { mapPosition, type SourcePosition } from './source-map.js'
@@ -39,6 +40,8 @@ export interface BundleOptions {
   limits?: Partial<BundleLimits>
   /** Default BUNDLE_TIMEOUT_MS. */
   timeoutMs?: number
+  /** Follow symbolic links in the folder (hookd serve --allow-symlinks). Default false. */
+  followSymlinks?: boolean
 }
 
 /** A problem esbuild reported that did not stop the bundle (an import that is always undefined, say). */
@@ -86,15 +89,9 @@ const DEFAULT_EXPORT_FOOTER = `;(function (m) {
 })(module);`
 
 export async function bundleHook(dir: string, options: BundleOptions = {}): Promise<BundleResult> {
-  let root: string
-  try {
-    root = await realpath(dir)
-  } catch (err) {
-    return { ok: false, message: `cannot read the hook folder: ${(err as Error).message}`, file: '.' }
-  }
   let entry = options.entry
   if (entry === undefined) {
-    const plan = await readBundlePlan(root)
+    const plan = await readBundlePlan(dir)
     if (plan.kind === 'error') return plan.line === undefined ? { ok: false, message: plan.message, file: plan.file } : { ok: false, message: plan.message, file: plan.file, line: plan.line }
     if (plan.kind === 'none') {
       return { ok: false, message: `the hook folder has no entry file; create one of ${ENTRY_FILES.join(', ')}`, file: '.' }
@@ -104,7 +101,22 @@ export async function bundleHook(dir: string, options: BundleOptions = {}): Prom
   if (!/^[\w.-]+$/.test(entry) || entry.startsWith('.')) {
     return { ok: false, message: `the entry must be a file directly in the hook's folder, e.g. index.ts; got '${entry}'`, file: '.' }
   }
-  const state: ConfineState = { root, limits: { ...DEFAULT_BUNDLE_LIMITS, ...options.limits }, inputs: [], files: 0, bytes: 0 }
+  let io: FolderIo
+  try {
+    io = await FolderIo.open(dir, options.followSymlinks === true)
+  } catch (err) {
+    return { ok: false, message: (err as Error).message, file: '.' }
+  }
+  try {
+    return await build(io, entry, options)
+  } finally {
+    await io.close()
+  }
+}
+
+async function build(io: FolderIo, entry: string, options: BundleOptions): Promise<BundleResult> {
+  const { root } = io
+  const state: ConfineState = { io, limits: { ...DEFAULT_BUNDLE_LIMITS, ...options.limits }, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
   const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES
   const timeoutMs = options.timeoutMs ?? BUNDLE_TIMEOUT_MS
 
@@ -119,10 +131,9 @@ export async function bundleHook(dir: string, options: BundleOptions = {}): Prom
     platform: 'neutral',
     // The isolate runs Node 20's V8.
     target: 'node20',
-    mainFields: ['module', 'main'],
-    resolveExtensions: ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs', '.json'],
     // Given, so that no tsconfig.json is read, from the folder or above it: its "paths" could redirect
-    // imports, and nothing outside the folder may shape the bundle.
+    // imports, and nothing outside the folder may shape the bundle. (The plugin resolves every import,
+    // so esbuild's own resolver, which would read package.json files up to /, never runs.)
     tsconfigRaw: {},
     // Packages test these; the sandbox has neither `process` nor `global`.
     define: { 'process.env.NODE_ENV': '"production"', global: 'globalThis' },
@@ -135,22 +146,31 @@ export async function bundleHook(dir: string, options: BundleOptions = {}): Prom
     footer: { js: DEFAULT_EXPORT_FOOTER },
     plugins: [confinePlugin(state)],
   })
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    void context.cancel()
-  }, timeoutMs)
-  let result: esbuild.BuildResult<{ write: false; metafile: true }>
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutMs)
+  })
+  const rebuild = context.rebuild()
+  const slow = `bundling took longer than ${timeoutMs} ms and was stopped; import less`
+  let result: esbuild.BuildResult<{ write: false; metafile: true }> | 'late'
   try {
-    result = await context.rebuild()
+    result = await Promise.race([rebuild, late])
   } catch (err) {
-    if (timedOut) return { ok: false, message: `bundling took longer than ${timeoutMs} ms and was stopped; import less`, file: entry }
-    return failure(err, entry)
-  } finally {
     clearTimeout(timer)
     await context.dispose()
+    return failure(err, entry, state.lastLines)
   }
-  if (timedOut) return { ok: false, message: `bundling took longer than ${timeoutMs} ms and was stopped; import less`, file: entry }
+  clearTimeout(timer)
+  if (result === 'late') {
+    // Never waited on: a build that does not stop when cancelled is left to end (or not) on its own.
+    void context.cancel()
+    rebuild.then(
+      () => context.dispose(),
+      () => context.dispose(),
+    )
+    return { ok: false, message: slow, file: entry }
+  }
+  await context.dispose()
 
   const js = result.outputFiles.find((f) => f.path.endsWith('.js'))
   const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'))
@@ -160,16 +180,8 @@ export async function bundleHook(dir: string, options: BundleOptions = {}): Prom
   }
   // package.json decides whether and how the folder is bundled: a hot reload must watch it too.
   const inputs = [...state.inputs]
-  if (!inputs.includes('package.json') && (await isFile(join(root, 'package.json')))) inputs.push('package.json')
+  if (!inputs.includes('package.json') && (await io.kind(join(root, 'package.json'))) === 'file') inputs.push('package.json')
   return { ok: true, source: js.text, sourceMap: map.text, inputs, entry, warnings: result.warnings.map(toWarning) }
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await lstat(path)).isFile()
-  } catch {
-    return false
-  }
 }
 
 function toWarning(message: esbuild.Message): BundleWarning {
@@ -178,14 +190,18 @@ function toWarning(message: esbuild.Message): BundleWarning {
   return warning
 }
 
-/** The first error of a failed build, at its place in the author's files. */
-function failure(err: unknown, entry: string): BundleResult {
+/**
+ * The first error of a failed build, at its place in the author's files. esbuild reports an error at
+ * the end of a file (an unclosed brace) on the line after the last one when the file ends with a
+ * newline: it is put on the file's last line of code instead.
+ */
+function failure(err: unknown, entry: string, lastLines: ReadonlyMap<string, number>): BundleResult {
   const errors = (err as { errors?: esbuild.Message[] }).errors
   const first = Array.isArray(errors) ? errors[0] : undefined
   if (!first) return { ok: false, message: `bundling failed: ${err instanceof Error ? err.message : String(err)}`, file: entry }
   const more = errors && errors.length > 1 ? ` (and ${errors.length - 1} more ${errors.length === 2 ? 'error' : 'errors'})` : ''
   const out: BundleResult = { ok: false, message: `${first.text}${more}`, file: first.location?.file || entry }
-  if (first.location?.line) out.line = first.location.line
+  if (first.location?.line) out.line = Math.min(first.location.line, lastLines.get(out.file) ?? Infinity)
   return out
 }
 

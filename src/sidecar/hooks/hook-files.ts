@@ -92,10 +92,33 @@ function lineAtOffset(text: string, offset: string | undefined): number | undefi
  * JSON key), if it does.
  */
 export function exportLine(text: string, needle: string | undefined): number | undefined {
-  if (!needle) return undefined
+  return exportLines(text, needle, 1)[0]
+}
+
+/**
+ * The 1-based lines where `needle` appears as a whole word, at most `most` of them, in order: a bundle
+ * names an export first in esbuild's export table, which maps to no line of the author's.
+ */
+export function exportLines(text: string, needle: string | undefined, most = 8): number[] {
+  if (!needle) return []
   const escaped = needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  const match = new RegExp(`(^|[^\\w$])${escaped}(?![\\w$])`).exec(text)
-  return match ? lineAtOffset(text, String(match.index + (match[1]?.length ?? 0))) : undefined
+  const pattern = new RegExp(`(^|[^\\w$])${escaped}(?![\\w$])`, 'g')
+  const lines: number[] = []
+  for (let match = pattern.exec(text); match && lines.length < most; match = pattern.exec(text)) {
+    const line = lineAtOffset(text, String(match.index + (match[1]?.length ?? 0)))
+    if (line !== undefined && lines.at(-1) !== line) lines.push(line)
+  }
+  return lines
+}
+
+/**
+ * The 1-based number of the last line of `text` that holds more than white space (1 for a blank text):
+ * where an error found at the very end of a file is reported, inside the file.
+ */
+export function endOfFileLine(text: string): number {
+  const lines = text.split('\n')
+  for (let i = lines.length - 1; i >= 0; i--) if ((lines[i] as string).trim() !== '') return i + 1
+  return 1
 }
 
 /** The point name closest to `name`, when it is a plausible typo (bounded: see didYouMean). */

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto'
 import { constants, existsSync } from 'node:fs'
-import { lstat, open, readdir } from 'node:fs/promises'
+import { lstat, open, opendir, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HookdError } from '../../protocol/status.js'
 import { readRegularFile } from './read-regular-file.js'
@@ -35,6 +35,10 @@ export const ABSENT = 'absent'
 export const SOURCE_MAX_BYTES = 1024 * 1024
 /** The largest hook.json hookd reads. */
 export const CONFIG_MAX_BYTES = 256 * 1024
+/** The largest package.json hookd reads (it decides whether and how a hook is bundled). */
+export const PACKAGE_JSON_MAX_BYTES = 256 * 1024
+/** The most entries of one hook folder listed: a folder is a handful of files, its node_modules aside. */
+const MAX_FOLDER_ENTRIES = 10_000
 
 export interface FolderReadOptions {
   /** Follow symbolic links (hook folders, index.js, hook.json). Default false. */
@@ -52,6 +56,19 @@ export interface HookFiles {
   configText?: string
   /** Why hook.json cannot be used, when it exists but is refused or unreadable. */
   configError?: string
+  /** The names of the files (and links) directly in the folder: bundle-plan.ts picks the entry by them. */
+  names?: string[]
+  /** package.json, when there is one (it asks for bundling, with its dependencies). */
+  packageJson?: string
+  /** Why package.json cannot be used, when it exists but is refused or unreadable. */
+  packageJsonError?: string
+  /**
+   * Set when the folder is bundled (hook-source.ts): `source` is then the bundle, and this says from
+   * which entry file, how its lines map back (a source map), and which files went into it.
+   */
+  bundle?: { entry: string; sourceMap: string; inputs: string[] }
+  /** Why the folder could not be bundled, at its place in the author's files (relative to the folder). */
+  bundleError?: { message: string; file: string; line?: number }
   digest: string
 }
 
@@ -97,6 +114,17 @@ export async function readHookFolder(root: string, name: string, options: Folder
   }
   try {
     const base = inFolder(folder, dir)
+    const listed = await listFolder(base('.'))
+    if (typeof listed === 'string') {
+      files.sourceError = `cannot read the hook folder ${name}: ${listed}`
+      return withDigest(files)
+    }
+    files.names = listed
+    if (listed.includes('package.json')) {
+      const pkg = await readCapped(base('package.json'), `${name}/package.json`, PACKAGE_JSON_MAX_BYTES, follow, '; keep it to what npm writes')
+      if (pkg.text !== undefined) files.packageJson = pkg.text
+      if (pkg.error !== undefined) files.packageJsonError = pkg.error
+    }
     const source = await readCapped(base('index.js'), `${name}/index.js`, SOURCE_MAX_BYTES, follow, '; bundle or minify it, or move data it reads to ctx.file')
     if (source.text !== undefined) files.source = source.text
     if (source.error !== undefined) files.sourceError = source.error
@@ -109,11 +137,31 @@ export async function readHookFolder(root: string, name: string, options: Folder
   return withDigest(files)
 }
 
-function withDigest(files: HookFiles): HookFiles {
+/** The names of the files and links directly in a folder, sorted; a string says why it cannot be listed. */
+async function listFolder(path: string): Promise<string[] | string> {
+  try {
+    const names: string[] = []
+    let seen = 0
+    const dir = await opendir(path)
+    for await (const entry of dir) {
+      seen += 1
+      if (entry.isFile() || entry.isSymbolicLink() || entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) names.push(entry.name)
+      if (seen > MAX_FOLDER_ENTRIES) return `it holds more than ${MAX_FOLDER_ENTRIES} files; keep a hook's folder to its own few files (its packages go in node_modules)`
+    }
+    return names.sort()
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
+/** The digest of what a snapshot would serve: its script (or why there is none), source map and hook.json. */
+export function withDigest(files: HookFiles): HookFiles {
   files.digest = createHash('sha256')
     .update(files.source === undefined ? `-${files.sourceError ?? ''}` : `+${files.source}`)
     .update('\0')
     .update(files.configText === undefined ? `-${files.configError ?? ''}` : `+${files.configText}`)
+    .update('\0')
+    .update(files.bundle ? `+${files.bundle.entry}\0${files.bundle.sourceMap}` : files.bundleError ? `-${JSON.stringify(files.bundleError)}` : '')
     .digest('hex')
   return files
 }
@@ -138,6 +186,7 @@ async function readCapped(path: string, label: string, max: number, follow: bool
     case 'size':
       return { error: `${label} ${file.why}${advice}` }
     case 'error':
+    case 'outside':
       return { error: `${label} ${file.why}` }
   }
 }

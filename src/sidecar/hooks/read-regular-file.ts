@@ -4,9 +4,15 @@
  * component (O_NOFOLLOW, unless `follow`), and never more than `maxBytes` (the size is checked on the
  * open descriptor before a byte is read, and the read stops one byte past the limit, so a file that
  * grows meanwhile is caught too). Never throws.
+ *
+ * `inside`: the real path of a folder the file must be in. O_NOFOLLOW guards only the last component of
+ * the path; a folder on the way that was swapped for a link after the caller checked it would still be
+ * followed. So, where the system names open descriptors (`/proc/self/fd` on Linux), the file actually
+ * opened is checked to lie inside that folder before a byte is read.
  */
 import { constants } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { open, readlink } from 'node:fs/promises'
+import { isAbsolute, relative } from 'node:path'
 
 /** Why a file could not be read, with `why` worded to follow the file's name ("x is a symbolic link"). */
 export type Unreadable =
@@ -15,10 +21,11 @@ export type Unreadable =
   | { ok: false; reason: 'special'; why: string }
   | { ok: false; reason: 'size'; size: number; why: string }
   | { ok: false; reason: 'error'; why: string }
+  | { ok: false; reason: 'outside'; why: string }
 
 export type RegularFile = { ok: true; text: string; bytes: number } | Unreadable
 
-export async function readRegularFile(path: string, maxBytes: number, follow = false): Promise<RegularFile> {
+export async function readRegularFile(path: string, maxBytes: number, follow = false, inside?: string): Promise<RegularFile> {
   let handle
   try {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
@@ -30,6 +37,7 @@ export async function readRegularFile(path: string, maxBytes: number, follow = f
     return { ok: false, reason: 'error', why: `cannot be opened (${code ?? (err as Error).message})` }
   }
   try {
+    if (inside !== undefined && !(await opensInside(handle.fd, inside))) return { ok: false, reason: 'outside', why: 'was reached through a symbolic link out of its folder' }
     const info = await handle.stat()
     if (!info.isFile()) return { ok: false, reason: 'special', why: `is not a regular file (${fileKind(info)})` }
     if (info.size > maxBytes) return { ok: false, reason: 'size', size: info.size, why: `is ${info.size} bytes, over the ${maxBytes} bytes hookd reads` }
@@ -50,6 +58,18 @@ export async function readRegularFile(path: string, maxBytes: number, follow = f
   } finally {
     await handle.close()
   }
+}
+
+/** False when the descriptor's file is not below `folder`; true where the system cannot tell. */
+async function opensInside(fd: number, folder: string): Promise<boolean> {
+  let real: string
+  try {
+    real = await readlink(`/proc/self/fd/${fd}`)
+  } catch {
+    return true
+  }
+  const rel = relative(folder, real)
+  return rel !== '' && rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel)
 }
 
 function fileKind(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {

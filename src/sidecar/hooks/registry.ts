@@ -25,9 +25,32 @@ import { RemoteHooks } from '../runners/remote/remote-hooks.js'
 import type { RemoteAllow } from '../runners/remote/remote-allow.js'
 import { Semaphore } from '../semaphore.js'
 import type { LoadOutcome } from '../worker/protocol.js'
-import { ABSENT, type HookFiles, hookFolderNames, readHookFolder } from './hook-folder.js'
-import { checkHookJson, closestPoint, exportLine, namesWithHints, versionOf } from './hook-files.js'
+import { hintFor } from './author-hints.js'
+import { AuthorRunner } from './author-runner.js'
+import { ENTRY_FILES } from './bundle-plan.js'
+import { ABSENT, type HookFiles, hookFolderNames } from './hook-folder.js'
+import { checkHookJson, closestPoint, endOfFileLine, exportLine, exportLines, namesWithHints, versionOf } from './hook-files.js'
+import { HookSources } from './hook-source.js'
 import { HookWatcher, type WatchOptions } from './hook-watcher.js'
+import { type SourceMap, mapPosition, parseSourceMap } from './source-map.js'
+
+/**
+ * The files of a hook folder whose change may change the hook: its entry, hook.json, and what decides
+ * its packages (package.json, the lock files npm and yarn write on every install).
+ */
+const HOOK_FILES = new Set<string>([
+  ...ENTRY_FILES,
+  'hook.json',
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'node_modules/.package-lock.json',
+  'node_modules/.yarn-integrity',
+])
+
+/** Files a bundle may be made from: in a bundled folder, a new one may change what an import finds. */
+const BUNDLED_SOURCE = /\.(?:[cm]?[jt]sx?|json|txt)$/
 
 /** A hook version that loaded and can be served. */
 export interface LoadedHook extends RunnableHook {
@@ -45,6 +68,8 @@ export interface LoadedHook extends RunnableHook {
   onError: OnError
   /** One line about the hook: hook.json "description", else a remote hook's own (its Describe). */
   description?: string
+  /** A bundled hook's source map (version 3, JSON text): `source` is then esbuild's bundle. */
+  sourceMap?: string
 }
 
 /** Loads sandboxed hooks in a throwaway isolate (the worker pool). */
@@ -131,6 +156,18 @@ export class Registry {
   /** Clients of remote hooks and their Describe retries. */
   private readonly remotes: RemoteHooks
   private readonly loads: Semaphore
+  /** Reads hook folders, bundling those that need it. */
+  private readonly sources: HookSources
+  /** What runs every sandboxed hook: the given runner, with failures mapped to the author's source. */
+  private readonly runner: AuthorRunner
+  /** Source maps of bundled versions, by hook: the served one and the one before (calls in flight). */
+  private readonly sourceMaps = new Map<string, Map<string, SourceMap>>()
+  /**
+   * Hooks whose folder is bundled (any source file in it, outside node_modules, may change them), each
+   * with the folders below it that hold files of its last good bundle: the only ones watched (a folder
+   * of thousands of others must not cost the sidecar thousands of watches).
+   */
+  private readonly bundledFolders = new Map<string, ReadonlySet<string>>()
 
   constructor(
     root: string,
@@ -138,6 +175,8 @@ export class Registry {
   ) {
     this.root = resolve(root)
     this.loads = new Semaphore(options.loadConcurrency ?? 2)
+    this.sources = new HookSources(this.root, { followSymlinks: options.followSymlinks === true })
+    this.runner = new AuthorRunner(options.runner, (name, version) => this.sourceMaps.get(name)?.get(version))
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
     this.remotes = new RemoteHooks(closestPoint, options.retryRemotes === false ? undefined : reload)
   }
@@ -167,9 +206,27 @@ export class Registry {
     return this.apply(await this.read(name))
   }
 
-  /** Reads a hook folder's files, without loading them. */
+  /** Reads a hook folder's files (and bundles them when the folder needs it), without loading them. */
   read(name: string): Promise<HookFiles> {
-    return readHookFolder(this.root, name, { followSymlinks: this.options.followSymlinks === true })
+    return this.sources.read(name)
+  }
+
+  /**
+   * Whether a change to `file` (relative to the hook's folder) may change the hook: its entry, hook.json
+   * and package files, and every file its last bundle was made from (hot reload, hook-watcher.ts).
+   */
+  watches(name: string, file: string): boolean {
+    return HOOK_FILES.has(file) || this.sources.inputsOf(name).includes(file) || (this.bundled(name) && BUNDLED_SOURCE.test(file) && !/^(?:node_modules|tests)\//.test(file))
+  }
+
+  /** The 1-based line of `needle` (an export's name) in the author's source of a served hook. */
+  lineOf(hook: LoadedHook, needle: string): { file: string; line: number } | undefined {
+    if (!hook.sourceMap) {
+      const line = exportLine(hook.source, needle)
+      return line === undefined ? undefined : { file: hook.filename, line }
+    }
+    const map = this.sourceMaps.get(hook.name)?.get(hook.version)
+    return map ? mappedExport(map, hook.name, hook.source, needle) : undefined
   }
 
   /** The digest of the files last applied for a hook; that of an absent folder when there is none. */
@@ -187,6 +244,13 @@ export class Registry {
     const generation = (this.generations.get(name) ?? 0) + 1
     this.generations.set(name, generation)
     const current = this.entries.get(name)
+    if (files.bundle !== undefined) {
+      const folders = foldersOf(files.bundle.inputs)
+      this.bundledFolders.set(name, folders)
+      this.watcher?.follow(name, folders)
+    } else if (files.bundleError !== undefined) {
+      if (!this.bundledFolders.has(name)) this.bundledFolders.set(name, new Set())
+    } else this.bundledFolders.delete(name)
     if (!files.present) {
       this.remotes.settled(name)
       if (current) this.remove(current)
@@ -313,19 +377,31 @@ export class Registry {
 
   private async loadSandboxed(files: HookFiles, config: unknown, fail: (message: string, file?: string, line?: number) => LoadResult): Promise<LoadResult> {
     const { name } = files
-    const filename = `${name}/index.js`
+    if (files.bundleError !== undefined) {
+      const { message, file, line } = files.bundleError
+      return fail(withHint(message), `${name}/${file}`, line)
+    }
+    const filename = `${name}/${files.bundle?.entry ?? 'index.js'}`
     if (files.source === undefined) {
       return fail(
-        `hook '${name}' has no index.js; create ${filename} exporting its points, or make it a remote hook by naming its server in ${name}/hook.json ("remote": "unix:PATH" or "HOST:PORT")`,
+        `hook '${name}' has no index.js; create ${name}/index.js (or index.ts, index.mjs) exporting its points, or make it a remote hook by naming its server in ${name}/hook.json ("remote": "unix:PATH" or "HOST:PORT")`,
+        filename,
       )
     }
     if (files.source.trim() === '') {
-      return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`)
+      return fail(`${filename} is empty; it must export the points it handles, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`, filename)
     }
     const source = files.source
+    const sourceMap = files.bundle?.sourceMap
+    const map = sourceMap !== undefined ? parseSourceMap(sourceMap) : undefined
+    // A version names what runs: the script (a bundle's included) and hook.json.
     const version = versionOf(source, files.configText)
     const outcome = await this.loads.run(() => this.options.loader.load({ name, version, filename, source }, this.options.limits))
-    if (!outcome.ok) return fail(outcome.message, filename, outcome.line)
+    if (!outcome.ok) {
+      const at = this.authorPosition(name, filename, source, map, outcome.line)
+      const message = at.pastEnd ? endOfFileMessage(outcome.message) : outcome.message
+      return fail(withHint(message), at.file, at.line)
+    }
     const points = new Set<PointName>()
     const unknownExports: string[] = []
     for (const exported of outcome.exports) {
@@ -335,14 +411,32 @@ export class Registry {
     if (points.size === 0) {
       // Serving it would silently switch the hook off (a typo in the only export name, say).
       const exported = unknownExports.length ? `; it exports ${namesWithHints(unknownExports)}` : ''
+      const at = (map && mappedExport(map, name, source, unknownExports[0])) || this.authorPosition(name, filename, source, undefined, map ? undefined : exportLine(source, unknownExports[0]))
+      const hint = hintFor({ exported: unknownExports[0] })
       return fail(
-        `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }`,
-        filename,
-        exportLine(source, unknownExports[0]),
+        `the hook exports no hook point${exported}; export at least one, e.g. module.exports = { beforeToolExecute(ctx, call) {} }${hint && unknownExports[0] === 'default' ? `; ${hint}` : ''}`,
+        at.file,
+        at.line,
       )
     }
-    const hook: LoadedHook = { name, version, filename, source, config, points, unknownExports, loadedAtMs: Date.now(), runner: this.options.runner, onError: 'default' }
+    const hook: LoadedHook = { name, version, filename, source, config, points, unknownExports, loadedAtMs: Date.now(), runner: this.runner, onError: 'default' }
+    if (sourceMap !== undefined) hook.sourceMap = sourceMap
     return { ok: true, hook }
+  }
+
+  /**
+   * Where a line of the script the isolate ran is in the author's files: through the source map for a
+   * bundle; kept inside the file for a plain script (a syntax error at its very end is reported by V8
+   * on the line of hookd's wrapper after it, one past the author's last line).
+   */
+  private authorPosition(name: string, filename: string, source: string, map: SourceMap | undefined, line: number | undefined): { file: string; line?: number; pastEnd?: boolean } {
+    if (line === undefined) return { file: filename }
+    if (map) {
+      const at = mapPosition(map, line)
+      return at ? { file: `${name}/${at.file}`, line: at.line } : { file: filename }
+    }
+    const last = endOfFileLine(source)
+    return line > last ? { file: filename, line: last, pastEnd: true } : { file: filename, line }
   }
 
   /** Loads a remote hook by asking its Describe; a failure is retried (remote-hooks.ts). */
@@ -379,6 +473,7 @@ export class Registry {
   private serve(loaded: LoadedHook, digest: string): undefined {
     const { name, version, filename } = loaded
     const previous = this.entries.get(name)?.served
+    this.rememberMap(loaded, previous)
     this.entries.set(name, { name, served: loaded, status: 'ready', digest, onError: loaded.onError })
     this.tombstones.delete(name)
     const message = !previous
@@ -408,6 +503,28 @@ export class Registry {
     this.tombstones.delete(name)
     this.emit(served ? { type: 'failed', name, served, diagnostic: d } : { type: 'failed', name, diagnostic: d })
     return d
+  }
+
+  /** Keeps the source maps of the version now served and of the one before it (calls still in flight). */
+  private rememberMap(loaded: LoadedHook, previous: LoadedHook | undefined): void {
+    const kept = new Map<string, SourceMap>()
+    const old = this.sourceMaps.get(loaded.name)
+    const previousMap = previous ? old?.get(previous.version) : undefined
+    if (previous && previousMap) kept.set(previous.version, previousMap)
+    const map = loaded.sourceMap !== undefined ? parseSourceMap(loaded.sourceMap) : undefined
+    if (map) kept.set(loaded.version, map)
+    if (kept.size) this.sourceMaps.set(loaded.name, kept)
+    else this.sourceMaps.delete(loaded.name)
+  }
+
+  /** True when the hook's folder was bundled (or failed to be) when it was last applied. */
+  private bundled(name: string): boolean {
+    return this.bundledFolders.has(name)
+  }
+
+  /** The folders below a bundled hook's folder that hold files of its last bundle ('lib', 'lib/rules'). */
+  watchedFolders(name: string): ReadonlySet<string> {
+    return this.bundledFolders.get(name) ?? NO_FOLDERS
   }
 
   private remove(entry: Entry): void {
@@ -440,6 +557,41 @@ export class Registry {
 function withSettings(result: LoadResult, onError: OnError, description: string | undefined): LoadResult {
   if (!result.ok) return { ...result, onError }
   return { ok: true, hook: { ...result.hook, onError, ...(description !== undefined ? { description } : {}) } }
+}
+
+const NO_FOLDERS: ReadonlySet<string> = new Set()
+
+/** Where an export of a bundle is in the author's files: its first place in the bundle that maps to one. */
+function mappedExport(map: SourceMap, name: string, source: string, needle: string | undefined): { file: string; line: number } | undefined {
+  for (const line of exportLines(source, needle)) {
+    const at = mapPosition(map, line)
+    if (at) return { file: `${name}/${at.file}`, line: at.line }
+  }
+  return undefined
+}
+
+/** The folders (relative, '/'-separated) that hold a bundle's inputs, its packages' left out. */
+function foldersOf(inputs: readonly string[]): ReadonlySet<string> {
+  const folders = new Set<string>()
+  for (const input of inputs) {
+    const parts = input.split('/')
+    parts.pop()
+    if (parts.includes('node_modules')) continue
+    for (let i = 1; i <= parts.length; i++) folders.add(parts.slice(0, i).join('/'))
+  }
+  return folders
+}
+
+/** A load failure's text with the hint for it, when author-hints.ts has one. */
+function withHint(message: string): string {
+  const hint = hintFor({ kind: 'load', message })
+  return hint === undefined ? message : `${message}; ${hint}`
+}
+
+/** V8's error at the wrapper after a file that ended too early ("Unexpected token ')'"), in the author's terms. */
+function endOfFileMessage(message: string): string {
+  const kind = /^(\w*Error):/.exec(message)?.[1] ?? 'SyntaxError'
+  return `${kind}: the file ends before its code is complete: a {, ( or [ is never closed, or the last statement is cut off`
 }
 
 function editRemedy(file: string): Remedy {

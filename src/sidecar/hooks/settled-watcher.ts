@@ -13,6 +13,7 @@
  *
  * Refreshes of one key never overlap: an event during a refresh looks again when it ends.
  */
+import type { Stats } from 'node:fs'
 import { isAbsolute, relative } from 'node:path'
 import { type FSWatcher, watch } from 'chokidar'
 import { HookdError } from '../../protocol/status.js'
@@ -32,6 +33,8 @@ export interface SettledSource<S> {
   folder: string
   /** How deep below it events count (0: its own entries). */
   depth: number
+  /** Paths below the folder (relative to it) not to watch at all: each watched folder costs a watch. */
+  ignore?(path: string, isFolder: boolean | undefined): boolean
   /** The key an event at `path` (relative to the folder) concerns, or undefined to ignore it. */
   keyOf(path: string): string | undefined
   /** Reads the key's snapshot now. A throw is reported (onError) and the next event reads again. */
@@ -73,7 +76,15 @@ export class SettledWatcher<S> {
    */
   static async start<S>(what: string, source: SettledSource<S>, options: SettleOptions, initial: Iterable<string>): Promise<SettledWatcher<S>> {
     // atomic is off: the settle does that job for every save pattern.
-    const fsw = watch(source.folder, { ignoreInitial: true, depth: source.depth, atomic: false, ignorePermissionErrors: true })
+    const ignore = source.ignore
+    const fsw = watch(source.folder, {
+      ignoreInitial: true,
+      depth: source.depth,
+      atomic: false,
+      ignorePermissionErrors: true,
+      // chokidar asks before and after it stats a path: isFolder is undefined the first time.
+      ...(ignore ? { ignored: (path: string, stats?: Stats) => ignore(relative(source.folder, path), stats?.isDirectory()) } : {}),
+    })
     const failure = await new Promise<string | undefined>((resolve) => {
       const onError = (err: unknown): void => done(err instanceof Error ? err.message : String(err))
       const onReady = (): void => done(undefined)
@@ -101,6 +112,11 @@ export class SettledWatcher<S> {
     fsw.on('error', (err) => source.onError(err instanceof Error ? err : new Error(String(err))))
     for (const key of initial) watcher.schedule(key, 0)
     return watcher
+  }
+
+  /** Watches `paths` (absolute) too: folders the source's `ignore` now lets through. */
+  add(paths: string[]): void {
+    if (!this.closed && paths.length) this.fsw.add(paths)
   }
 
   /** Stops watching and waits (bounded) for a refresh in progress to finish. */

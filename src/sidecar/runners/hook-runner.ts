@@ -45,6 +45,8 @@ export const invokeOutcome = z.discriminatedUnion('ok', [
     kind: z.enum(DIAGNOSTIC_KINDS),
     message: z.string(),
     line: u32.optional(),
+    /** The file of `line` when it is not the hook's `filename` (a bundled hook's other files). */
+    file: z.string().optional(),
   }),
 ])
 export type InvokeOutcome = z.infer<typeof invokeOutcome>

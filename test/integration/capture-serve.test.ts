@@ -1,0 +1,133 @@
+/**
+ * Real traffic as test cases through the CLI (issue 19 item 3): `hookd serve --capture DIR` writes each
+ * point call a host makes as a case file, and `hookd agent --capture DIR` does the same for an agent's
+ * run (a recorded one replayed with --model scripted:FILE, so no API key is needed). Moved into a
+ * hook's tests/ folder, the captured cases run green under `hookd test`.
+ */
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HookdClient, workdirFiles } from '../../src/host/index.js'
+import { runHookd, type Serving, startServe, stopProcess } from '../support/processes.js'
+import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
+
+const READER = hook({
+  beforeToolExecute: `(ctx, call) => {
+    const limit = Number(ctx.file.read('limit.txt'))
+    const status = ctx.http.fetch('https://policy.example.com/ok?tool=' + call.name).body
+    ctx.log('limit', limit, 'status', status)
+    if (String(call.arguments.command || '').length > limit && !ctx.confirm({ title: 'Long command', body: call.arguments.command })) {
+      return { allow: false, reason: 'too long (' + status + ')' }
+    }
+  }`,
+})
+
+const GUARD = hook({
+  beforeToolExecute: `(ctx, call) => {
+    if (call.name === 'shell' && /rm -rf/.test(String(call.arguments.command))) return { allow: false, reason: 'no rm -rf' }
+  }`,
+})
+
+let dir: string
+
+beforeAll(async () => {
+  dir = await writeTree({ 'hooks/reader/index.js': READER, 'hooks/guard/index.js': GUARD, 'work/limit.txt': '5' })
+})
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true })
+})
+
+/** Moves every case in `from` into the hook's tests/ folder; returns their names, sorted. */
+async function adopt(from: string, hookName: string): Promise<string[]> {
+  const tests = join(dir, 'hooks', hookName, 'tests')
+  await mkdir(tests, { recursive: true })
+  const names = (await readdir(from)).sort()
+  for (const name of names) await rename(join(from, name), join(tests, name))
+  return names
+}
+
+describe('hookd serve --capture DIR', () => {
+  let serving: Serving | undefined
+  afterAll(async () => {
+    if (serving) await stopProcess(serving.child)
+  })
+
+  it('writes each point call as a case that hookd test runs green', async () => {
+    const captured = join(dir, 'captured-serve')
+    serving = await startServe(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--workers', '1', '--capture', 'captured-serve'], { cwd: dir, timeoutMs: 60_000 })
+    const client = await HookdClient.connect(serving.address)
+    const files = workdirFiles(join(dir, 'work'))
+    const session = await client.openSession(
+      sessionOptions(['reader'], {
+        workdir: join(dir, 'work'),
+        interactive: true,
+        policy: { httpOrigins: ['https://policy.example.com'], env: ['CI'] },
+        env: { CI: 'secret-token-value' },
+        capabilities: {
+          file: { read: (path, origin) => files.read(path, origin) },
+          fetch: async () => ({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'strict' }),
+          confirm: () => false,
+        },
+      }),
+    )
+    const refused = await session.call('beforeToolExecute', { id: 'c1', name: 'shell', arguments: { command: 'rm -rf build' } })
+    expect(refused.result).toMatchObject({ allow: false, reason: 'too long (strict)' })
+    const allowed = await session.call('beforeToolExecute', { id: 'c2', name: 'shell', arguments: { command: 'ls' } })
+    expect(allowed.result).toMatchObject({ allow: true })
+    session.abandon()
+    client.close()
+
+    let names: string[] = []
+    for (let i = 0; i < 100 && names.length < 2; i++) {
+      names = await readdir(captured).catch(() => [])
+      if (names.length < 2) await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(names).toHaveLength(2)
+    const texts = await Promise.all(names.map((n) => readFile(join(captured, n), 'utf8')))
+    for (const text of texts) expect(text).not.toContain('secret-token-value')
+    const cases = texts.map((t) => JSON.parse(t) as { payload: { id: string }; ctx: unknown; expect: unknown })
+    const first = cases.find((c) => c.payload.id === 'c1')
+    expect(first?.ctx).toMatchObject({
+      interactive: true,
+      confirm: [false],
+      files: { 'limit.txt': '5' },
+      http: { 'GET https://policy.example.com/ok?tool=shell': { status: 200, body: 'strict' } },
+    })
+    expect(first?.expect).toMatchObject({ result: { allow: false, reason: 'too long (strict)', refusedBy: 'reader' }, logs: ['limit 5 status strict'], diagnostics: [] })
+
+    await adopt(captured, 'reader')
+    const ran = await runHookd(['test', 'reader'], { cwd: dir, timeoutMs: 120_000 })
+    expect(ran.stdout).toMatch(/^PASS hooks\/reader\/tests\/beforeToolExecute-\S+\.json: captured beforeToolExecute \(\S+\) \(\d+ ms\)\nPASS .*\n2 cases: 2 passed, 0 failed\n$/)
+    expect(ran.code).toBe(0)
+  })
+
+  it('is refused with tenants, saying why', async () => {
+    const ran = await runHookd(['serve', '--tenants', 'tenants.json', '--capture', 'x'], { cwd: dir, timeoutMs: 60_000 })
+    expect(ran.code).toBe(2)
+    expect(ran.stderr).toContain("--capture is for a sidecar without tenants: one folder would hold every tenant's payloads")
+  })
+})
+
+describe('hookd agent --capture DIR', () => {
+  it("turns a recorded run's hook calls into cases that hookd test runs green", async () => {
+    const script = {
+      version: 1,
+      turns: [
+        { text: 'Looking.', toolCalls: [{ name: 'list_files', arguments: {} }] },
+        { text: 'Cleaning.', toolCalls: [{ name: 'shell', arguments: { command: 'rm -rf build' } }] },
+        { text: 'Done.' },
+      ],
+    }
+    await writeFile(join(dir, 'run.json'), JSON.stringify(script))
+    const ran = await runHookd(['agent', '--hook', 'guard', '--workdir', 'work', '--model', 'scripted:run.json', '--capture', 'captured-agent', 'tidy up'], { cwd: dir, timeoutMs: 120_000 })
+    expect(ran.stderr).toContain('[guard] refused shell: no rm -rf')
+    expect(ran.code).toBe(0)
+    const names = await adopt(join(dir, 'captured-agent'), 'guard')
+    // beforeRun, three answers, two tool calls (and afterToolExecute for the one that ran), afterRun.
+    expect(names.some((n) => n.startsWith('beforeToolExecute-'))).toBe(true)
+    const tested = await runHookd(['test', 'guard'], { cwd: dir, timeoutMs: 120_000 })
+    expect(tested.stdout).toContain(`${names.length} cases: ${names.length} passed, 0 failed`)
+    expect(tested.code).toBe(0)
+  })
+})
