@@ -13,6 +13,7 @@ import { type AnyPoint, POINT_NAMES, type PointName, getPoint, handlerFor, isGat
 import { HookdError } from '../../protocol/status.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
+  type AutoConfirm,
   type CapabilityCallData,
   type HookInfoData,
   type LogLineData,
@@ -78,6 +79,8 @@ export class Session {
   private readonly seqs = new Set<number>()
   private readonly running = new Map<number, AbortController>()
   private readonly pending = new Map<number, PendingCapability>()
+  /** Per running point call: the confirms the auto-approve flag answered, by hook, for its trace. */
+  private readonly autoConfirms = new Map<number, Array<{ hook: string; confirm: AutoConfirm }>>()
   private nextCapabilityId = 1
   private closed = false
   private closing = false
@@ -178,13 +181,21 @@ export class Session {
     }
     const abort = new AbortController()
     this.running.set(seq, abort)
+    const autoConfirms: Array<{ hook: string; confirm: AutoConfirm }> = []
+    this.autoConfirms.set(seq, autoConfirms)
     try {
       const steps = this.steps(seq, point, payload.data, abort.signal)
       const onError = (hook: ChainHook): OnError => this.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
       const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
+      // A confirm that no person saw is part of what the hook did: the trace says so.
+      for (const entry of result.trace) {
+        const asked = autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)
+        if (asked.length) entry.autoConfirms = asked
+      }
       return decide(result, who, payload.data, this.tenant.audit)
     } finally {
       this.running.delete(seq)
+      this.autoConfirms.delete(seq)
       admission.release()
     }
   }
@@ -401,7 +412,11 @@ export class Session {
     const args = parsed.data
     const why = refusal(this.policy, capability, args as never) ?? this.tenant.refusal(capability, args as never)
     if (why) return { ok: false, code: 'denied', message: why }
-    if (capability === 'confirm' && !this.open.interactive) return { ok: true, value: this.open.autoApprove }
+    if (capability === 'confirm' && !this.open.interactive) {
+      const [question] = args as [{ title: string; body?: string }]
+      this.autoConfirms.get(seq)?.push({ hook, confirm: { title: question.title, body: question.body ?? '', approved: this.open.autoApprove } })
+      return { ok: true, value: this.open.autoApprove }
+    }
 
     const id = this.nextCapabilityId++
     const waits = this.tenant.waits
