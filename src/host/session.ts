@@ -100,7 +100,7 @@ export class HostSession {
 
   /** Runs one point through the session's hooks and returns the chained result. */
   call<N extends PointName>(point: N, payload: PointPayload<N>, options: { signal?: AbortSignal } = {}): Promise<PointCallResult<N>> {
-    if (this.ended) return Promise.reject(this.ended)
+    if (this.ended) return Promise.reject(endedEarlier(this.ended))
     const seq = this.nextSeq++
     return new Promise<PointCallResult<N>>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as Pending['resolve'], reject })
@@ -114,7 +114,7 @@ export class HostSession {
 
   /** Ends the run: the sidecar runs afterRun with the reason and closes the stream. */
   close(reason: 'end_turn' | 'interrupted' | 'error' = 'end_turn'): Promise<PointCallResult<'afterRun'>> {
-    if (this.ended) return Promise.reject(this.ended)
+    if (this.ended) return Promise.reject(endedEarlier(this.ended))
     return new Promise<PointCallResult<'afterRun'>>((resolve, reject) => {
       this.closing = { resolve: resolve as Pending['resolve'], reject }
       send(this.stream, { close: { reason } })
@@ -196,7 +196,7 @@ export class HostSession {
         const closing = this.closing
         this.closing = undefined
         if (closing && message.closed.result) closing.resolve(decodeResult(message.closed.result))
-        this.fail(new HookdError('failed-precondition', 'the session is closed'))
+        this.fail(new HookdError('failed-precondition', 'the host closed it'))
         this.stream.end()
         return
       }
@@ -277,6 +277,14 @@ export class HostSession {
       }
     }
   }
+}
+
+/**
+ * What a call made after the session ended gets: the session's end, said as such. Repeating the
+ * original error alone would read as if this call had caused it (a bad payload, a revoked key).
+ */
+function endedEarlier(why: HookdError): HookdError {
+  return new HookdError('failed-precondition', `the session ended earlier: ${why.message}`)
 }
 
 /** Every message a host writes, typed: a misspelt field is a compile error, not a silent drop. */

@@ -5,6 +5,7 @@
  * diagnostics in results).
  */
 import type * as grpc from '@grpc/grpc-js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
@@ -75,13 +76,17 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
 
   const onOpen = (message: Extract<HostMessage, { kind: 'open' }>): void => {
     if (session) throw new HookdError('failed-precondition', 'the session is already open; send open only once')
+    // Diagnostics the open pushes (a declared hook that did not load) wait until `opened` is sent: the
+    // host learns the session exists before anything is said about it.
+    const early: Diagnostic[] | undefined = []
+    let held: Diagnostic[] | undefined = early
     const opened = Session.open(tenant, message.open, {
       capability: (c) => {
         write({ capabilityCall: { ...c, args: Buffer.from(JSON.stringify(c.args)) } })
         return undefined
       },
       log: (line) => write({ log: line }),
-      diagnostic: (d) => write({ diagnostic: diagnosticToWire(d) }),
+      diagnostic: (d) => (held ? held.push(d) : write({ diagnostic: diagnosticToWire(d) })),
     })
     session = opened.session
     session.followRegistry()
@@ -94,12 +99,17 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         protocolVersion: PROTOCOL_VERSION,
       },
     })
+    held = undefined
+    for (const d of early) write({ diagnostic: diagnosticToWire(d) })
   }
 
   const onMessage = (s: Session, message: Exclude<HostMessage, { kind: 'open' }>): void => {
     switch (message.kind) {
       case 'call': {
         const { seq, point, payload } = message.call
+        // 0 is the seq of the afterRun that close runs: a host's own calls start at 1, so that results,
+        // capability calls and `closed` always say which call they belong to.
+        if (seq === 0) throw new HookdError('invalid-argument', 'point call seq 0 is not allowed: a host numbers its calls from 1 (seq 0 is the afterRun that close runs)')
         after(s.call(seq, point, payload), (result) => write({ result: pointResultToWire(result) }))
         return
       }
