@@ -98,7 +98,11 @@ export class HostSession {
     })
   }
 
-  /** Runs one point through the session's hooks and returns the chained result. */
+  /**
+   * Runs one point through the session's hooks and returns the chained result. Aborting `signal` sends
+   * a cancel: the result still arrives, and a cancelled gate point comes back refused (refusedBy
+   * 'hookd', a reason saying it was cancelled), never allowed. A session that ends first rejects it.
+   */
   call<N extends PointName>(point: N, payload: PointPayload<N>, options: { signal?: AbortSignal } = {}): Promise<PointCallResult<N>> {
     if (this.ended) return Promise.reject(endedEarlier(this.ended))
     const seq = this.nextSeq++
