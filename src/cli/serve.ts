@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
 import { parseHealthAddress } from '../sidecar/grpc/health-listener.js'
-import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
+import { DEFAULT_GRACE_MS, Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { UsageError, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
@@ -186,16 +186,20 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
   const unsubscribe = tenants ? () => {} : sidecar.registry.subscribe((event) => io.stderr.write(`hookd: ${inert(event.diagnostic.message)}\n`))
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (name: NodeJS.Signals): void => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
-      resolve()
+      resolve(name)
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
   unsubscribe()
-  await sidecar.stop()
+  io.stderr.write(
+    `hookd: draining after ${signal}: health says NOT_SERVING, new sessions and calls get UNAVAILABLE; ${sidecar.openSessions} open session(s) end once their running calls finish (at most ${options.graceMs ?? DEFAULT_GRACE_MS} ms, --grace-ms)\n`,
+  )
+  const { cut } = await sidecar.stop()
+  io.stderr.write(cut > 0 ? `hookd: drained: the grace period ended with ${cut} session(s) still running, cut with UNAVAILABLE; stopped\n` : 'hookd: drained: every session ended; stopped\n')
   return 0
 }

@@ -8,11 +8,16 @@ import { hookExecutorService, hookInfoToWire } from '../../protocol/wire.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { withTolerantDecoding } from './frames.js'
 import { serveInvoke } from './invoke.js'
-import { type OpenSessions, type SessionCall, serveSessionStream } from './session-stream.js'
+import type { OpenStreams } from './open-streams.js'
+import { type SessionCall, serveSessionStream } from './session-stream.js'
 
-export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions): void {
-  /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
+export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenStreams): void {
+  /**
+   * The tenant a call's metadata names (the implicit one without tenants), or why none. A draining
+   * sidecar still answers (health checks must see NOT_SERVING), but takes nothing new.
+   */
   const identify = (metadata: grpc.Metadata): Tenant | HookdError => {
+    if (sessions.draining) return sessions.draining
     try {
       return tenancy.identify(metadata.get('authorization'))
     } catch (err) {

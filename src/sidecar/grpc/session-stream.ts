@@ -19,21 +19,30 @@ import {
 import { Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import { UndecodableFrame, hostMessageProblem } from './frames.js'
+import type { OpenStream, OpenStreams } from './open-streams.js'
 
 export type SessionCall = grpc.ServerDuplexStream<unknown, unknown>
 
-/** Where the sidecar keeps its open sessions (to abort them at shutdown). */
-export interface OpenSessions {
-  add(session: Session): void
-  delete(session: Session): void
-}
-
-export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions): void {
+export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenStreams): void {
   let session: Session | undefined
   let ended = false
   let closing = false
+  /** Point calls accepted and not yet answered: a draining sidecar ends the stream when none is left. */
+  let inFlight = 0
+  /** Set once the sidecar drains: the status this stream ends with. */
+  let draining: HookdError | undefined
   const write = (message: SidecarFrame): void => {
     if (!ended) call.write(message)
+  }
+  const settleDrain = (): void => {
+    if (draining && inFlight === 0 && !closing) fail(draining)
+  }
+  const stream: OpenStream = {
+    drain: (err) => {
+      draining = err
+      settleDrain()
+    },
+    abort: (err) => fail(err),
   }
   /** Runs `then` with what `promise` brings; a rejection, or a throw in `then`, ends the stream. */
   const after = <T>(promise: Promise<T>, then: (value: T) => void): void => {
@@ -49,18 +58,20 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
   const finish = (): void => {
     if (ended) return
     ended = true
-    untrack()
+    release()
     call.end()
   }
   const cleanup = (): void => {
+    release()
+    session?.abort()
+  }
+  const release = (): void => {
     untrack()
-    if (session) {
-      session.abort()
-      open.delete(session)
-    }
+    open.delete(stream)
   }
   // A revoked credential ends the stream (tenancy/tenants.ts).
   const untrack = tenant.track(fail)
+  open.add(stream)
   call.on('cancelled', () => {
     ended = true
     cleanup()
@@ -76,6 +87,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
 
   const onOpen = (message: Extract<HostMessage, { kind: 'open' }>): void => {
     if (session) throw new HookdError('failed-precondition', 'the session is already open; send open only once')
+    if (draining) throw draining
     // Diagnostics the open pushes (a declared hook that did not load) wait until `opened` is sent: the
     // host learns the session exists before anything is said about it.
     const early: Diagnostic[] | undefined = []
@@ -90,7 +102,6 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
     })
     session = opened.session
     session.followRegistry()
-    open.add(session)
     write({
       opened: {
         sessionId: session.id,
@@ -110,7 +121,15 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         // 0 is the seq of the afterRun that close runs: a host's own calls start at 1, so that results,
         // capability calls and `closed` always say which call they belong to.
         if (seq === 0) throw new HookdError('invalid-argument', 'point call seq 0 is not allowed: a host numbers its calls from 1 (seq 0 is the afterRun that close runs)')
-        after(s.call(seq, point, payload), (result) => write({ result: pointResultToWire(result) }))
+        // A draining sidecar runs no new call: the stream ends with UNAVAILABLE once the running ones
+        // are answered (at once when none runs).
+        if (draining) return settleDrain()
+        inFlight += 1
+        after(s.call(seq, point, payload), (result) => {
+          inFlight -= 1
+          write({ result: pointResultToWire(result) })
+          settleDrain()
+        })
         return
       }
       case 'capabilityResult': {
@@ -125,7 +144,6 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         closing = true
         after(s.close(message.close.reason), (result) => {
           write({ closed: { result: pointResultToWire(result) } })
-          open.delete(s)
           finish()
         })
         return
