@@ -116,7 +116,10 @@ export class HostSession {
     })
   }
 
-  /** Ends the run: the sidecar runs afterRun with the reason and closes the stream. */
+  /**
+   * Ends the run: the sidecar runs afterRun with the reason and closes the stream. When this session
+   * already called afterRun (or agent:done), it is not run again: the answer is that call's result.
+   */
   close(reason: 'end_turn' | 'interrupted' | 'error' = 'end_turn'): Promise<PointCallResult<'afterRun'>> {
     if (this.ended) return Promise.reject(endedEarlier(this.ended))
     return new Promise<PointCallResult<'afterRun'>>((resolve, reject) => {
