@@ -51,6 +51,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
   const fail = (err: unknown): void => {
     if (ended) return
     ended = true
+    release()
     session?.abort()
     const e = HookdError.from(err)
     call.emit('error', { code: e.grpcStatus, details: e.message })
@@ -71,7 +72,6 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
   }
   // A revoked credential ends the stream (tenancy/tenants.ts).
   const untrack = tenant.track(fail)
-  open.add(stream)
   call.on('cancelled', () => {
     ended = true
     cleanup()
@@ -84,13 +84,14 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
       finish()
     }
   })
+  open.add(stream)
 
   const onOpen = (message: Extract<HostMessage, { kind: 'open' }>): void => {
     if (session) throw new HookdError('failed-precondition', 'the session is already open; send open only once')
     if (draining) throw draining
     // Diagnostics the open pushes (a declared hook that did not load) wait until `opened` is sent: the
     // host learns the session exists before anything is said about it.
-    const early: Diagnostic[] | undefined = []
+    const early: Diagnostic[] = []
     let held: Diagnostic[] | undefined = early
     const opened = Session.open(tenant, message.open, {
       capability: (c) => {
