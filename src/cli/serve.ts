@@ -230,15 +230,15 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
   // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => {
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (name: NodeJS.Signals): void => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
-      resolve()
+      resolve(name)
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  await sidecar.stop()
+  await sidecar.stop(signal)
   return 0
 }

@@ -11,7 +11,10 @@ export interface SessionOptions {
   modelId?: string
   /** The hooks this run uses, in execution order. */
   hooks: readonly string[]
-  /** Default: process.cwd(). */
+  /**
+   * The run's folder, as an absolute path (a relative one fails the open with INVALID_ARGUMENT: hookd
+   * does not guess what it is relative to). Default: process.cwd().
+   */
   workdir?: string
   /** True when a human can answer ctx.confirm. Default false. */
   interactive?: boolean

@@ -98,9 +98,13 @@ export class HostSession {
     })
   }
 
-  /** Runs one point through the session's hooks and returns the chained result. */
+  /**
+   * Runs one point through the session's hooks and returns the chained result. Aborting `signal` sends
+   * a cancel: the result still arrives, and a cancelled gate point comes back refused (refusedBy
+   * 'hookd', a reason saying it was cancelled), never allowed. A session that ends first rejects it.
+   */
   call<N extends PointName>(point: N, payload: PointPayload<N>, options: { signal?: AbortSignal } = {}): Promise<PointCallResult<N>> {
-    if (this.ended) return Promise.reject(this.ended)
+    if (this.ended) return Promise.reject(endedEarlier(this.ended))
     const seq = this.nextSeq++
     return new Promise<PointCallResult<N>>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as Pending['resolve'], reject })
@@ -112,9 +116,12 @@ export class HostSession {
     })
   }
 
-  /** Ends the run: the sidecar runs afterRun with the reason and closes the stream. */
+  /**
+   * Ends the run: the sidecar runs afterRun with the reason and closes the stream. When this session
+   * already called afterRun (or agent:done), it is not run again: the answer is that call's result.
+   */
   close(reason: 'end_turn' | 'interrupted' | 'error' = 'end_turn'): Promise<PointCallResult<'afterRun'>> {
-    if (this.ended) return Promise.reject(this.ended)
+    if (this.ended) return Promise.reject(endedEarlier(this.ended))
     return new Promise<PointCallResult<'afterRun'>>((resolve, reject) => {
       this.closing = { resolve: resolve as Pending['resolve'], reject }
       send(this.stream, { close: { reason } })
@@ -196,7 +203,7 @@ export class HostSession {
         const closing = this.closing
         this.closing = undefined
         if (closing && message.closed.result) closing.resolve(decodeResult(message.closed.result))
-        this.fail(new HookdError('failed-precondition', 'the session is closed'))
+        this.fail(new HookdError('failed-precondition', 'the host closed it'))
         this.stream.end()
         return
       }
@@ -277,6 +284,14 @@ export class HostSession {
       }
     }
   }
+}
+
+/**
+ * What a call made after the session ended gets: the session's end, said as such. Repeating the
+ * original error alone would read as if this call had caused it (a bad payload, a revoked key).
+ */
+function endedEarlier(why: HookdError): HookdError {
+  return new HookdError('failed-precondition', `the session ended earlier: ${why.message}`)
 }
 
 /** Every message a host writes, typed: a misspelt field is a compile error, not a silent drop. */

@@ -105,15 +105,24 @@ function split(changes: Record<string, unknown>, keep: readonly string[]): strin
   return Object.keys(changes).filter((k) => !keep.includes(k))
 }
 
-/** tool:gate <- beforeToolExecute: allow false blocks; arguments cannot be rewritten at a zidane gate. */
+/**
+ * tool:gate <- beforeToolExecute: allow false blocks; `reason` is a field like any other (set alone, it
+ * sets the event's reason; a block without one keeps the reason already on the event); arguments cannot
+ * be rewritten at a zidane gate.
+ */
 const gateAlias: Alias<ZidaneState> = {
   point: 'beforeToolExecute',
   skip: (s) => s.current.block === true,
   payload: (s) => ({ id: str(s.current.callId ?? s.current.id), name: str(s.current.name), arguments: obj(s.current.input) }),
-  changes: (r) => ({
-    changes: r.allow === false ? { block: true, reason: typeof r.reason === 'string' ? r.reason : 'refused by a hook' } : {},
-    dropped: split(r, ['allow', 'reason']),
-  }),
+  changes: (r, s) => {
+    const changes: Record<string, unknown> = {}
+    if (typeof r.reason === 'string') changes.reason = r.reason
+    if (r.allow === false) {
+      changes.block = true
+      if (changes.reason === undefined && typeof s.current.reason !== 'string') changes.reason = 'refused by a hook'
+    }
+    return { changes, dropped: split(r, ['allow', 'reason']) }
+  },
 }
 
 const ALIASES: Partial<Record<ZidanePointName, Alias<ZidaneState>>> = {
@@ -174,7 +183,12 @@ function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEve
     args: (state) => [state.current],
     apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
     stopped: () => false,
-    ...('block' in fields ? { refuse: (state: ZidaneState, reason: string) => ({ initial: state.initial, current: { ...state.current, block: true, reason } }) } : {}),
+    ...('block' in fields
+      ? {
+          refuse: (state: ZidaneState, reason: string) => ({ initial: state.initial, current: { ...state.current, block: true, reason } }),
+          refused: (state: ZidaneState) => state.current.block === true,
+        }
+      : {}),
     result: (state) => changedFields(state, names),
     output: z.record(z.string(), z.unknown()),
     ...(alias ? { alias } : {}),

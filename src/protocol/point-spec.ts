@@ -40,6 +40,11 @@ export interface PointSpec<P, S, F extends Record<string, unknown>, O> {
    * a lost invocation, a host that is gone. Points that are not gates have none.
    */
   refuse?(state: S, reason: string, by: string): S
+  /**
+   * Gates only: true once the call is refused (or blocked). hookd's own refusals (a hook that could not
+   * decide, a cancel) leave a refusal a hook already made as it is, reason and all.
+   */
+  refused?(state: S): boolean
   /** What the host receives at the end of the chain. */
   result(state: S): O
   readonly output: z.ZodType<O>

@@ -3,8 +3,8 @@
  * A handler gets `ctx` and the point's payload and returns the fields it changes.
  *
  * Chaining rules: one hook's output is the next hook's input; every returned field is optional and
- * replaces only itself; `undefined`/`null` keep the current value; returning nothing means no opinion;
- * `beforeToolExecute` stops at the first `allow: false`.
+ * replaces only itself (`reason` included); `undefined`/`null` keep the current value; returning nothing
+ * means no opinion; `beforeToolExecute` stops at the first `allow: false`.
  */
 import { z } from 'zod'
 import type { PointSpec, StepPointName } from './point-spec.js'
@@ -99,18 +99,23 @@ export const stepPoints = {
     ),
     fields: { allow: z.boolean(), reason: z.string(), arguments: jsonObject },
     args: ({ decision, ...call }) => [{ ...call, arguments: decision.arguments }],
+    // Each field replaces only itself, `reason` too: a reason returned without `allow: false` is kept (the
+    // host sees it whether or not the call is refused), and a refusal that gives none keeps the one an
+    // earlier hook set. The default text is for a refusal no hook explained.
     apply: (state, changes, hook) => {
       const decision: ToolDecision = { ...state.decision }
       if (changes.arguments !== undefined) decision.arguments = changes.arguments
+      if (changes.reason !== undefined) decision.reason = changes.reason
       if (changes.allow === false) {
         decision.allow = false
-        decision.reason = changes.reason ?? `refused by hook '${hook}'`
+        decision.reason ??= `refused by hook '${hook}'`
         decision.refusedBy = hook
       }
       return { ...state, decision }
     },
     stopped: (state) => !state.decision.allow,
     refuse: (state, reason, by) => ({ ...state, decision: { ...state.decision, allow: false, reason, refusedBy: by } }),
+    refused: (state) => !state.decision.allow,
     result: (state) => state.decision,
     output: toolDecision,
   }),

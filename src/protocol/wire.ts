@@ -138,12 +138,22 @@ export function diagnosticToWire(d: Diagnostic): DiagnosticOut {
 export const HOOK_OUTCOMES = ['changed', 'no-opinion', 'refused', 'failed', 'not-run', 'cancelled'] as const
 export type HookOutcome = (typeof HOOK_OUTCOMES)[number]
 
+/** A ctx.confirm question no person saw: the session's auto_approve flag answered it (proto AutoConfirm). */
+export interface AutoConfirm {
+  title: string
+  /** Empty when the hook gave none. */
+  body: string
+  approved: boolean
+}
+
 export interface HookTrace {
   hook: string
   version: string
   outcome: HookOutcome
   durationUs: number
   cpuUs: number
+  /** The confirms the hook asked that the session's auto-approve flag answered; absent when none. */
+  autoConfirms?: AutoConfirm[]
 }
 
 const outcomeWire = z.string().transform((v): HookOutcome => {
@@ -157,12 +167,14 @@ export const traceWire = z.object({
   outcome: outcomeWire,
   durationUs: u64,
   cpuUs: u64,
+  /** Empty from a sidecar older than the field. */
+  autoConfirms: z.array(z.object({ title: z.string(), body: z.string(), approved: z.boolean() })).default([]),
 })
 
-export type HookTraceOut = Omit<HookTrace, 'outcome'> & { outcome: string }
+export type HookTraceOut = Omit<HookTrace, 'outcome' | 'autoConfirms'> & { outcome: string; autoConfirms: AutoConfirm[] }
 
 export function traceToWire(t: HookTrace): HookTraceOut {
-  return { ...t, outcome: `HOOK_OUTCOME_${t.outcome.toUpperCase().replace(/-/g, '_')}` }
+  return { ...t, outcome: `HOOK_OUTCOME_${t.outcome.toUpperCase().replace(/-/g, '_')}`, autoConfirms: t.autoConfirms ?? [] }
 }
 
 /** A point result as both sides hold it, with the result still as JSON text. */

@@ -6,7 +6,7 @@
  * This file composes the parts and owns their lifetimes: `create` starts them (and stops what it
  * started when a later part fails), `listen` binds an address, `stop` drains and closes.
  */
-import { chmod, unlink } from 'node:fs/promises'
+import { chmod } from 'node:fs/promises'
 import * as grpc from '@grpc/grpc-js'
 import type { HealthImplementation } from 'grpc-health-check'
 import { formatAddress, parseAddress } from '../protocol/address.js'
@@ -15,6 +15,7 @@ import { HookdError } from '../protocol/status.js'
 import { type HealthListener, listenHealth } from './grpc/health-listener.js'
 import { addHookExecutor } from './grpc/hook-executor.js'
 import { FrontDoor, type FrontDoorOptions } from './http/front-door.js'
+import { OpenStreams } from './grpc/open-streams.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import type { StreamTap } from './grpc/session-stream.js'
@@ -25,7 +26,6 @@ import { healthFollowing } from './observability/health-status.js'
 import { NO_OBSERVER, type Observer, type Served } from './observability/observer.js'
 import { Readiness } from './observability/readiness.js'
 import { AuditLog, type AuditOptions } from './session/audit.js'
-import type { Session } from './session/session.js'
 import { SingleTenant, type Tenancy } from './tenant.js'
 import { Tenants, type TenantsOptions } from './tenancy/tenants.js'
 import { walls } from './worker/pool/walls.js'
@@ -76,6 +76,9 @@ export interface SidecarOptions {
   tap?: () => StreamTap
 }
 
+/** How long a drain waits for open sessions by default (`hookd serve --grace-ms`). */
+export const DEFAULT_GRACE_MS = 5000
+
 /** Stops what was started so far, last first, when a later step fails. */
 class Started {
   private readonly stops: Array<() => Promise<unknown>> = []
@@ -91,11 +94,10 @@ class Started {
 export class Sidecar {
   private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 })
   private readonly health: HealthImplementation
-  private readonly sessions = new Set<Session>()
+  private readonly sessions = new OpenStreams()
   private readonly healthListeners: HealthListener[] = []
-  private socketPath: string | undefined
   private frontDoor: FrontDoor | undefined
-  private stopping: Promise<void> | undefined
+  private stopping: Promise<{ cut: number }> | undefined
 
   private constructor(
     private readonly tenancy: Tenancy,
@@ -136,7 +138,7 @@ export class Sidecar {
       throw new HookdError('invalid-argument', "symbolic links in hook folders cannot be followed with tenants: one tenant's link could read another's files")
     }
     const waits = { ...DEFAULT_WAITS, ...options.waits }
-    const graceMs = options.graceMs ?? 5000
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS
     const watch = options.watch === false ? false : options.watch === true || options.watch === undefined ? {} : options.watch
     const started = new Started()
     const readiness = options.readiness ?? new Readiness()
@@ -219,7 +221,6 @@ export class Sidecar {
       )
     })
     if (address.kind === 'unix') {
-      this.socketPath = address.path
       await chmod(address.path, 0o600)
       return formatAddress(address)
     }
@@ -249,34 +250,54 @@ export class Sidecar {
     return this.frontDoor.url
   }
 
+  /** Session streams open now (a drain waits for them). */
+  get openSessions(): number {
+    return this.sessions.size
+  }
+
   /**
-   * Stops accepting, marks health NOT_SERVING, lets in-flight calls finish for up to the grace period,
-   * then closes what is left and stops the workers.
+   * Drains, then stops (docs/operations.md). Health turns NOT_SERVING while the listener stays open,
+   * so that probes read it (and a Unix socket stays where it is); new sessions and calls get
+   * UNAVAILABLE saying hookd is draining; each open session ends with that status once it has no
+   * point call running (an idle one at once), or closes normally if its host sends close. When every
+   * session has ended, or the grace period is over (the rest are cut with UNAVAILABLE), the listener
+   * closes (gRPC removes its socket file) and the workers stop. Resolves with how many sessions were
+   * cut.
    */
-  stop(): Promise<void> {
+  stop(cause?: string): Promise<{ cut: number }> {
     this.stopping ??= (async () => {
       const began = Date.now()
-      let cut = 0
       this.readiness.drain()
-      this.observer.draining({ sessions: this.sessions.size, graceMs: this.graceMs })
-      await this.frontDoor?.close(this.graceMs)
+      this.observer.draining({ sessions: this.sessions.size, graceMs: this.graceMs, ...(cause ? { cause } : {}) })
+      const frontDoor = this.frontDoor?.close(this.graceMs)
+      const deadline = Date.now() + this.graceMs
+      let graceTimer: NodeJS.Timeout | undefined
+      const graceOver = new Promise<'over'>((resolve) => (graceTimer = setTimeout(() => resolve('over'), this.graceMs)))
+      const drained = await Promise.race([this.sessions.drain().then(() => 'drained' as const), graceOver])
+      clearTimeout(graceTimer)
+      const cut = drained === 'over' ? this.sessions.size : 0
+      if (cut > 0) this.sessions.abortAll()
+      // Unary calls still running may finish within what is left of the grace period (a cut session's
+      // status needs a moment to be sent).
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          cut = this.sessions.size
-          for (const s of this.sessions) s.abort()
-          this.server.forceShutdown()
-          resolve()
-        }, this.graceMs)
+        const timer = setTimeout(
+          () => {
+            this.server.forceShutdown()
+            resolve()
+          },
+          Math.max(1000, deadline - Date.now()),
+        )
         this.server.tryShutdown(() => {
           clearTimeout(timer)
           resolve()
         })
       })
+      await frontDoor
       await this.tenancy.close()
       await this.workerPool?.close()
-      if (this.socketPath) await unlink(this.socketPath).catch(() => {})
       this.observer.drained({ ms: Date.now() - began, cut })
       for (const listener of this.healthListeners) await listener.close()
+      return { cut }
     })()
     return this.stopping
   }

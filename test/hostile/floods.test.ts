@@ -38,13 +38,14 @@ describe('what a hook exports and returns', () => {
     await expectServing(running)
   })
 
-  it('field-name-flood: a million-character field name is quoted short in the ignored-field diagnostic', async () => {
+  it('field-name-flood: a million-character field name is quoted short in the invalid-result diagnostic', async () => {
     const run = await runHooks(running, ['field-name-flood'])
     expect(run.diagnostics).toHaveLength(1)
     const [d] = run.diagnostics
-    expect(d?.kind).toBe('ignored-field')
+    // Its only field is one the point does not know: an invalid result (issue 15.11), skipped by default.
+    expect(d?.kind).toBe('invalid-result')
     expect(d?.message).toBe(
-      `hook 'field-name-flood' returned '${'f'.repeat(64)}...', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments)`,
+      `hook 'field-name-flood': beforeToolExecute returned {'${'f'.repeat(64)}...'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped`,
     )
     expect(run.result).toEqual(UNCHANGED)
     await expectServing(running)

@@ -136,8 +136,17 @@ describe('the health listener follows the sidecar', () => {
   it('reports NOT_SERVING while the sidecar drains, and is gone once it stopped', async () => {
     const running = await startSidecar({ hooks: EXAMPLE_HOOKS, watch: false, graceMs: 20_000 })
     const health = await running.sidecar.listenHealth('127.0.0.1:0')
-    // An open session keeps the drain going until it closes.
-    const session = await running.client.openSession(sessionOptions(['guard']))
+    // A call that waits on a human keeps the drain going until it is answered (an idle session would
+    // end at once).
+    let asked!: () => void
+    const confirmAsked = new Promise<void>((resolve) => (asked = resolve))
+    let answer!: (yes: boolean) => void
+    const answered = new Promise<boolean>((resolve) => (answer = resolve))
+    const session = await running.client.openSession(
+      sessionOptions(['guard'], { interactive: true, capabilities: { confirm: () => (asked(), answered) } }),
+    )
+    const call = session.call('beforeToolExecute', { id: 'c1', name: 'shell', arguments: { command: 'rm -rf build' } })
+    await confirmAsked
     const stopped = running.stop()
     try {
       await vi.waitFor(
@@ -152,7 +161,8 @@ describe('the health listener follows the sidecar', () => {
         { timeout: 15_000, interval: 100 },
       )
     } finally {
-      await session.close('end_turn').catch(() => {})
+      answer(false)
+      await call.catch(() => {})
       await stopped
     }
     const gone = await inProcess(['health', '--addr', health])
@@ -195,8 +205,15 @@ describe('hookd serve --health-listen, as a program', () => {
       '--hooks', EXAMPLE_HOOKS, '--workers', '1', '--no-watch', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--health-listen', '127.0.0.1:0',
     ])
     try {
-      const line = /^hookd: health on (127\.0\.0\.1:\d+)$/m.exec(serving.output.stderr)
-      expect(line, serving.output.stderr).not.toBeNull()
+      // The line follows the ready line, and may arrive in a later chunk of stderr.
+      const line = await vi.waitFor(
+        () => {
+          const found = /^hookd: health on (127\.0\.0\.1:\d+)$/m.exec(serving.output.stderr)
+          expect(found, serving.output.stderr).not.toBeNull()
+          return found
+        },
+        { timeout: 10_000, interval: 50 },
+      )
       const health = (line as RegExpExecArray)[1] as string
       const ran = await hookd(['health', '--addr', health])
       expect(ran).toEqual({ code: 0, stdout: 'SERVING\n', stderr: '' })

@@ -77,6 +77,27 @@ describe('server reflection', () => {
     ])
   })
 
+  it('names the files as the repositories do, so that a client can ask by file name (issue 15.9)', async () => {
+    const byFile = async (name: string) => {
+      const answer = await ask({ file_by_filename: name })
+      return (answer.file_descriptor_response as { file_descriptor_proto: Buffer[] }).file_descriptor_proto.map((b) => descriptor.FileDescriptorProto.decode(b))
+    }
+    const [hookd] = await byFile('hookd/v1/hookd.proto')
+    expect(hookd?.name).toBe('hookd/v1/hookd.proto')
+    expect(hookd?.package).toBe('hookd.v1')
+    expect(hookd?.service.map((s) => s.name)).toEqual(['HookExecutor'])
+    const [health] = await byFile('grpc/health/v1/health.proto')
+    expect(health?.name).toBe('grpc/health/v1/health.proto')
+    expect(health?.service.map((s) => s.name)).toEqual(['Health'])
+    // A symbol's file is reported under the same name.
+    const bySymbol = await ask({ file_containing_symbol: 'hookd.v1.OpenSession' })
+    const files = (bySymbol.file_descriptor_response as { file_descriptor_proto: Buffer[] }).file_descriptor_proto.map((b) => descriptor.FileDescriptorProto.decode(b).name)
+    expect(files).toEqual(['hookd/v1/hookd.proto'])
+    // The name protobufjs would have made up is not served.
+    const madeUp = await ask({ file_by_filename: 'hookd_v1.proto' })
+    expect(madeUp.error_response).toMatchObject({ error_code: grpc.status.NOT_FOUND })
+  })
+
   it('answers NOT_FOUND for a symbol it does not serve', async () => {
     const answer = await ask({ file_containing_symbol: 'hookd.v1.Nope' })
     expect(answer.error_response).toMatchObject({ error_code: grpc.status.NOT_FOUND })

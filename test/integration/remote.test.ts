@@ -313,10 +313,11 @@ describe('loading remote hooks', () => {
     const session = await running.client.openSession(
       sessionOptions(['nobody', 'args-first'], { capabilities: { diagnostic: (d) => pushed.push(d) } }),
     )
+    const out = await session.call('beforeToolExecute', call)
+    // Pushed right after `opened`, so before any result.
     expect(pushed).toEqual([
       expect.objectContaining({ hook: 'nobody', kind: 'load', file: 'nobody/hook.json', message: expect.stringContaining(`the remote hook at unix:nobody.sock cannot be reached`) }),
     ])
-    const out = await session.call('beforeToolExecute', call)
     expect(out.trace.map((t) => t.hook)).toEqual(['args-first'])
     session.abandon()
   })

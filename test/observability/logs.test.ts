@@ -169,8 +169,8 @@ describe('hookd serve --log-format json', () => {
     expect(await exited).toBe(0)
     const drain = jsonLines(serving.output.stderr).filter((l) => l.event === 'drain')
     expect(drain).toEqual([
-      { time: expect.any(String), level: 'info', event: 'drain', msg: 'draining: 1 session stream(s) open; in-flight calls may finish for up to 20000 ms', phase: 'started', sessions: 1, grace_ms: 20000 },
-      { time: expect.any(String), level: 'info', event: 'drain', msg: expect.stringMatching(/^drained in \d+ ms$/), phase: 'done', duration_ms: expect.any(Number), cut: 0 },
+      { time: expect.any(String), level: 'info', event: 'drain', msg: 'draining after SIGTERM: health says NOT_SERVING, new sessions and calls get UNAVAILABLE; 1 open session(s) end once their running calls finish (at most 20000 ms, --grace-ms)', phase: 'started', sessions: 1, grace_ms: 20000, cause: 'SIGTERM' },
+      { time: expect.any(String), level: 'info', event: 'drain', msg: expect.stringMatching(/^drained in \d+ ms: every session ended; stopped$/), phase: 'done', duration_ms: expect.any(Number), cut: 0 },
     ])
   })
 })

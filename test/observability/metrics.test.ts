@@ -166,7 +166,7 @@ describe('hookd serve --metrics', () => {
 
     await session.close()
     expect(await exited).toBe(0)
-    expect(serving.output.stderr).toMatch(/^hookd: draining: 1 session stream\(s\) open; in-flight calls may finish for up to 20000 ms$/m)
-    expect(serving.output.stderr).toMatch(/^hookd: drained in \d+ ms$/m)
+    expect(serving.output.stderr).toMatch(/^hookd: draining after SIGTERM: health says NOT_SERVING, new sessions and calls get UNAVAILABLE; 1 open session\(s\) end once their running calls finish \(at most 20000 ms, --grace-ms\)$/m)
+    expect(serving.output.stderr).toMatch(/^hookd: drained in \d+ ms: every session ended; stopped$/m)
   })
 })

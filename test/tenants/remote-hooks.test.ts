@@ -78,11 +78,12 @@ describe('a tenant without "remoteHooks"', () => {
 
     const pushed: Diagnostic[] = []
     const session = await (await t.client('closed')).openSession(sessionOptions(['c-unix', 'c-tcp'], { capabilities: { diagnostic: (d) => pushed.push(d) } }))
+    const out = await session.call('beforeToolExecute', toolCall)
+    // Pushed right after `opened`, so before any result.
     expect(pushed.map((d) => [d.hook, d.kind])).toEqual([
       ['c-unix', 'load'],
       ['c-tcp', 'load'],
     ])
-    const out = await session.call('beforeToolExecute', toolCall)
     expect(out.result).toEqual({ allow: true, arguments: toolCall.arguments })
     expect(out.trace).toEqual([])
     await session.close()

@@ -98,6 +98,30 @@ describe('refusal at beforeToolExecute', () => {
     expect(result.result).toEqual({ allow: false, reason: "refused by hook 'guard'", refusedBy: 'guard', arguments: call.arguments })
   })
 
+  it('treats reason as a field: kept on an allowed call, kept by a refusal that gives none, replaced by one that does', async () => {
+    const runner = new FakeRunner()
+      .script('notes', () => returns({ reason: 'noted' }))
+      .script('quiet', () => returns({ allow: false }))
+      .script('loud', () => returns({ allow: false, reason: 'loud says no' }))
+    const gate = (hooks: string[]) => chain(runner, 'beforeToolExecute', call, hooks.map((h): [string, PointName[]] => [h, ['beforeToolExecute']]))
+    expect((await gate(['notes'])).result).toEqual({ allow: true, reason: 'noted', arguments: call.arguments })
+    expect((await gate(['notes', 'quiet'])).result).toEqual({ allow: false, reason: 'noted', refusedBy: 'quiet', arguments: call.arguments })
+    expect((await gate(['notes', 'loud'])).result).toEqual({ allow: false, reason: 'loud says no', refusedBy: 'loud', arguments: call.arguments })
+    expect((await gate(['notes'])).trace.map((t) => t.outcome)).toEqual(['changed'])
+  })
+
+  it('reads an answer with no field the point knows as invalid-result, never as allowed-and-changed', async () => {
+    const runner = new FakeRunner().script('foreign', () => returns({ decision: 'block', why: 'x' }))
+    const result = await chain(runner, 'beforeToolExecute', call, [['foreign', ['beforeToolExecute']]])
+    expect(result.diagnostics.map((d) => [d.kind, d.message])).toEqual([
+      [
+        'invalid-result',
+        "hook 'foreign': beforeToolExecute returned {'decision', 'why'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped",
+      ],
+    ])
+    expect(result.trace.map((t) => t.outcome)).toEqual(['failed'])
+  })
+
   it('lets the tool call through with the arguments as the last hook left them', async () => {
     const runner = new FakeRunner()
       .script('a', () => returns({ arguments: { command: 'ls', cwd: '/tmp' } }))
@@ -393,6 +417,42 @@ describe('cancellation', () => {
   })
 })
 
+describe('a cancelled gate', () => {
+  const gateEvent = { callId: 'c1', name: 'shell', input: { command: 'rm -rf /' } }
+
+  it('is refused by hookd, whatever the failure policy, when its hooks had not decided', async () => {
+    for (const onError of ['default', 'skip'] as const) {
+      const abort = new AbortController()
+      const runner = new FakeRunner().script('asks', async (r) => {
+        abort.abort()
+        await aborted(r.signal)
+        return fails('cancelled', 'the point call was cancelled')
+      })
+      const point = pointOf('tool:gate')
+      const steps = [chainStep(runner, { name: 'asks', points: ['tool:gate'] }, abort.signal)]
+      const result = await runChain(point, 1, point.payload.parse(gateEvent), steps, { signal: abort.signal, jsonDepth: 64, onError: () => onError })
+      expect(result.result).toEqual({
+        block: true,
+        reason: onError === 'skip' ? 'hookd refused the call: the host cancelled it before its hooks decided' : "hookd refused the call: hook 'asks' could not decide (the call was cancelled)",
+      })
+    }
+  })
+
+  it('keeps the block a hook already made, with its reason, when a later hook is cancelled', async () => {
+    const abort = new AbortController()
+    const runner = new FakeRunner()
+      .script('blocks', mutates((e) => Object.assign(e, { block: true, reason: 'blocks says no' })))
+      .script('asks', async (r) => {
+        abort.abort()
+        await aborted(r.signal)
+        return fails('cancelled', 'the point call was cancelled')
+      })
+    const result = await chain(runner, 'tool:gate', gateEvent, [['blocks', ['tool:gate']], ['asks', ['tool:gate']]], abort.signal)
+    expect(result.result).toEqual({ block: true, reason: 'blocks says no' })
+    expect(result.trace.map((t) => t.outcome)).toEqual(['changed', 'cancelled'])
+  })
+})
+
 describe('the trace', () => {
   it('records each hook\'s version, outcome, wall and CPU time as the runner reported them', async () => {
     const runner = new FakeRunner()
@@ -430,7 +490,10 @@ describe('checkReturn', () => {
   })
 
   it('does not take an inherited property for an allowed field', () => {
-    expect(checkReturn(bmr, { toString: 'x', constructor: 'y' })).toEqual({ changes: {}, ignored: ['toString', 'constructor'] })
+    expect(checkReturn(bmr, { system: 'S', toString: 'x', constructor: 'y' })).toEqual({ changes: { system: 'S' }, ignored: ['toString', 'constructor'] })
+    expect(checkReturn(bmr, { toString: 'x' }).error).toBe(
+      "beforeModelRequest returned {'toString'}, none of which it accepts; return an object like {system?} or nothing",
+    )
   })
 })
 

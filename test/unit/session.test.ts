@@ -274,10 +274,10 @@ describe('call', () => {
   })
 
   it('counts each call against the tenant and releases it when the call ends', async () => {
-    const w = await world({ a: { index: exporting('afterRun') } })
+    const w = await world({ a: { index: exporting('beforeRun', 'afterRun') } })
     w.runner.script('a', () => fails('throw', 'boom'))
     const session = w.open(['a'])
-    await session.call(1, 'afterRun', payload({ reason: 'end_turn' }))
+    await session.call(1, 'beforeRun', payload({ sessionId: 's', agentId: 'a', modelId: 'm' }))
     await session.call(2, 'afterRun', payload({ reason: 'error' }))
     expect([w.tenant.admitted, w.tenant.released]).toEqual([2, 2])
   })

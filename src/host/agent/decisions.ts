@@ -93,3 +93,19 @@ export function zidaneDecisions(point: string, event: Record<string, unknown>, a
   else summary = `changed ${fields.join(', ')}`
   return [{ point, hooks, summary }]
 }
+
+/**
+ * The ctx.confirm questions of a call that no person saw (the run is not interactive, so the sidecar
+ * answered each with the run's --yes), one line per question: a hook that "asked" must not look asked.
+ */
+export function autoConfirmDecisions(point: string, answer: PointCallResult<PointName>): Decision[] {
+  return answer.trace.flatMap((t) =>
+    (t.autoConfirms ?? []).map((c) => ({
+      point,
+      hooks: [t.hook],
+      summary: `confirm ${preview(c.body ? `${c.title}: ${c.body}` : c.title, 120)} was not shown to anyone: ${
+        c.approved ? 'approved automatically (--yes)' : 'declined automatically (no terminal to ask on, and no --yes)'
+      }`,
+    })),
+  )
+}

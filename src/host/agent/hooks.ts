@@ -10,7 +10,7 @@ import { type BridgeTarget, type HookableLike, bridgeHookable } from '../bridge.
 import { HookdClient, type PointCallResult, type SessionOptions } from '../client.js'
 import type { FailurePolicy } from '../failure-policy.js'
 import { GuardedSession } from '../guarded-session.js'
-import { zidaneDecisions } from './decisions.js'
+import { autoConfirmDecisions, zidaneDecisions } from './decisions.js'
 import { type HookExports, planBridge } from './families.js'
 import type { AgentHookMap, RunReason } from './hook-map.js'
 import type { AgentUI } from './ui.js'
@@ -71,6 +71,35 @@ async function declaredExports(address: string, declared: readonly string[], tok
   }
 }
 
+/** Every answer of the session, rienda points and zidane ones alike, says which confirms nobody saw. */
+class ShownPort implements HookPort {
+  constructor(
+    private readonly port: GuardedSession,
+    private readonly ui: AgentUI,
+  ) {}
+
+  async call<N extends PointName>(point: N, payload: PointPayload<N>): Promise<PointCallResult<N>> {
+    return this.shown(point, await this.port.call(point, payload))
+  }
+
+  async close(reason: RunReason): Promise<PointCallResult<'afterRun'>> {
+    return this.shown('afterRun', await this.port.close(reason))
+  }
+
+  subscribedPoints(): ReadonlySet<string> {
+    return this.port.subscribedPoints()
+  }
+
+  onResubscribe(listener: () => void): () => void {
+    return this.port.onResubscribe(listener)
+  }
+
+  private shown<R extends PointCallResult<PointName>>(point: string, answer: R): R {
+    for (const d of autoConfirmDecisions(point, answer)) this.ui.decision(d)
+    return answer
+  }
+}
+
 /** The bridge's view of the session: covered points withheld, and every answer shown as it comes. */
 class PlannedTarget implements BridgeTarget {
   constructor(
@@ -103,7 +132,7 @@ export async function connectHooks(options: ConnectOptions): Promise<HookConnect
     ...(options.failure ? { failure: options.failure } : {}),
     ...(options.token ? { token: options.token } : {}),
   })
-  const port: HookPort = guarded
+  const port: HookPort = new ShownPort(guarded, ui)
   if (!guarded.connected) {
     ui.notice(`hookd at ${options.address} cannot be reached yet; until it answers, tool calls are refused (gates fail closed) and other hooks are skipped`)
   }

@@ -58,9 +58,20 @@ export function checkReturn(point: AnyPoint, value: unknown, nullKeeps = true): 
       error: `${point.name} must return ${allowed.length ? `an object like ${shape} or nothing` : 'nothing'}; it returned ${describeType(value)}`,
     }
   }
+  const entries = Object.entries(value)
+  // An answer that names fields, none of them the point's ({decision: "block"} at beforeToolExecute), is
+  // a hook written for another system or misspelt: reading it as "no change" would let a gate through
+  // on a mistake that says nothing. Points that accept nothing keep the milder ignored-field.
+  if (nullKeeps && allowed.length && entries.length && !entries.some(([field]) => Object.hasOwn(point.fields, field))) {
+    return {
+      changes: {},
+      ignored: [],
+      error: `${point.name} returned {${fieldNames(entries.map(([field]) => field))}}, none of which it accepts; return an object like ${shape} or nothing`,
+    }
+  }
   const changes: Record<string, unknown> = {}
   const ignored: string[] = []
-  for (const [field, fieldValue] of Object.entries(value)) {
+  for (const [field, fieldValue] of entries) {
     const schema = Object.hasOwn(point.fields, field) ? point.fields[field] : undefined
     if (!schema) {
       ignored.push(field)
@@ -192,7 +203,9 @@ export async function runChain(
     const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number, file?: string): void => {
       diagnostic(kind, message, line, file)
       trace.push({ ...base, outcome: kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
-      if (gate && failureRefuses(options.onError?.(hook) ?? 'default', kind)) state = point.refuse(state, couldNotDecide(hook.name, kind), 'hookd')
+      if (gate && !point.refused?.(state) && failureRefuses(options.onError?.(hook) ?? 'default', kind)) {
+        state = point.refuse(state, couldNotDecide(hook.name, kind), 'hookd')
+      }
     }
 
     let report: InvocationReport
@@ -266,8 +279,9 @@ export async function runChain(
     trace.push({ ...base, outcome: point.stopped(state) ? 'refused' : 'changed', ...timing })
   }
 
-  // A cancelled gate never comes back allowed: what its hooks had not decided, hookd refuses.
-  if (gate && signal?.aborted && !point.stopped(state)) state = point.refuse(state, CANCELLED_REASON, 'hookd')
+  // A cancelled (or interrupted: the host went away) gate never comes back allowed, whatever the failure
+  // policy: what its hooks had not decided, hookd refuses. A refusal a hook made stands as it is.
+  if (gate && signal?.aborted && !point.refused?.(state)) state = point.refuse(state, CANCELLED_REASON, 'hookd')
 
   return {
     seq,

@@ -9,16 +9,21 @@ import type { Observer, TraceCarrier } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { withTolerantDecoding } from './frames.js'
 import { serveInvoke } from './invoke.js'
-import { type OpenSessions, type SessionCall, type StreamTap, serveSessionStream } from './session-stream.js'
+import type { OpenStreams } from './open-streams.js'
+import { type SessionCall, type StreamTap, serveSessionStream } from './session-stream.js'
 
 /** A call's metadata as a trace carrier (traceparent, tracestate), read only if tracing asks. */
 function carrier(metadata: grpc.Metadata): TraceCarrier {
   return { get: (key) => metadata.get(key).map(String)[0] }
 }
 
-export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenSessions, observer: Observer, tap?: () => StreamTap): void {
-  /** The tenant a call's metadata names (the implicit one without tenants), or why none. */
+export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions: OpenStreams, observer: Observer, tap?: () => StreamTap): void {
+  /**
+   * The tenant a call's metadata names (the implicit one without tenants), or why none. A draining
+   * sidecar still answers (health checks must see NOT_SERVING), but takes nothing new.
+   */
   const identify = (metadata: grpc.Metadata): Tenant | HookdError => {
+    if (sessions.draining) return sessions.draining
     try {
       return tenancy.identify(metadata.get('authorization'))
     } catch (err) {

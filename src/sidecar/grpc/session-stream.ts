@@ -5,6 +5,7 @@
  * diagnostics in results).
  */
 import type * as grpc from '@grpc/grpc-js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
@@ -19,14 +20,9 @@ import type { SessionObserver } from '../observability/observer.js'
 import { Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import { UndecodableFrame, hostMessageProblem } from './frames.js'
+import type { OpenStream, OpenStreams } from './open-streams.js'
 
 export type SessionCall = grpc.ServerDuplexStream<unknown, unknown>
-
-/** Where the sidecar keeps its open sessions (to abort them at shutdown). */
-export interface OpenSessions {
-  add(session: Session): void
-  delete(session: Session): void
-}
 
 /** Sees every message of a stream, both ways (`hookd serve --capture`: testing/capture-tap.ts). */
 export interface StreamTap {
@@ -34,14 +30,28 @@ export interface StreamTap {
   toHost(frame: SidecarFrame): void
 }
 
-export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenSessions, observe?: SessionObserver, tap?: StreamTap): void {
+export function serveSessionStream(call: SessionCall, tenant: Tenant, open: OpenStreams, observe?: SessionObserver, tap?: StreamTap): void {
   let session: Session | undefined
   let ended = false
   let closing = false
+  /** Point calls accepted and not yet answered: a draining sidecar ends the stream when none is left. */
+  let inFlight = 0
+  /** Set once the sidecar drains: the status this stream ends with. */
+  let draining: HookdError | undefined
   const write = (message: SidecarFrame): void => {
     if (ended) return
     tap?.toHost(message)
     call.write(message)
+  }
+  const settleDrain = (): void => {
+    if (draining && inFlight === 0 && !closing) fail(draining)
+  }
+  const stream: OpenStream = {
+    drain: (err) => {
+      draining = err
+      settleDrain()
+    },
+    abort: (err) => fail(err),
   }
   /** Runs `then` with what `promise` brings; a rejection, or a throw in `then`, ends the stream. */
   const after = <T>(promise: Promise<T>, then: (value: T) => void): void => {
@@ -50,6 +60,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
   const fail = (err: unknown): void => {
     if (ended) return
     ended = true
+    release()
     session?.abort()
     const e = HookdError.from(err)
     call.emit('error', { code: e.grpcStatus, details: e.message })
@@ -57,15 +68,16 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
   const finish = (): void => {
     if (ended) return
     ended = true
-    untrack()
+    release()
     call.end()
   }
   const cleanup = (): void => {
+    release()
+    session?.abort()
+  }
+  const release = (): void => {
     untrack()
-    if (session) {
-      session.abort()
-      open.delete(session)
-    }
+    open.delete(stream)
   }
   // A revoked credential ends the stream (tenancy/tenants.ts).
   const untrack = tenant.track(fail)
@@ -81,20 +93,25 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
       finish()
     }
   })
+  open.add(stream)
 
   const onOpen = (message: Extract<HostMessage, { kind: 'open' }>): void => {
     if (session) throw new HookdError('failed-precondition', 'the session is already open; send open only once')
+    if (draining) throw draining
+    // Diagnostics the open pushes (a declared hook that did not load) wait until `opened` is sent: the
+    // host learns the session exists before anything is said about it.
+    const early: Diagnostic[] = []
+    let held: Diagnostic[] | undefined = early
     const opened = Session.open(tenant, message.open, {
       capability: (c) => {
         write({ capabilityCall: { ...c, args: Buffer.from(JSON.stringify(c.args)) } })
         return undefined
       },
       log: (line) => write({ log: line }),
-      diagnostic: (d) => write({ diagnostic: diagnosticToWire(d) }),
+      diagnostic: (d) => (held ? held.push(d) : write({ diagnostic: diagnosticToWire(d) })),
     }, observe)
     session = opened.session
     session.followRegistry()
-    open.add(session)
     write({
       opened: {
         sessionId: session.id,
@@ -103,13 +120,26 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         protocolVersion: PROTOCOL_VERSION,
       },
     })
+    held = undefined
+    for (const d of early) write({ diagnostic: diagnosticToWire(d) })
   }
 
   const onMessage = (s: Session, message: Exclude<HostMessage, { kind: 'open' }>): void => {
     switch (message.kind) {
       case 'call': {
         const { seq, point, payload } = message.call
-        after(s.call(seq, point, payload), (result) => write({ result: pointResultToWire(result) }))
+        // 0 is the seq of the afterRun that close runs: a host's own calls start at 1, so that results,
+        // capability calls and `closed` always say which call they belong to.
+        if (seq === 0) throw new HookdError('invalid-argument', 'point call seq 0 is not allowed: a host numbers its calls from 1 (seq 0 is the afterRun that close runs)')
+        // A draining sidecar runs no new call: the stream ends with UNAVAILABLE once the running ones
+        // are answered (at once when none runs).
+        if (draining) return settleDrain()
+        inFlight += 1
+        after(s.call(seq, point, payload), (result) => {
+          inFlight -= 1
+          write({ result: pointResultToWire(result) })
+          settleDrain()
+        })
         return
       }
       case 'capabilityResult': {
@@ -124,7 +154,6 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         closing = true
         after(s.close(message.close.reason), (result) => {
           write({ closed: { result: pointResultToWire(result) } })
-          open.delete(s)
           finish()
         })
         return

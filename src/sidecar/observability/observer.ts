@@ -62,6 +62,8 @@ export interface DrainReport {
   /** Session streams open when it began. */
   sessions: number
   graceMs: number
+  /** What started it, when known (`SIGTERM`). */
+  cause?: string
 }
 
 export interface Observer {

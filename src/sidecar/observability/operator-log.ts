@@ -39,16 +39,17 @@ export class OperatorLog implements Part {
     pool.onWorkerExit((exit) => this.workerExited(tenant, exit))
   }
 
-  draining({ sessions, graceMs }: DrainReport): void {
-    this.logger.log('info', 'drain', `draining: ${sessions} session stream(s) open; in-flight calls may finish for up to ${graceMs} ms`, {
+  draining({ sessions, graceMs, cause }: DrainReport): void {
+    this.logger.log('info', 'drain', `draining${cause ? ` after ${cause}` : ''}: health says NOT_SERVING, new sessions and calls get UNAVAILABLE; ${sessions} open session(s) end once their running calls finish (at most ${graceMs} ms, --grace-ms)`, {
       phase: 'started',
       sessions,
       grace_ms: graceMs,
+      ...(cause ? { cause } : {}),
     })
   }
 
   drained({ ms: took, cut }: { ms: number; cut: number }): void {
-    this.logger.log('info', 'drain', `drained in ${took} ms${cut ? `; ${cut} session stream(s) were cut at the grace period` : ''}`, { phase: 'done', duration_ms: took, cut })
+    this.logger.log('info', 'drain', cut ? `drained in ${took} ms: the grace period ended with ${cut} session(s) still running, cut with UNAVAILABLE; stopped` : `drained in ${took} ms: every session ended; stopped`, { phase: 'done', duration_ms: took, cut })
   }
 
   private decided({ result, facts, context, sessionId, traceId, spanId }: Decision): void {

@@ -45,7 +45,15 @@ export interface AuditLine {
   session: string
   seq: number
   point: string
-  hooks: Array<{ hook: string; version: string; outcome: string; durationUs: number; cpuUs: number }>
+  hooks: Array<{
+    hook: string
+    version: string
+    outcome: string
+    durationUs: number
+    cpuUs: number
+    /** Confirms no person saw (the auto-approve flag answered): each answer, and the question with payloads. */
+    autoConfirms?: Array<{ approved: boolean; title?: string; body?: string }>
+  }>
   decision?: GateDecision
   diagnostics: Array<{ hook: string; kind: string; message?: string }>
   durationUs: number
@@ -92,7 +100,14 @@ export class AuditLog {
       session: who.session,
       seq: result.seq,
       point: result.point,
-      hooks: result.trace.map((t) => ({ hook: t.hook, version: t.version, outcome: t.outcome, durationUs: t.durationUs, cpuUs: t.cpuUs })),
+      hooks: result.trace.map((t) => ({
+        hook: t.hook,
+        version: t.version,
+        outcome: t.outcome,
+        durationUs: t.durationUs,
+        cpuUs: t.cpuUs,
+        ...(t.autoConfirms ? { autoConfirms: t.autoConfirms.map((c) => (this.payloads ? c : { approved: c.approved })) } : {}),
+      })),
       diagnostics: result.diagnostics.map((d) => (this.payloads ? { hook: d.hook, kind: d.kind, message: d.message } : { hook: d.hook, kind: d.kind })),
       durationUs: result.durationUs,
     }

@@ -5,14 +5,16 @@
  * reach the host.
  */
 import { arch, platform } from 'node:os'
+import { isAbsolute } from 'node:path'
 import { CAPABILITIES, CAPABILITY_RESULTS, type CapabilityName, isCapabilityName } from '../../protocol/capabilities.js'
 import { parseJson } from '../../protocol/bounded-json.js'
-import { clip } from '../../protocol/text.js'
+import { clip, quoted } from '../../protocol/text.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, POINT_NAMES, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
+  type AutoConfirm,
   type CapabilityCallData,
   type HookInfoData,
   type LogLineData,
@@ -79,9 +81,17 @@ export class Session {
   private readonly seqs = new Set<number>()
   private readonly running = new Map<number, AbortController>()
   private readonly pending = new Map<number, PendingCapability>()
+  /** Per running point call: the confirms the auto-approve flag answered, by hook, for its trace. */
+  private readonly autoConfirms = new Map<number, Array<{ hook: string; confirm: AutoConfirm }>>()
   private nextCapabilityId = 1
   private closed = false
   private closing = false
+  /**
+   * The point call that ran the session's end-of-run hooks: an explicit afterRun, or agent:done (which
+   * afterRun hooks serve on a zidane host). Once it is set, close answers with its result instead of
+   * running afterRun again: afterRun runs once per session.
+   */
+  private endOfRun: { seq: number; point: string; result?: Promise<PointResultData> } | undefined
   private unfollow: (() => void) | undefined
 
   private constructor(
@@ -116,6 +126,11 @@ export class Session {
       )
     }
     if (!open.sessionId) throw new HookdError('invalid-argument', 'open.session_id is empty; give the run an id')
+    // ctx.workdir means one folder whatever the sidecar's own working directory; file capabilities are
+    // confined to it.
+    const absolute = "give the run's working directory as an absolute path (ctx.workdir, and the folder file capabilities are confined to)"
+    if (!open.workdir) throw new HookdError('invalid-argument', `open.workdir is empty; ${absolute}`)
+    if (!isAbsolute(open.workdir)) throw new HookdError('invalid-argument', `open.workdir ${quoted(open.workdir)} is not an absolute path; ${absolute}`)
     const seen = new Set<string>()
     for (const name of open.hooks) {
       if (seen.has(name)) throw new HookdError('invalid-argument', `hook '${name}' is declared twice; declare each hook once`)
@@ -158,7 +173,20 @@ export class Session {
     if (this.seqs.has(seq)) {
       throw new HookdError('invalid-argument', `point call seq ${seq} was already used in this session; use a new seq for every call`)
     }
-    return this.run(seq, pointName, payloadBytes, () => this.seqs.add(seq))
+    if (pointName === 'afterRun' && this.endOfRun) {
+      const { seq: first, point } = this.endOfRun
+      throw new HookdError(
+        'failed-precondition',
+        `afterRun already ran in this session (point call seq ${first}${point === 'afterRun' ? '' : `, ${point}`}); it runs once per session, and close does not run it again`,
+      )
+    }
+    const result = this.run(seq, pointName, payloadBytes, () => {
+      this.seqs.add(seq)
+      if (pointName === 'afterRun' || pointName === 'agent:done') this.endOfRun ??= { seq, point: pointName }
+    })
+    // run() accepts the call (or throws) before it first waits, so the mark is already set.
+    if (this.endOfRun?.seq === seq) this.endOfRun.result ??= result
+    return result
   }
 
   private async run(seq: number, pointName: string, payloadBytes: Buffer, accept: () => void): Promise<PointResultData> {
@@ -183,13 +211,21 @@ export class Session {
     }
     const abort = new AbortController()
     this.running.set(seq, abort)
+    const autoConfirms: Array<{ hook: string; confirm: AutoConfirm }> = []
+    this.autoConfirms.set(seq, autoConfirms)
     try {
       const steps = this.steps(seq, point, payload.data, abort.signal)
       const onError = (hook: ChainHook): OnError => this.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
       const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
+      // A confirm that no person saw is part of what the hook did: the trace says so.
+      for (const entry of result.trace) {
+        const asked = autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)
+        if (asked.length) entry.autoConfirms = asked
+      }
       return this.decided(decide(result, who, payload.data, this.tenant.audit))
     } finally {
       this.running.delete(seq)
+      this.autoConfirms.delete(seq)
       admission.release()
     }
   }
@@ -203,8 +239,10 @@ export class Session {
   /**
    * The host answered a capability call on the stream. The answer is checked before the hook sees it:
    * bounded JSON (depth and size), and the shape the capability returns (a boolean for confirm, ...).
-   * One that does not fit is a protocol mistake: a HookdError (INVALID_ARGUMENT) naming the call, which
-   * ends the session. An error answer reaches the hook as an error, its message clipped.
+   * Every answer that does not fit (not JSON, the wrong type, an empty value, neither a value nor an
+   * error) is treated one way: a protocol mistake, a HookdError (INVALID_ARGUMENT) naming the call,
+   * which ends the session; the hook never sees it. An error answer reaches the hook as an error, its
+   * message clipped.
    */
   answerFromHost(id: number, answer: HostAnswer): void {
     const pending = this.pending.get(id)
@@ -216,7 +254,8 @@ export class Session {
     const what = `capability_result ${id} (ctx.${pending.capability} of hook '${pending.hook}')`
     const expected = CAPABILITY_RESULTS[pending.capability]
     if (!answer.value || answer.value.length === 0) {
-      throw new HookdError('invalid-argument', `${what} has neither a value nor an error; answer with the value as JSON (${expected.example}), or with an error`)
+      const has = answer.value ? 'has an empty value' : 'has neither a value nor an error'
+      throw new HookdError('invalid-argument', `${what} ${has}; answer with the value as JSON (${expected.example}), or with an error`)
     }
     const parsed = parseJson(answer.value, 'the value', { maxDepth: this.tenant.limits.jsonDepth, maxBytes: MAX_ANSWER_BYTES })
     if (!parsed.ok) throw new HookdError('invalid-argument', `${what}: ${parsed.message}`)
@@ -254,12 +293,17 @@ export class Session {
     }
   }
 
-  /** Ends the run: runs afterRun with the reason and refuses further calls. */
+  /**
+   * Ends the run and refuses further calls. Runs afterRun with the reason (as seq 0, which no host call
+   * uses), unless a point call already ran the end-of-run hooks: then its result is the answer.
+   */
   async close(reason: string): Promise<PointResultData> {
     if (this.closed || this.closing) throw new HookdError('failed-precondition', 'the session is already closed or closing; send close once')
     this.closing = true
     const payload = Buffer.from(JSON.stringify({ reason }))
     try {
+      const ran = this.endOfRun?.result
+      if (ran) return await ran
       return await this.run(0, 'afterRun', payload, () => {})
     } finally {
       this.closed = true
@@ -417,7 +461,11 @@ export class Session {
     const why = refusal(this.policy, capability, args as never) ?? this.tenant.refusal(capability, args as never)
     this.observe.capability(capability, why ? 'denied' : 'allowed')
     if (why) return { ok: false, code: 'denied', message: why }
-    if (capability === 'confirm' && !this.open.interactive) return { ok: true, value: this.open.autoApprove }
+    if (capability === 'confirm' && !this.open.interactive) {
+      const [question] = args as [{ title: string; body?: string }]
+      this.autoConfirms.get(seq)?.push({ hook, confirm: { title: question.title, body: question.body ?? '', approved: this.open.autoApprove } })
+      return { ok: true, value: this.open.autoApprove }
+    }
 
     const id = this.nextCapabilityId++
     const waits = this.tenant.waits
