@@ -43,7 +43,7 @@ build: dist/.built
 run: build
 	@echo "hookd: starting the sidecar for ./$(HOOKS) on $(ADDR)"
 	@echo "hookd: in another terminal, try:"
-	@printf "  npx hookd invoke --addr %s --hook guard,https-only --point beforeToolExecute --payload '%s'\n" '$(ADDR)' '$(TRY_PAYLOAD)'
+	@printf "  npx hookd-sandbox invoke --addr %s --hook guard,https-only --point beforeToolExecute --payload '%s'\n" '$(ADDR)' '$(TRY_PAYLOAD)'
 	@exec node bin/hookd.js serve --hooks $(HOOKS) --listen $(ADDR)
 
 typecheck: node_modules/.installed

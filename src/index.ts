@@ -1,4 +1,4 @@
-/** hookd: the sidecar, for programs that embed it. Hosts import `hookd/host`. */
+/** hookd: the sidecar, for programs that embed it. Hosts import `hookd-sandbox/host`. */
 export { Sidecar, type SidecarOptions } from './sidecar/sidecar.js'
 export { DEFAULT_LIMITS, type Limits } from './sidecar/limits.js'
 export { points, POINT_NAMES, type PointName, type PointPayload, type PointOutput } from './protocol/points.js'

@@ -1,11 +1,11 @@
 /**
- * hookd/hook: types for hook authors.
+ * hookd-sandbox/hook: types for hook authors.
  *
  * A hook is a folder with an `index.js` that assigns an object of point handlers to `module.exports`.
  * In plain JavaScript, annotate it to get checking and completion in any TypeScript-aware editor:
  *
  *     // @ts-check
- *     /** @type {import('hookd/hook').Hook} *\/
+ *     /** @type {import('hookd-sandbox/hook').Hook} *\/
  *     const hook = {
  *       beforeToolExecute(ctx, call) {
  *         if (call.name === 'shell' && !ctx.confirm({ title: 'Run a shell command?', body: String(call.arguments.command) })) {
@@ -21,7 +21,7 @@
  * `const hook: Hook = {...}; export default hook`.
  *
  * With a `hook.json` beside `index.js` (`{"config": {...}}`), pass the config's shape:
- * `@type {import('hookd/hook').Hook<{ level: number }>}` makes `ctx.config.level` a number.
+ * `@type {import('hookd-sandbox/hook').Hook<{ level: number }>}` makes `ctx.config.level` a number.
  *
  * These declarations mirror the point catalog (src/protocol/points.ts) and the capability surface
  * (src/sidecar/worker/isolate/surface.ts, src/protocol/capabilities.ts); test/types/hook-types.test.ts fails

@@ -2,7 +2,7 @@
 """An agent host in Python: opens a session on a running hookd sidecar, runs the hook points of one
 small scripted agent turn, answers the hooks' ctx.confirm, and prints what came back.
 
-    npx hookd serve --hooks examples/python/hooks &                 # the sidecar
+    npx hookd-sandbox serve --hooks examples/python/hooks &                 # the sidecar
     /usr/bin/python3 examples/python/hooks/secret-scan/server.py &  # the remote hook
     /usr/bin/python3 examples/python/host.py                        # this host
 

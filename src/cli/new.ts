@@ -16,7 +16,7 @@ import { SCAFFOLD_POINTS, scaffold } from './scaffold.js'
 export const NEW_HELP = `Usage: hookd new NAME [--points a,b] [--ts] [--dir HOOKS]
 
 Creates the hook folder HOOKS/NAME (default HOOKS: ./hooks) to start from: handlers for the chosen
-points, typed with hookd/hook, a hook.json with their config, and test cases in tests/ that pass as
+points, typed with hookd-sandbox/hook, a hook.json with their config, and test cases in tests/ that pass as
 written. Run them with 'hookd test HOOKS/NAME'. Never overwrites: NAME must not exist yet.
 
   --points a,b   the points to handle (default: beforeToolExecute); any of

@@ -8,7 +8,7 @@
  */
 import type { StepPointName } from '../protocol/point-spec.js'
 
-/** The points `hookd new` writes handlers for: the step points, which hookd/hook types. */
+/** The points `hookd new` writes handlers for: the step points, which hookd-sandbox/hook types. */
 export const SCAFFOLD_POINTS: readonly StepPointName[] = ['beforeRun', 'afterRun', 'beforeModelRequest', 'afterModelResponse', 'beforeToolExecute', 'afterToolExecute']
 
 interface PointTemplate {
@@ -179,7 +179,7 @@ function jsSource(name: string, points: readonly StepPointName[], config: Array<
     '',
     // On a const, not on `module.exports =`: TypeScript checks a typed const (a misspelt point, a wrong
     // answer), while it only uses a type on `module.exports` to infer the parameters.
-    "/** @type {import('hookd/hook').Hook<Config>} */",
+    "/** @type {import('hookd-sandbox/hook').Hook<Config>} */",
     'const hook = {',
     ...handlers(name, points),
     '}',
@@ -193,7 +193,7 @@ function tsSource(name: string, points: readonly StepPointName[], config: Array<
   return [
     `// The ${name} hook. Its config is in hook.json; its test cases are in tests/ (run them: hookd test ${name}).`,
     '// hookd bundles this file (and what it imports) and runs it in a fresh sandbox per call: ctx is its only way out.',
-    "import type { Hook } from 'hookd/hook'",
+    "import type { Hook } from 'hookd-sandbox/hook'",
     '',
     `type Config = ${configType(config)}`,
     '',

@@ -1,4 +1,4 @@
-/** hookd/host: the library a TypeScript agent host uses to run its hooks in hookd. */
+/** hookd-sandbox/host: the library a TypeScript agent host uses to run its hooks in hookd. */
 export { HookdClient, type SessionOptions, type PointCallResult, type InvokeResult, type ConnectOptions } from './client.js'
 export { HostSession } from './session.js'
 export {

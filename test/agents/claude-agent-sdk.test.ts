@@ -1,5 +1,5 @@
 /**
- * hookd/claude-agent-sdk with the real Claude Agent SDK (pinned 0.3.332, installed into .cache/agents/
+ * hookd-sandbox/claude-agent-sdk with the real Claude Agent SDK (pinned 0.3.332, installed into .cache/agents/
  * on first use; it runs its own bundled Claude Code), offline against the Messages API stand-in, with
  * a real sidecar over gRPC.
  */
@@ -78,7 +78,7 @@ function readBack(stand: AnthropicApi): { is_error: boolean; text: string } {
   return toolResults(second as MessagesRequest)[0] as { is_error: boolean; text: string }
 }
 
-describe('hookd/claude-agent-sdk with the Claude Agent SDK 0.3.332', () => {
+describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () => {
   it(
     "guard, with the application answering ctx.confirm no: the SDK's tool call is refused and the model reads why",
     async () => {
@@ -170,9 +170,9 @@ describe('hookd/claude-agent-sdk with the Claude Agent SDK 0.3.332', () => {
     await expect(hookdHooks({ client: running.client, hooks: ['gaurd'] })).rejects.toThrow("unknown hook 'gaurd' (available: guard, lifecycle, rewrite-shell, shout)")
   })
 
-  it('is the package export hookd/claude-agent-sdk', async () => {
+  it('is the package export hookd-sandbox/claude-agent-sdk', async () => {
     // Resolved through package.json's exports (the built dist/), as an application imports it.
-    const specifier = 'hookd/claude-agent-sdk'
+    const specifier = 'hookd-sandbox/claude-agent-sdk'
     const mod = (await import(specifier)) as { hookdHooks?: unknown }
     expect(typeof mod.hookdHooks).toBe('function')
   })

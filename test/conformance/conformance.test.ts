@@ -23,7 +23,7 @@ afterAll(async () => {
   await harness?.stop()
 })
 
-describe('TypeScript runner (hookd/host)', () => {
+describe('TypeScript runner (hookd-sandbox/host)', () => {
   it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     expect(await runCase(harness.running.client, c), c.rule).toEqual([])
   })

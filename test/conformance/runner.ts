@@ -1,5 +1,5 @@
 /**
- * The TypeScript conformance runner: runs one case (case.ts) through the host library (hookd/host)
+ * The TypeScript conformance runner: runs one case (case.ts) through the host library (hookd-sandbox/host)
  * against a sidecar serving the case's hooks folder, and says how what it saw differs from the case.
  */
 import { CapabilityError, type HookdClient, HookdError, type HostSession, type PointCallResult, type PointName } from '../../src/host/index.js'

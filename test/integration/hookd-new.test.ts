@@ -1,6 +1,6 @@
 /**
  * `hookd new NAME`: the folder it writes loads (`hookd check`), its cases pass as written (`hookd test`),
- * its handlers type-check against hookd/hook, and it never overwrites anything.
+ * its handlers type-check against hookd-sandbox/hook, and it never overwrites anything.
  */
 import { execFile } from 'node:child_process'
 import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises'
@@ -18,7 +18,7 @@ let dir: string
 
 beforeAll(async () => {
   dir = await writeTree({ 'README.md': 'a project\n' })
-  // `hookd/hook` resolves as it does in a project that installed hookd.
+  // `hookd-sandbox/hook` resolves as it does in a project that installed hookd.
   await mkdir(join(dir, 'node_modules'))
   await symlink(ROOT, join(dir, 'node_modules', 'hookd'))
 })
@@ -79,7 +79,7 @@ describe('hookd new', () => {
     expect(tested.code).toBe(0)
   })
 
-  it('writes typed JavaScript that type-checks against hookd/hook, and catches a wrong answer', async () => {
+  it('writes typed JavaScript that type-checks against hookd-sandbox/hook, and catches a wrong answer', async () => {
     const file = join(dir, 'hooks', 'careful', 'index.js')
     const flags = ['--noEmit', '--allowJs', '--checkJs', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext']
     expect(await tsc([...flags, file])).toEqual({ code: 0, output: '' })

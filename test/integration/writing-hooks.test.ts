@@ -1,6 +1,6 @@
 /**
  * docs/writing-hooks.md, followed as a reader follows it (issue 19 item 7): in an empty folder, every
- * `$` command of the tutorial runs in order (`npx hookd` is the built CLI; npm installs from its cache
+ * `$` command of the tutorial runs in order (`npx hookd-sandbox` is the built CLI; npm installs from its cache
  * when it can), every file the tutorial shows (a block whose first line is `// PATH`) is written when
  * the reader would write it, each command must succeed, and what the tutorial shows a command printing
  * must be what it prints (timings aside).
@@ -36,7 +36,7 @@ function steps(markdown: string): Step[] {
 }
 
 function run(command: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const line = command.replace(/^npx hookd /, `${JSON.stringify(process.execPath)} ${JSON.stringify(BUILT_CLI)} `)
+  const line = command.replace(/^npx hookd-sandbox /, `${JSON.stringify(process.execPath)} ${JSON.stringify(BUILT_CLI)} `)
   return new Promise((done, fail) => {
     const { ANTHROPIC_API_KEY: _key, ...env } = process.env
     const child = spawn('bash', ['-c', line], { cwd, env: { ...env, npm_config_prefer_offline: 'true', npm_config_fund: 'false', npm_config_audit: 'false' }, timeout: 240_000 })

@@ -1,5 +1,5 @@
 /**
- * types/hook.d.ts (the `hookd/hook` types hook authors use) against the catalogs it mirrors: the
+ * types/hook.d.ts (the `hookd-sandbox/hook` types hook authors use) against the catalogs it mirrors: the
  * point catalog (src/protocol/points.ts) and the capability table (src/protocol/capabilities.ts).
  * The checks are types: `tsc -p tsconfig.json` (run by `make test`) fails when the two drift apart.
  */
@@ -19,7 +19,7 @@ import type {
   RunStart,
   ToolCall,
   ToolResult,
-} from 'hookd/hook'
+} from 'hookd-sandbox/hook'
 import type { CAPABILITY_ERROR_CODES, CapabilityArgs, CapabilityName, FetchResult } from '../../src/protocol/capabilities.js'
 import { type PointSpec, type StepPointName as PointName, stepPoints } from '../../src/protocol/points.js'
 
@@ -33,7 +33,7 @@ type Payload<N extends PointName> = Known<z.output<Points[N]['payload']>>
 /** A declared return type with `null` (keep the current value) taken out of each field. */
 type Declared<N extends HookPointName> = { [K in keyof HookPoints[N]['returns']]-?: NonNullable<HookPoints[N]['returns'][K]> }
 
-describe('hookd/hook mirrors the point catalog', () => {
+describe('hookd-sandbox/hook mirrors the point catalog', () => {
   it('declares exactly the catalog points', () => {
     expectTypeOf<HookPointName>().toEqualTypeOf<PointName>()
     expectTypeOf<keyof Hook>().toEqualTypeOf<PointName>()
@@ -84,7 +84,7 @@ describe('hookd/hook mirrors the point catalog', () => {
   })
 })
 
-describe('hookd/hook mirrors the capability table', () => {
+describe('hookd-sandbox/hook mirrors the capability table', () => {
   type Capability = CapabilityName
   /** ctx's function for each capability the sidecar forwards. */
   type CtxFunctions = {
@@ -130,7 +130,7 @@ describe('hookd/hook mirrors the capability table', () => {
   })
 })
 
-describe('hookd/hook refuses other agents\' answers', () => {
+describe('hookd-sandbox/hook refuses other agents\' answers', () => {
   it("does not compile a handler that answers like a Claude Code hook", () => {
     const hook: Hook = {
       // @ts-expect-error Claude Code's decision: hookd's refusal is { allow: false, reason }

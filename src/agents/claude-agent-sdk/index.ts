@@ -1,11 +1,11 @@
 /**
- * hookd/claude-agent-sdk: hookd's hooks as the Claude Agent SDK's `hooks` option. Every SDK hook
+ * hookd-sandbox/claude-agent-sdk: hookd's hooks as the Claude Agent SDK's `hooks` option. Every SDK hook
  * callback goes to a hookd session over gRPC, through the same Claude Code adapter as the HTTP front
  * door (one mapping, docs/agents.md): PreToolUse is beforeToolExecute, PostToolUse afterToolExecute,
  * the prompt and Stop delimit the run (beforeRun, afterRun).
  *
  *   import { query } from '@anthropic-ai/claude-agent-sdk'
- *   import { hookdHooks } from 'hookd/claude-agent-sdk'
+ *   import { hookdHooks } from 'hookd-sandbox/claude-agent-sdk'
  *
  *   const hookd = await hookdHooks({ address: 'unix:.hookd/hookd.sock', hooks: ['guard', 'audit'] })
  *   for await (const message of query({ prompt, options: { hooks: hookd.hooks } })) { ... }

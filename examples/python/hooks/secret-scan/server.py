@@ -12,7 +12,7 @@ Through hookd's aliases the same handlers serve zidane hosts' tool:gate and tool
 Run it beside hookd (the address comes from hook.json, here unix:secret-scan.sock in this folder):
 
     /usr/bin/python3 examples/python/hooks/secret-scan/server.py [--listen ADDRESS]
-    npx hookd serve --hooks examples/python/hooks
+    npx hookd-sandbox serve --hooks examples/python/hooks
 """
 
 from __future__ import annotations
