@@ -65,10 +65,16 @@ describe('payloads', () => {
     await expectServing()
   })
 
-  it('an unknown point: INVALID_ARGUMENT listing the known ones', async () => {
-    const end = await raw.exchange([OPEN_ECHO, callFrame(1, 'beforeEverything', PAYLOAD)])
-    expect(end.code).toBe(status.INVALID_ARGUMENT)
-    expect(end.details).toBe(`unknown point 'beforeEverything'; known points: ${POINT_NAMES.join(', ')}`)
+  it('an unknown point: INVALID_ARGUMENT naming the closest point, or the step points and where the rest are', async () => {
+    const far = await raw.exchange([OPEN_ECHO, callFrame(1, 'beforeEverything', PAYLOAD)])
+    expect(far.code).toBe(status.INVALID_ARGUMENT)
+    expect(far.details).toBe(
+      "unknown point 'beforeEverything'; the step points are beforeRun, afterRun, beforeModelRequest, afterModelResponse, beforeToolExecute, afterToolExecute; docs/points.md lists the event points",
+    )
+    const near = await raw.exchange([OPEN_ECHO, callFrame(1, 'beforeToolExecut', PAYLOAD)])
+    expect(near.details).toBe("unknown point 'beforeToolExecut'; did you mean 'beforeToolExecute'?")
+    const long = await raw.exchange([OPEN_ECHO, callFrame(1, 'x'.repeat(5000), PAYLOAD)])
+    expect(long.details).toBe(`unknown point '${'x'.repeat(64)}...'; the step points are beforeRun, afterRun, beforeModelRequest, afterModelResponse, beforeToolExecute, afterToolExecute; docs/points.md lists the event points`)
     await expectServing()
   })
 

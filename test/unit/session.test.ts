@@ -233,12 +233,15 @@ describe('call', () => {
     await expect(session.call(1, 'afterRun', payload({ reason: 'end_turn' }))).resolves.toMatchObject({ seq: 1, result: {} })
   })
 
-  it('refuses an unknown point, listing the known ones', async () => {
+  it('refuses an unknown point, naming the closest one or the step points', async () => {
     const w = await world({})
     const error = await hookdError(() => w.open([]).call(1, 'beforeTool', payload({})))
     expect(error.code).toBe('invalid-argument')
-    expect(error.message).toMatch(/^unknown point 'beforeTool'; known points: beforeRun, afterRun, beforeModelRequest, afterModelResponse, beforeToolExecute, afterToolExecute, /)
-    expect(error.message).toContain('tool:gate')
+    expect(error.message).toBe(
+      "unknown point 'beforeTool'; the step points are beforeRun, afterRun, beforeModelRequest, afterModelResponse, beforeToolExecute, afterToolExecute; docs/points.md lists the event points",
+    )
+    const near = await hookdError(() => w.open([]).call(1, 'tool:gat', payload({})))
+    expect(near.message).toBe("unknown point 'tool:gat'; did you mean 'tool:gate'?")
   })
 
   it('refuses a payload that does not fit the point, naming the path of what is wrong', async () => {

@@ -23,6 +23,7 @@ import {
   type PointResultData,
 } from '../../protocol/wire.js'
 import { type ChainHook, type ChainStep, runChain } from '../chain/chain.js'
+import { closestPoint } from '../hooks/hook-files.js'
 import type { LoadedHook } from '../hooks/registry.js'
 import { NO_SESSION_OBSERVER, type SessionObserver } from '../observability/observer.js'
 import {
@@ -192,7 +193,10 @@ export class Session {
   private async run(seq: number, pointName: string, payloadBytes: Buffer, accept: () => void): Promise<PointResultData> {
     const point = getPoint(pointName)
     if (!point) {
-      throw new HookdError('invalid-argument', `unknown point '${pointName}'; known points: ${POINT_NAMES.join(', ')}`)
+      // The name is the host's: quoted and clipped; the answer names the closest point, never all ~140.
+      const near = closestPoint(pointName)
+      const hint = near ? `did you mean '${near}'?` : 'the step points are beforeRun, afterRun, beforeModelRequest, afterModelResponse, beforeToolExecute, afterToolExecute; docs/points.md lists the event points'
+      throw new HookdError('invalid-argument', `unknown point ${quoted(pointName, 64)}; ${hint}`)
     }
     const json = parseJson(payloadBytes, `${pointName} payload`, { maxDepth: this.tenant.limits.jsonDepth, maxBytes: MAX_ANSWER_BYTES })
     if (!json.ok) throw new HookdError('invalid-argument', json.message)
