@@ -18,20 +18,7 @@ type OptionsConfig = NonNullable<ParseArgsConfig['options']>
  * one silently, and a mistyped command line must never lose anything. Flags declared `multiple`
  * accumulate.
  */
-export function parse<T extends ParseArgsConfig & { options: OptionsConfig }>(help: string, config: T): ReturnType<typeof parseArgs<T>>
-/**
- * The older form: runs `run` (a parseArgs call of its own), turning its complaints into a UsageError.
- * It does none of the checks above; commands that have not moved to the table form still use it.
- */
-export function parse<R>(help: string, run: () => R): R
-export function parse<T extends ParseArgsConfig & { options: OptionsConfig }, R>(help: string, config: T | (() => R)): ReturnType<typeof parseArgs<T>> | R {
-  if (typeof config === 'function') {
-    try {
-      return config()
-    } catch (err) {
-      throw new UsageError(`${(err as Error).message.replace(/\. To specify.*$/s, '')}\n\n${help}`)
-    }
-  }
+export function parse<T extends ParseArgsConfig & { options: OptionsConfig }>(help: string, config: T): ReturnType<typeof parseArgs<T>> {
   let parsed: ReturnType<typeof parseArgs<T & { tokens: true }>>
   try {
     parsed = parseArgs({ ...config, tokens: true })
