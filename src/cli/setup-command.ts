@@ -16,7 +16,7 @@ import { type CommandAgent, DIALECTS } from '../agents/dialects.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { withTrust } from './setup-codex-trust.js'
-import { type FileChange, type TokenFlags, applyChanges, askEvents, frontDoorUrl, gitIgnores, givenToken, readText, routeOf, tokenFileOf } from './setup-shared.js'
+import { SETUP_FLAGS, type FileChange, type TokenFlags, applyChanges, askEvents, frontDoorUrl, gitIgnores, givenToken, readText, routeOf, tokenFileOf } from './setup-shared.js'
 import { type Config, type HookShape, type Placement, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
 
 export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'copilot', 'cursor'] as const
@@ -119,19 +119,7 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
   const { values } = parse(COMMAND_SETUP_HELP, {
     args: argv,
     strict: true,
-    options: {
-      hooks: { type: 'string', multiple: true },
-      profile: { type: 'string' },
-      dir: { type: 'string' },
-      url: { type: 'string' },
-      'token-file': { type: 'string' },
-      token: { type: 'string' },
-      events: { type: 'string', multiple: true },
-      timeout: { type: 'string' },
-      remove: { type: 'boolean', default: false },
-      'dry-run': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: SETUP_FLAGS,
   })
   if (values.help) {
     io.stdout.write(`${COMMAND_SETUP_HELP}\n`)

@@ -158,3 +158,18 @@ export function gitIgnores(file: string): Promise<boolean | undefined> {
     })
   })
 }
+
+/** The flags every `hookd setup AGENT` takes (claude-code adds --user). */
+export const SETUP_FLAGS = {
+  hooks: { type: 'string', multiple: true },
+  profile: { type: 'string' },
+  dir: { type: 'string' },
+  url: { type: 'string' },
+  'token-file': { type: 'string' },
+  token: { type: 'string' },
+  events: { type: 'string', multiple: true },
+  timeout: { type: 'string' },
+  remove: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const

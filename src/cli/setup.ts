@@ -14,7 +14,7 @@ import { type Settings, parseSettings, warnings, withHookd, withoutHookd } from 
 import type { CliIo } from './io.js'
 import { HTTP_URL_FILE } from './serve-http.js'
 import { SETUP_AGENTS, setupCommandAgent } from './setup-command.js'
-import { applyChanges, askEvents, frontDoorUrl, gitIgnores, readText, routeOf, tokenOf } from './setup-shared.js'
+import { SETUP_FLAGS, applyChanges, askEvents, frontDoorUrl, gitIgnores, readText, routeOf, tokenOf } from './setup-shared.js'
 
 export const SETUP_HELP = `Usage: hookd setup claude-code (--hooks a,b | --profile NAME) [--dir DIR | --user] [options]
        hookd setup codex|gemini|copilot|cursor ...   (see 'hookd setup codex --help')
@@ -53,20 +53,7 @@ export async function setup(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(SETUP_HELP, {
     args: rest,
     strict: true,
-    options: {
-      hooks: { type: 'string', multiple: true },
-      profile: { type: 'string' },
-      dir: { type: 'string' },
-      user: { type: 'boolean', default: false },
-      url: { type: 'string' },
-      'token-file': { type: 'string' },
-      token: { type: 'string' },
-      events: { type: 'string', multiple: true },
-      timeout: { type: 'string' },
-      remove: { type: 'boolean', default: false },
-      'dry-run': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: { ...SETUP_FLAGS, user: { type: 'boolean', default: false } },
   })
   if (values.help) {
     io.stdout.write(`${SETUP_HELP}\n`)
