@@ -154,8 +154,23 @@ describe('hookd serve --metrics', () => {
     expect(await Promise.all(names.map((n) => check(health, n)))).toEqual(names.map(() => 'SERVING'))
     expect(await check(health, 'no.such.Service')).toBe('NOT_FOUND')
 
-    // An open session keeps the drain going (for up to --grace-ms) while we look.
-    const session = await client.openSession(sessionOptions(['allow']))
+    // A call that waits on the human keeps the drain going (for up to --grace-ms) while we look.
+    let asked: () => void = () => {}
+    const waiting = new Promise<void>((resolve) => (asked = resolve))
+    let answer: (yes: boolean) => void = () => {}
+    const session = await client.openSession(
+      sessionOptions(['asker'], {
+        interactive: true,
+        capabilities: {
+          confirm: () => {
+            asked()
+            return new Promise<boolean>((resolve) => (answer = resolve))
+          },
+        },
+      }),
+    )
+    const running = session.call('beforeToolExecute', shell('ls'))
+    await waiting
     const exited = new Promise<number | null>((resolve) => serving.child.once('exit', (code) => resolve(code)))
     serving.child.kill('SIGTERM')
     await vi.waitFor(async () => expect((await getJson(`${base}/readyz`)).status).toBe(503), { timeout: 10_000, interval: 50 })
@@ -164,7 +179,8 @@ describe('hookd serve --metrics', () => {
     expect(await Promise.all(names.map((n) => check(health, n)))).toEqual(names.map(() => 'NOT_SERVING'))
     expect((await scrape(`${base}/metrics`)).get('hookd_ready')).toBe(0)
 
-    await session.close()
+    answer(true)
+    expect((await running).result).toMatchObject({ allow: true })
     expect(await exited).toBe(0)
     expect(serving.output.stderr).toMatch(/^hookd: draining after SIGTERM: health says NOT_SERVING, new sessions and calls get UNAVAILABLE; 1 open session\(s\) end once their running calls finish \(at most 20000 ms, --grace-ms\)$/m)
     expect(serving.output.stderr).toMatch(/^hookd: drained in \d+ ms: every session ended; stopped$/m)

@@ -116,7 +116,7 @@ describe('refusal at beforeToolExecute', () => {
     expect(result.diagnostics.map((d) => [d.kind, d.message])).toEqual([
       [
         'invalid-result',
-        "hook 'foreign': beforeToolExecute returned {'decision', 'why'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped",
+        "hook 'foreign': beforeToolExecute returned {'decision', 'why'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped; 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"why, for the model\" } from beforeToolExecute (to let it run, return nothing)",
       ],
     ])
     expect(result.trace.map((t) => t.outcome)).toEqual(['failed'])
