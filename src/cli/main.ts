@@ -4,16 +4,7 @@ import { HookdError } from '../protocol/status.js'
 import { HOOKD_VERSION } from '../protocol/version.js'
 import { CommandError, UsageError } from './args.js'
 import { type CliIo, processIo } from './io.js'
-import { check } from './check.js'
-import { health } from './health.js'
-import { invoke } from './invoke.js'
-import { listHooks } from './list.js'
-import { newHook } from './new.js'
-import { serve } from './serve.js'
-import { setup } from './setup.js'
-import { tenant } from './tenant.js'
 import { inert } from '../protocol/text.js'
-import { test } from './test.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 
@@ -33,17 +24,18 @@ Commands:
 
 Run 'hookd <command> --help' for a command's options.`
 
+// Each command is loaded when it runs: `hookd health` or `hookd setup` need not load the sidecar, the
+// bundler or the Anthropic SDK, and start in a fraction of the time.
 const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  serve,
-  invoke,
-  list: listHooks,
-  health,
-  check,
-  new: newHook,
-  test,
-  setup,
-  tenant,
-  // Loaded on use, so the other commands do not load the Anthropic SDK.
+  serve: async (argv, io) => (await import('./serve.js')).serve(argv, io),
+  invoke: async (argv, io) => (await import('./invoke.js')).invoke(argv, io),
+  list: async (argv, io) => (await import('./list.js')).listHooks(argv, io),
+  health: async (argv, io) => (await import('./health.js')).health(argv, io),
+  check: async (argv, io) => (await import('./check.js')).check(argv, io),
+  new: async (argv, io) => (await import('./new.js')).newHook(argv, io),
+  test: async (argv, io) => (await import('./test.js')).test(argv, io),
+  setup: async (argv, io) => (await import('./setup.js')).setup(argv, io),
+  tenant: async (argv, io) => (await import('./tenant.js')).tenant(argv, io),
   agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),
 }
 

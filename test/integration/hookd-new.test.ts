@@ -18,9 +18,9 @@ let dir: string
 
 beforeAll(async () => {
   dir = await writeTree({ 'README.md': 'a project\n' })
-  // `hookd-sandbox/hook` resolves as it does in a project that installed hookd.
+  // `hookd-sandbox/hook` resolves as it does in a project that installed hookd-sandbox.
   await mkdir(join(dir, 'node_modules'))
-  await symlink(ROOT, join(dir, 'node_modules', 'hookd'))
+  await symlink(ROOT, join(dir, 'node_modules', 'hookd-sandbox'))
 })
 
 afterAll(() => rm(dir, { recursive: true, force: true }))
