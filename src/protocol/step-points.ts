@@ -38,29 +38,30 @@ type ToolCallState = z.infer<typeof toolCall> & { decision: ToolDecision }
 
 const toolResult = z.object({ text: z.string(), isError: z.boolean() })
 
-export const stepPoints = {
-  beforeRun: point({
-    name: 'beforeRun',
-    summary: 'Once, at the start of a run. Receives {sessionId, agentId, modelId}; returns nothing.',
-    payload: z.looseObject({ sessionId: z.string(), agentId: z.string(), modelId: z.string() }),
+/** A run's start or end: hooks observe its payload and answer nothing. */
+function runPoint<N extends string, S extends z.core.$ZodLooseShape>(name: N, summary: string, shape: S) {
+  return point({
+    name,
+    summary,
+    payload: z.looseObject(shape),
     fields: {},
     args: (state) => [state],
     apply: (state) => state,
     stopped: () => false,
     result: () => ({}),
     output: nothing,
+  })
+}
+
+export const stepPoints = {
+  beforeRun: runPoint('beforeRun', 'Once, at the start of a run. Receives {sessionId, agentId, modelId}; returns nothing.', {
+    sessionId: z.string(),
+    agentId: z.string(),
+    modelId: z.string(),
   }),
 
-  afterRun: point({
-    name: 'afterRun',
-    summary: 'Once, when the run ends. Receives {reason} (end_turn, interrupted or error); returns nothing.',
-    payload: z.looseObject({ reason: z.enum(['end_turn', 'interrupted', 'error']) }),
-    fields: {},
-    args: (state) => [state],
-    apply: (state) => state,
-    stopped: () => false,
-    result: () => ({}),
-    output: nothing,
+  afterRun: runPoint('afterRun', 'Once, when the run ends. Receives {reason} (end_turn, interrupted or error); returns nothing.', {
+    reason: z.enum(['end_turn', 'interrupted', 'error']),
   }),
 
   beforeModelRequest: point({
