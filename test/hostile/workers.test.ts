@@ -123,7 +123,7 @@ describe('V8 fatal errors', () => {
     await vi.waitFor(() => expect(running.sidecar.pool.pids()).toHaveLength(2), { timeout: 20_000, interval: 50 })
     expect(running.sidecar.pool.pids().filter((pid) => !before.includes(pid))).toHaveLength(1)
     await expectServing(running)
-  })
+  }, 120_000)
 
   it('fatal-oom: a catastrophic out-of-memory ends as memory; the worker retires after the invocation it shares finishes', async () => {
     const solo = await startHostile({ limits: FATAL_LIMITS, confirmMs: 60_000, only: ['fatal-oom', 'slow-confirm'] })
@@ -159,7 +159,7 @@ describe('V8 fatal errors', () => {
     } finally {
       await solo.stop()
     }
-  })
+  }, 120_000)
 
   it('fatal-size again and again: every crash is replaced; crashes while running hooks never make the pool give up', async () => {
     for (let i = 0; i < 3; i++) {
@@ -169,7 +169,7 @@ describe('V8 fatal errors', () => {
     expect(running.sidecar.pool.stats()).toMatchObject({ startFailures: 0 })
     expect(running.sidecar.pool.stats().broken).toBeUndefined()
     await expectServing(running)
-  })
+  }, 120_000)
 })
 
 describe('the pool', () => {
