@@ -112,6 +112,12 @@ export function capturedCase(captured: CapturedCall): Record<string, unknown> {
   }
 }
 
+/** A captured call larger than this as JSON text is not written (it is reported instead). */
+export const MAX_CASE_CHARS = 4 * 1024 * 1024
+/** Cases up to this size are written indented, if that stays under PRETTY_MAX_CHARS; others on one line. */
+const PRETTY_UP_TO_CHARS = 64 * 1024
+const PRETTY_MAX_CHARS = 1024 * 1024
+
 /**
  * Writes the captured call as a new case file in `dir` (created if needed), named after the point and
  * the time; never replaces a file. Returns its path.
@@ -119,13 +125,22 @@ export function capturedCase(captured: CapturedCall): Record<string, unknown> {
 export async function writeCapturedCase(dir: string, captured: CapturedCall): Promise<string> {
   await mkdir(dir, { recursive: true })
   const at = captured.at ?? new Date()
-  const body = `${JSON.stringify(capturedCase({ ...captured, at }), null, 2)}\n`
+  const value = capturedCase({ ...captured, at })
+  const compact = JSON.stringify(value)
+  if (compact.length > MAX_CASE_CHARS) {
+    throw new Error(`a ${captured.point} call is ${compact.length} characters as a test case, over the ${MAX_CASE_CHARS} written; it was not captured`)
+  }
+  // Indented for the person who edits it, unless that multiplies a deeply nested payload (two spaces
+  // per level on every line) past what a person reads: then on one line.
+  const pretty = compact.length <= PRETTY_UP_TO_CHARS ? JSON.stringify(value, null, 2) : undefined
+  const body = `${pretty !== undefined && pretty.length <= PRETTY_MAX_CHARS ? pretty : compact}\n`
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
   const base = `${captured.point.replace(/[^A-Za-z0-9_-]+/g, '-')}-${stamp}`
   for (let n = 1; ; n++) {
     const file = join(dir, n === 1 ? `${base}.json` : `${base}-${n}.json`)
     try {
-      await writeFile(file, body, { flag: 'wx' })
+      // Payloads and files the hooks read may hold secrets: readable by the operator alone.
+      await writeFile(file, body, { flag: 'wx', mode: 0o600 })
       return file
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 1000) throw err

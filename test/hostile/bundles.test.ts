@@ -91,6 +91,14 @@ beforeAll(async () => {
     // A bundle over the cap of any hook's script.
     'too-big/index.ts': "import { big } from './data'\n\nexport default { beforeToolExecute() { return { arguments: { big: big.slice(0, 3) } } } }\n",
     'too-big/data.ts': `export const big = ${JSON.stringify('x'.repeat(1100 * 1024))}\n`,
+    // Source-map comments that name files outside the folder: esbuild read them on its own, past the
+    // plugin, and quoted their first bytes in the error (a secret), read /dev/zero until it died, or
+    // blocked on a FIFO. And an import built from a template string, which esbuild globbed outside.
+    'map-secret/index.ts': `${ORDINARY_TS}//# sourceMappingURL=../../tenant-b/secret/index.js\n`,
+    'map-secret-abs/index.mjs': `export default { beforeToolExecute() { return { arguments: { mapped: true } } } }\n/*# sourceMappingURL=file://SCRATCH/tenant-b/secret/index.js */\n`,
+    'map-zero/index.ts': `${ORDINARY_TS}//# sourceMappingURL=../../../../../../../../dev/zero\n`,
+    'map-fifo/index.ts': `${ORDINARY_TS}//# sourceMappingURL=../../fifo\n`,
+    'template/index.ts': 'export default { async beforeToolExecute(ctx: unknown, call: { name: string }) { await import(`../../tenant-b/${call.name}`) } }\n',
     // Node's own modules.
     'builtin/index.ts': "import { readFileSync } from 'node:fs'\n\nexport default { beforeToolExecute() { return { arguments: { passwd: readFileSync('/etc/passwd', 'utf8') } } } }\n",
   })
@@ -103,6 +111,9 @@ beforeAll(async () => {
   mkfifo(join(hooks, 'fifo-beside', 'lib', 'package.json'))
   mkfifo(join(hooks, 'package.json'))
   mkfifo(join(scratch, 'package.json'))
+  mkfifo(join(scratch, 'fifo'))
+  const abs = join(hooks, 'map-secret-abs', 'index.mjs')
+  await writeFile(abs, readFileSync(abs, 'utf8').replace('SCRATCH', scratch.slice(1)))
   await writeFile(join(hooks, 'huge-source', 'node_modules', 'p', 'index.js'), '')
   await truncate(join(hooks, 'huge-source', 'node_modules', 'p', 'index.js'), 1024 * 1024 * 1024)
   await writeFile(join(hooks, 'huge-pkg', 'node_modules', 'p', 'package.json'), '')
@@ -216,6 +227,28 @@ describe('imports that leave the folder', () => {
     expect((await status('above')).message).toBe(
       `cannot find the package 'above' (imported by index.ts) in the hook's node_modules; run npm install in the hook's folder (hookd never uses packages outside it). ${SKIPPED}; fix above/index.ts and save it`,
     )
+  })
+})
+
+describe('what esbuild would read on its own', () => {
+  it("a source-map comment naming another tenant's file, /dev/zero or a FIFO is never read: the hook loads and runs", async () => {
+    for (const hook of ['map-secret', 'map-zero', 'map-fifo']) {
+      expect(await status(hook)).toMatchObject({ status: 'ready', message: '' })
+      const out = await run(hook)
+      expect(out.result).toEqual({ allow: true, arguments: { ...CALL.arguments, ordinary: true } })
+      expect(out.text).not.toContain(SECRET)
+    }
+    expect(await status('map-secret-abs')).toMatchObject({ status: 'ready', message: '' })
+    expect((await run('map-secret-abs')).text).not.toContain(SECRET)
+    await expectServing()
+  })
+
+  it('an import built from a template string is refused without a look outside the folder', async () => {
+    const s = await status('template')
+    expect(s.status).toBe('broken')
+    expect(s.message).toMatch(/^Could not resolve import\("\.\.\/\.\.\/tenant-b\/\*\*\/\*"\)\. The hook is skipped until it loads/)
+    expect(s.message).not.toContain('secret')
+    await expectServing()
   })
 })
 

@@ -3,12 +3,12 @@
  * with `writeCapturedCase`, is a valid case that `hookd test` replays and passes; what the call read
  * (files, confirm answers, HTTP responses) is set up again; env values are never written.
  */
-import { readFile, readdir, rm } from 'node:fs/promises'
+import { readFile, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CallOrigin, workdirFiles } from '../../src/host/index.js'
 import { parseCase } from '../../src/testing/case-file.js'
-import { type CapturedCapability, capturedCase, casesFromRecording, writeCapturedCase } from '../../src/testing/capture.js'
+import { type CapturedCapability, MAX_CASE_CHARS, capturedCase, casesFromRecording, writeCapturedCase } from '../../src/testing/capture.js'
 import { runHookd } from '../support/processes.js'
 import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 
@@ -38,6 +38,23 @@ afterAll(async () => {
 })
 
 describe('writeCapturedCase', () => {
+  it('writes what only the operator may read, on one line when indenting would multiply it, and refuses a case over its cap', async () => {
+    const out = join(dir, 'bounded')
+    const small = await writeCapturedCase(out, { hooks: ['a'], point: 'beforeToolExecute', payload: { id: 'c1', name: 'shell', arguments: {} } })
+    expect((await stat(small)).mode & 0o777).toBe(0o600)
+    expect(await readFile(small, 'utf8')).toContain('\n  "point": "beforeToolExecute"')
+    // 30,000 numbers nested 50 deep: about 60 KB on one line; indented it would be some 100 times that.
+    let nested: unknown = Array.from({ length: 30_000 }, () => 0)
+    for (let i = 0; i < 50; i++) nested = [nested]
+    const deep = await writeCapturedCase(out, { hooks: ['a'], point: 'beforeToolExecute', payload: { id: 'c1', name: 'shell', arguments: { nested } } })
+    const text = await readFile(deep, 'utf8')
+    expect(text.length).toBeLessThan(100_000)
+    expect(text.split('\n')).toHaveLength(2)
+    await expect(
+      writeCapturedCase(out, { hooks: ['a'], point: 'beforeToolExecute', payload: { id: 'c1', name: 'shell', arguments: { text: 'x'.repeat(MAX_CASE_CHARS) } } }),
+    ).rejects.toThrow(/^a beforeToolExecute call is \d+ characters as a test case, over the 4194304 written; it was not captured$/)
+  })
+
   it('writes a case that hookd test replays and passes', async () => {
     const capabilities: CapturedCapability[] = []
     const files = workdirFiles(join(dir, 'work'))

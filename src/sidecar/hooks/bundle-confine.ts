@@ -11,8 +11,14 @@
  *
  * Nothing from the folder ever runs: this plugin is hookd's own code, and esbuild is told not to read
  * any tsconfig.json (bundle.ts passes its own).
+ *
+ * Modules live in a namespace of hookd's own (`hookd:`, paths relative to the folder) with no
+ * `resolveDir`: for files in its `file` namespace esbuild reads on its own, past any plugin, the file a
+ * `//# sourceMappingURL=` comment names (anywhere on disk: a secret quoted in an error, /dev/zero, a
+ * FIFO) and the folders an import built from a template string globs. In hookd's namespace it does
+ * neither; the importer's folder travels in `pluginData`. Source-map comments are blanked as well.
  */
-import { dirname, extname } from 'node:path'
+import { dirname, extname, join } from 'node:path'
 import type { Loader, OnLoadResult, OnResolveResult, Plugin } from 'esbuild'
 import { ImportResolver } from './bundle-resolve.js'
 import type { FolderIo } from './folder-io.js'
@@ -27,6 +33,22 @@ export interface BundleLimits {
   maxFileBytes: number
   /** Most bytes read in all. */
   maxInputBytes: number
+}
+
+/** The namespace of every module hookd bundles; locations in it read `hookd:RELATIVE/PATH`. */
+export const NAMESPACE = 'hookd'
+
+/** A location esbuild reports, as the author's path relative to the folder. */
+export function authorPath(file: string): string {
+  return file.startsWith(`${NAMESPACE}:`) ? file.slice(NAMESPACE.length + 1) : file
+}
+
+/** `//# sourceMappingURL=...` and `/*# sourceMappingURL=... *\/` comments, blanked in place (lines kept). */
+const SOURCE_MAP_COMMENT = /\/(?:\/|\*)[#@]\s*sourceMappingURL=[^\n]*/g
+
+/** What onLoad hands on to the imports of a module: the folder it is in (absolute). */
+interface ModuleData {
+  dir: string
 }
 
 export const DEFAULT_BUNDLE_LIMITS: BundleLimits = { maxFiles: 2000, maxFileBytes: 4 * 1024 * 1024, maxInputBytes: 32 * 1024 * 1024 }
@@ -82,34 +104,43 @@ export function confinePlugin(state: ConfineState): Plugin {
     setup(build) {
       build.onResolve({ filter: /.*/ }, async (args): Promise<OnResolveResult> => {
         const entry = args.kind === 'entry-point'
+        // esbuild turns an import built from a template string into a glob ('./x/*'): hookd imports
+        // files by name only.
+        if (args.path.includes('*')) {
+          return { errors: [{ text: `'${args.path}' is an import built from a template string; hookd bundles imports of one file by name (import each file the hook needs)` }] }
+        }
+        const data = args.pluginData as ModuleData | undefined
         const found = await resolver.resolve({
           spec: entry && !args.path.startsWith('./') ? `./${args.path}` : args.path,
-          fromDir: args.resolveDir || io.root,
-          importer: entry ? undefined : args.importer,
+          fromDir: data?.dir ?? io.root,
+          importer: entry ? undefined : join(io.root, authorPath(args.importer)),
           style: args.kind === 'require-call' || args.kind === 'require-resolve' ? 'require' : 'import',
         })
         if (!found.ok) return { errors: [{ text: found.message }] }
-        const result: OnResolveResult = { path: found.path, namespace: 'file' }
+        const result: OnResolveResult = { path: io.shown(found.path), namespace: NAMESPACE }
         if (found.sideEffects === false) result.sideEffects = false
         return result
       })
 
-      build.onLoad({ filter: /.*/, namespace: 'file' }, async (args): Promise<OnLoadResult> => {
-        const rel = io.shown(args.path)
+      build.onLoad({ filter: /.*/, namespace: NAMESPACE }, async (args): Promise<OnLoadResult> => {
+        const rel = args.path
+        const path = join(io.root, rel)
         const fail = (text: string): OnLoadResult => ({ errors: [{ text, location: { file: rel } }] })
-        const ext = extname(args.path)
+        const ext = extname(path)
         const loader = LOADERS[ext]
         if (loader === undefined) {
           return fail(`${rel}: hookd bundles ${Object.keys(LOADERS).join(', ')} files; ${ext ? `'${ext}' files are` : 'a file without an extension is'} not supported`)
         }
         const tooMany = start()
         if (tooMany !== undefined) return fail(tooMany)
-        const file = await io.read(args.path, state.limits.maxFileBytes)
+        const file = await io.read(path, state.limits.maxFileBytes)
         if (!file.ok) return fail(`cannot bundle ${rel}: it ${file.why}`)
-        const over = count(args.path, file.bytes)
+        const over = count(path, file.bytes)
         if (over !== undefined) return fail(over)
         state.lastLines.set(rel, endOfFileLine(file.text))
-        return { contents: file.text, loader, resolveDir: dirname(args.path) }
+        const contents = loader === 'text' || loader === 'json' ? file.text : file.text.replace(SOURCE_MAP_COMMENT, '')
+        const pluginData: ModuleData = { dir: dirname(path) }
+        return { contents, loader, pluginData }
       })
     },
   }

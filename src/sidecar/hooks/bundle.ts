@@ -18,7 +18,7 @@
 import { join } from 'node:path'
 import * as esbuild from 'esbuild'
 import { ENTRY_FILES, readBundlePlan } from './bundle-plan.js'
-import { type BundleLimits, type ConfineState, DEFAULT_BUNDLE_LIMITS, confinePlugin } from './bundle-confine.js'
+import { type BundleLimits, type ConfineState, DEFAULT_BUNDLE_LIMITS, authorPath, confinePlugin } from './bundle-confine.js'
 import { FolderIo } from './folder-io.js'
 import { SOURCE_MAX_BYTES } from './hook-folder.js'
 
@@ -181,11 +181,18 @@ async function build(io: FolderIo, entry: string, options: BundleOptions): Promi
   // package.json decides whether and how the folder is bundled: a hot reload must watch it too.
   const inputs = [...state.inputs]
   if (!inputs.includes('package.json') && (await io.kind(join(root, 'package.json'))) === 'file') inputs.push('package.json')
-  return { ok: true, source: js.text, sourceMap: map.text, inputs, entry, warnings: result.warnings.map(toWarning) }
+  return { ok: true, source: js.text, sourceMap: authorSources(map.text), inputs, entry, warnings: result.warnings.map(toWarning) }
+}
+
+/** The source map with its `sources` as the author's paths (relative to the folder, no namespace). */
+function authorSources(text: string): string {
+  const map = JSON.parse(text) as { sources?: unknown }
+  if (Array.isArray(map.sources)) map.sources = map.sources.map((s) => (typeof s === 'string' ? authorPath(s) : s))
+  return JSON.stringify(map)
 }
 
 function toWarning(message: esbuild.Message): BundleWarning {
-  const warning: BundleWarning = { message: message.text, file: message.location?.file ?? '' }
+  const warning: BundleWarning = { message: message.text, file: authorPath(message.location?.file ?? '') }
   if (message.location?.line) warning.line = message.location.line
   return warning
 }
@@ -200,7 +207,7 @@ function failure(err: unknown, entry: string, lastLines: ReadonlyMap<string, num
   const first = Array.isArray(errors) ? errors[0] : undefined
   if (!first) return { ok: false, message: `bundling failed: ${err instanceof Error ? err.message : String(err)}`, file: entry }
   const more = errors && errors.length > 1 ? ` (and ${errors.length - 1} more ${errors.length === 2 ? 'error' : 'errors'})` : ''
-  const out: BundleResult = { ok: false, message: `${first.text}${more}`, file: first.location?.file || entry }
+  const out: BundleResult = { ok: false, message: `${first.text}${more}`, file: (first.location?.file && authorPath(first.location.file)) || entry }
   if (first.location?.line) out.line = Math.min(first.location.line, lastLines.get(out.file) ?? Infinity)
   return out
 }
@@ -211,6 +218,6 @@ function tooBig(bytes: number, maxBytes: number, metafile: esbuild.Metafile): st
   const heaviest = Object.entries(output?.inputs ?? {})
     .sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput)
     .slice(0, 3)
-    .map(([file, info]) => `${file} (${Math.round(info.bytesInOutput / 1024)} KiB)`)
+    .map(([file, info]) => `${authorPath(file)} (${Math.round(info.bytesInOutput / 1024)} KiB)`)
   return `the bundled hook is ${bytes} bytes, over the ${maxBytes} bytes hookd loads; the largest parts are ${heaviest.join(', ')}: import only what you use (a package's single function, e.g. 'lodash/get'), or move data the hook reads to ctx.file`
 }
