@@ -2,7 +2,7 @@
  * What `hookd new` writes: a hook folder with typed handlers for the chosen points, its hook.json, and
  * one test case per behaviour, which pass as written. Pure: the files as text, by path.
  *
- * Each point gets a small, real handler (not an empty stub), so that its case has something to check and
+ * Each point gets a small, real handler (never an empty function), so that its case has something to check and
  * the author sees the shape of an answer: beforeToolExecute refuses blocked shell commands, afterRun
  * appends to a log, and so on.
  */

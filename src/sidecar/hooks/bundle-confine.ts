@@ -43,8 +43,12 @@ export function authorPath(file: string): string {
   return file.startsWith(`${NAMESPACE}:`) ? file.slice(NAMESPACE.length + 1) : file
 }
 
-/** `//# sourceMappingURL=...` and `/*# sourceMappingURL=... *\/` comments, blanked in place (lines kept). */
-const SOURCE_MAP_COMMENT = /\/(?:\/|\*)[#@]\s*sourceMappingURL=[^\n]*/g
+/**
+ * `//# sourceMappingURL=...` to the end of its line, and `/*# sourceMappingURL=... *\/` on one line:
+ * blanked with spaces, so lines and columns stay where they were and code after a block comment stays
+ * code. Linear: a block comment's URL stops at the first `*`.
+ */
+const SOURCE_MAP_COMMENT = /\/\/[#@][ \t]*sourceMappingURL=[^\n]*|\/\*[#@][ \t]*sourceMappingURL=[^*\n]*\*\//g
 
 /** What onLoad hands on to the imports of a module: the folder it is in (absolute). */
 interface ModuleData {
@@ -138,7 +142,7 @@ export function confinePlugin(state: ConfineState): Plugin {
         const over = count(path, file.bytes)
         if (over !== undefined) return fail(over)
         state.lastLines.set(rel, endOfFileLine(file.text))
-        const contents = loader === 'text' || loader === 'json' ? file.text : file.text.replace(SOURCE_MAP_COMMENT, '')
+        const contents = loader === 'text' || loader === 'json' ? file.text : file.text.replace(SOURCE_MAP_COMMENT, (comment) => ' '.repeat(comment.length))
         const pluginData: ModuleData = { dir: dirname(path) }
         return { contents, loader, pluginData }
       })
