@@ -38,7 +38,11 @@ dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell f
 	npm run build
 	@touch $@
 
-build: dist/.built
+# The command shim's compiled form (scripts/build-shim.sh; npm install builds it too).
+build/hookd-hook: native/hookd-hook.c scripts/build-shim.sh
+	sh scripts/build-shim.sh
+
+build: dist/.built build/hookd-hook
 
 run: build
 	@echo "hookd: starting the sidecar for ./$(HOOKS) on $(ADDR)"

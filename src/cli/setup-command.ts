@@ -1,6 +1,6 @@
 /**
  * `hookd setup codex|gemini|copilot|cursor`: points an agent's command hooks at a running `hookd serve
- * --http`, through the bin/hookd-hook shim. It asks the sidecar which of the agent's events the hooks
+ * --http`, through the shim (build/hookd-hook, else bin/hookd-hook). It asks the sidecar which of the agent's events the hooks
  * need, merges one entry per event into the agent's own hooks file (nothing else changes), keeps a
  * backup, and never writes a token into it: the entry names the token's file, which only its owner
  * can read. By default it writes the user's file, which is not committed with any project (the
@@ -10,6 +10,7 @@
  * (setup-codex-trust.ts).
  */
 import { createHash } from 'node:crypto'
+import { accessSync, constants } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type CommandAgent, DIALECTS } from '../agents/dialects.js'
@@ -21,8 +22,21 @@ import { type Config, type HookShape, type Placement, parseConfig, withHooks, wi
 
 export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'copilot', 'cursor'] as const
 
-/** The shim, where this package is installed (dist/cli/ or src/cli/ -> bin/). */
-export const SHIM = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'hookd-hook')
+const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+/** The shim as a script (sh, then bash or curl): works wherever sh does. */
+export const SCRIPT_SHIM = join(PACKAGE, 'bin', 'hookd-hook')
+/** The shim compiled at install (scripts/build-shim.sh): the same answers, a process start cheaper. */
+export const NATIVE_SHIM = join(PACKAGE, 'build', 'hookd-hook')
+
+/** The shim setup writes: the compiled one when the install built it, else the script. */
+export function shimPath(): string {
+  try {
+    accessSync(NATIVE_SHIM, constants.X_OK)
+    return NATIVE_SHIM
+  } catch {
+    return SCRIPT_SHIM
+  }
+}
 
 interface AgentFiles {
   /** The user's hooks file (under $HOME, or the agent's own home variable). */
@@ -91,8 +105,9 @@ const FILES: Record<CommandAgent, AgentFiles> = {
 
 export const COMMAND_SETUP_HELP = `Usage: hookd setup codex|gemini|copilot|cursor (--hooks a,b | --profile NAME) [--dir DIR] [options]
 
-Makes the agent run bin/hookd-hook for each hook event the hooks need, which hands the event to a
-running 'hookd serve --http' and answers in the agent's own JSON (docs/agents.md). Merges one entry
+Makes the agent run hookd's shim for each hook event the hooks need (build/hookd-hook, compiled at
+install, else the script bin/hookd-hook), which hands the event to a running 'hookd serve --http'
+and answers in the agent's own JSON (docs/agents.md). Merges one entry
 per event into the agent's hooks file; everything else stays as it was, the old file is kept as
 FILE.<time>.bak. The entries name the token's file, never the token. A gate fails closed: when hookd
 cannot be reached, the shim refuses the call.
@@ -149,9 +164,10 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
     mask = token.secret
     const url = `${base}/${agent}/${route}`
     const events = values.events !== undefined ? eventList(list(values.events).join(','), agent) : known(await askEvents(url, token.value, dialect.title, io), agent)
+    const shim = shimPath()
     placements = events.map((event) => {
       const eventUrl = agent === 'copilot' ? `${url}?event=${event}` : url
-      const command = [SHIM, ...(spec.failOpen.includes(event) ? ['--fail-open'] : []), '--token-file', token.file, '--timeout', String(timeoutS), eventUrl]
+      const command = [shim, ...(spec.failOpen.includes(event) ? ['--fail-open'] : []), '--token-file', token.file, '--timeout', String(timeoutS), eventUrl]
         .map(shellQuote)
         .join(' ')
       const tool = dialect.eventsForPoints(new Set(['beforeToolExecute', 'afterToolExecute'])).includes(event)

@@ -17,7 +17,15 @@ import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 import { ROOT } from './support/cli.js'
 
 const TOKEN = 'hkd_command-agents-test-token-0123456789abcdefghij'
-const SHIM = join(ROOT, 'bin', 'hookd-hook')
+/**
+ * The shim's three forms, which must answer alike: the compiled one `hookd setup` writes when the
+ * install built it, the script under bash (its fast path), and the script over curl.
+ */
+const SHIMS: ReadonlyArray<{ form: string; path: string; env: Record<string, string> }> = [
+  { form: 'compiled (build/hookd-hook)', path: join(ROOT, 'build', 'hookd-hook'), env: {} },
+  { form: 'script over bash (bin/hookd-hook)', path: join(ROOT, 'bin', 'hookd-hook'), env: {} },
+  { form: 'script over curl (bin/hookd-hook, HOOKD_HOOK_CURL=1)', path: join(ROOT, 'bin', 'hookd-hook'), env: { HOOKD_HOOK_CURL: '1' } },
+]
 
 let sidecar: Sidecar
 let url = ''
@@ -81,10 +89,16 @@ async function post(path: string, body: unknown): Promise<{ status: number; json
   return { status: response.status, json: text === '' ? undefined : JSON.parse(text) }
 }
 
-/** Runs the shim as an agent would: `sh -c` with the event on stdin. */
-function shim(args: string[], event: unknown, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+interface ShimRun {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs one form of the shim as an agent would: a process with the event on stdin. */
+function runShim(form: (typeof SHIMS)[number], args: string[], event: unknown, env: Record<string, string> = {}): Promise<ShimRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(SHIM, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(form.path, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...form.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
@@ -92,8 +106,22 @@ function shim(args: string[], event: unknown, env: Record<string, string> = {}):
     child.on('error', reject)
     child.stdin.on('error', () => {})
     child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(JSON.stringify(event))
+    child.stdin.end(typeof event === 'string' ? event : JSON.stringify(event))
   })
+}
+
+/** A server on loopback that answers each request with `respond`, for the shim's edges. */
+async function rawServer(respond: (socket: import('node:net').Socket) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  const { createServer: createNetServer } = await import('node:net')
+  const server = createNetServer((socket) => {
+    socket.on('error', () => {})
+    socket.once('data', () => respond(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
 }
 
 const codexPre = (id: string, command: string): Record<string, unknown> => ({
@@ -119,7 +147,15 @@ const geminiBefore = (id: string, tool: string, input: Record<string, unknown>):
 })
 const copilotPre = (id: string, toolName: string, toolArgs: unknown): Record<string, unknown> => ({ sessionId: id, timestamp: 1796053931718, cwd: project, toolName, toolArgs })
 
-describe('bin/hookd-hook, the command shim', () => {
+it('the compiled shim was built: hookd setup writes it', async () => {
+  const { shimPath, NATIVE_SHIM } = await import('../../src/cli/setup-command.js')
+  expect(shimPath()).toBe(NATIVE_SHIM)
+  expect(NATIVE_SHIM).toBe(SHIMS[0]?.path)
+})
+
+describe.each(SHIMS)('the command shim, $form', (form) => {
+  const shim = (args: string[], event: unknown, env: Record<string, string> = {}) => runShim(form, args, event, env)
+
   it("posts the event with the token from a file and prints hookd's answer: exit 0, the agent's JSON on stdout", async () => {
     const out = await shim(['--token-file', tokenFile, `${url}/codex/guard`], codexPre(session(), 'rm -rf victim'))
     expect(out).toEqual({
@@ -160,6 +196,71 @@ describe('bin/hookd-hook, the command shim', () => {
     expect(none.stderr).toContain('hookd-hook: no token: pass --token-file FILE')
     const missing = await shim(['--token-file', join(project, 'nope'), `${url}/codex/guard`], codexPre(session(), 'ls'))
     expect(missing).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot read the token file ${join(project, 'nope')}; the call is refused (hookd-hook fails closed)\n` })
+  })
+
+  it('says what is wrong with its own arguments: exit 2 and a usage line', async () => {
+    const bad = await shim(['--timeout', 'soon', '--token-file', tokenFile, `${url}/codex/guard`], {})
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("hookd-hook: --timeout needs a number of seconds, not 'soon'")
+    expect(bad.stderr).toContain('usage: hookd-hook [--fail-open] [--token-file FILE] [--timeout SECONDS] URL')
+    const unknown = await shim(['--bogus', `${url}/codex/guard`], {})
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('hookd-hook: unknown option --bogus')
+    const notRoute = await shim(['--token-file', tokenFile, `${url}/codex`], {})
+    expect(notRoute).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: '${url}/codex' is not a front door route; write http://HOST:PORT/AGENT/HOOKS; the call is refused (hookd-hook fails closed)\n` })
+  })
+
+  it('refuses when hookd does not answer within --timeout, or its answer is cut short or is not HTTP', async () => {
+    const silent = await rawServer(() => {})
+    const short = await rawServer((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n{"hookSpecificOutput":'))
+    const garbage = await rawServer((socket) => socket.end('SSH-2.0-OpenSSH\r\n'))
+    try {
+      const slow = await shim(['--timeout', '0.5', '--token-file', tokenFile, `${silent.url}/codex/guard`], codexPre(session(), 'ls'))
+      expect(slow).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot reach hookd at ${silent.url}/codex/guard (no answer within 0.5 s); the call is refused (hookd-hook fails closed)\n` })
+      const cut = await shim(['--token-file', tokenFile, `${short.url}/codex/guard`], codexPre(session(), 'ls'))
+      expect(cut.code).toBe(2)
+      expect(cut.stdout).toBe('')
+      if (form.env.HOOKD_HOOK_CURL === undefined) expect(cut.stderr).toContain('(the answer was cut short)')
+      const notHttp = await shim(['--token-file', tokenFile, `${garbage.url}/gemini/guard`], codexPre(session(), 'ls'))
+      expect(notHttp.code).toBe(2)
+      expect(notHttp.stdout).toBe('')
+    } finally {
+      await Promise.all([silent.close(), short.close(), garbage.close()])
+    }
+  })
+
+  it("quotes an error answer without its control characters, and refuses a URL with a space", async () => {
+    const hostile = await rawServer((socket) => {
+      const body = '{"error":"\u001b]0;pwned\u0007\u001b[2Jwiped\r\nfake line"}'
+      socket.end(`HTTP/1.1 500 Internal Server Error\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+    })
+    try {
+      const out = await shim(['--token-file', tokenFile, `${hostile.url}/codex/guard`], codexPre(session(), 'ls'))
+      expect(out.code).toBe(2)
+      expect(out.stderr).toMatch(/^hookd-hook: hookd answered HTTP 500: .*wiped.*fake line; the call is refused \(hookd-hook fails closed\)\n$/)
+      expect(out.stderr.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f]/)
+    } finally {
+      await hostile.close()
+    }
+    const spaced = await shim(['--token-file', tokenFile, `${url}/codex/guard HTTP/1.0\r\nX: y`], {})
+    expect(spaced).toEqual({ code: 2, stdout: '', stderr: 'hookd-hook: the URL holds a space or a control character; write http://HOST:PORT/AGENT/HOOKS; the call is refused (hookd-hook fails closed)\n' })
+  })
+
+  it('carries a large event and a large answer whole, counting bytes, not characters', async () => {
+    const big = `héllo wörld ✓ ${'x'.repeat(300_000)} 🦀`
+    const out = await shim(['--token-file', tokenFile, `${url}/codex/shout`], { ...codexPre(session(), 'echo'), hook_event_name: 'PostToolUse', tool_response: big }, { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' })
+    expect(out.code).toBe(0)
+    expect(out.stderr).toBe('')
+    expect(JSON.parse(out.stdout)).toEqual({ decision: 'block', reason: big.toUpperCase() })
+    // Agents run hooks in the user's locale: bash then counts characters unless told otherwise.
+    const utf8 = { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' }
+    const small = await shim(['--token-file', tokenFile, `${url}/codex/shout`], { ...codexPre(session(), 'echo'), hook_event_name: 'PostToolUse', tool_response: 'é✓🦀 done' }, utf8)
+    expect(JSON.parse(small.stdout)).toEqual({ decision: 'block', reason: 'É✓🦀 DONE' })
+  })
+
+  it('hands an https route, or one on another host, to the script, which asks curl', async () => {
+    const out = await shim(['--timeout', '2', '--token-file', tokenFile, 'https://127.0.0.1:1/codex/guard'], codexPre(session(), 'ls'))
+    expect(out).toEqual({ code: 2, stdout: '', stderr: "hookd-hook: cannot reach hookd at https://127.0.0.1:1/codex/guard (connection refused: is 'hookd serve --http' running?); the call is refused (hookd-hook fails closed)\n" })
   })
 })
 

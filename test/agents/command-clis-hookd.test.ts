@@ -5,7 +5,8 @@
  * guard` writes the agent's own user hooks file in a temp HOME, as a user would, so the test covers
  * what setup writes (for Codex: the trust it records, without which Codex skips the hooks silently).
  * Each agent then runs one task: the model asks to run `rm -rf victim`, the guard refuses through
- * bin/hookd-hook, the folder survives and the model reads why.
+ * the shim setup wrote (build/hookd-hook, compiled at install), the folder survives and the model
+ * reads why.
  *
  * Cursor is not here: its agent cannot run offline (cursor-contract.test.ts says why and checks its
  * documented JSON instead). The contracts these rely on, fail-open cases included, are measured in

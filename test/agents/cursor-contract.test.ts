@@ -19,16 +19,16 @@
  *   that fire for every tool, matched on tool names such as `Shell`, `Read`, `Write`).
  *
  * The second part runs hookd's Cursor route (src/agents/cursor/cursor-dialect.ts) on those documented
- * payloads through bin/hookd-hook, as Cursor would run it, and checks each answer field for field
+ * payloads through the shim `hookd setup cursor` writes, as Cursor would run it, and checks each answer field for field
  * against the documented output of its event.
  */
 import { execFile } from 'node:child_process'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shimPath } from '../../src/cli/setup-command.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
-import { ROOT } from './support/cli.js'
 import { guardScript, tempDir, writeScript } from './support/other-clis.js'
 
 const DENY_JSON = '{"permission":"deny","user_message":"Blocked: rm -r","agent_message":"guard: rm -r is not allowed here"}'
@@ -99,7 +99,7 @@ describe('Cursor hooks (documented contract; the agent cannot run offline)', () 
   })
 })
 
-describe("hookd's Cursor route on the documented payloads, through bin/hookd-hook", () => {
+describe("hookd's Cursor route on the documented payloads, through the shim setup writes", () => {
   const TOKEN = 'hkd_cursor-contract-token-0123456789abcdefghijkl'
   let sidecar: Sidecar
   let url = ''
@@ -139,7 +139,7 @@ describe("hookd's Cursor route on the documented payloads, through bin/hookd-hoo
 
   function shim(route: string, event: Record<string, unknown>): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((done) => {
-      const child = execFile(join(ROOT, 'bin', 'hookd-hook'), ['--token-file', tokenFile, `${url}/cursor/${route}`], (err, stdout, stderr) => {
+      const child = execFile(shimPath(), ['--token-file', tokenFile, `${url}/cursor/${route}`], (err, stdout, stderr) => {
         done({ code: err ? Number((err as { code?: unknown }).code) : 0, stdout, stderr })
       })
       child.stdin?.end(JSON.stringify(event))

@@ -14,7 +14,8 @@ import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 import { ROOT } from './support/cli.js'
 
 const TOKEN = 'hkd_setup-command-token-0123456789abcdefghijklmn'
-const SHIM = join(ROOT, 'bin', 'hookd-hook')
+// What setup writes on a machine where the install compiled the shim (command-agents.test.ts checks it was).
+const SHIM = join(ROOT, 'build', 'hookd-hook')
 
 let sidecar: Sidecar
 let url = ''
@@ -102,7 +103,8 @@ describe('hookd setup codex, where Codex trusts hooks by their place', () => {
     await mkdir(codexHome)
     const hooksFile = join(codexHome, 'hooks.json')
     const mine = { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] }
-    const old = { hooks: [{ type: 'command', command: `${SHIM} --token-file /old/token http://127.0.0.1:1/codex/guard`, timeout: 35 }] }
+    // An entry an earlier setup wrote with the script form of the shim: still hookd's, so replaced.
+    const old = { hooks: [{ type: 'command', command: `${join(ROOT, 'bin', 'hookd-hook')} --token-file /old/token http://127.0.0.1:1/codex/guard`, timeout: 35 }] }
     await writeFile(hooksFile, JSON.stringify({ hooks: { PreToolUse: [old, mine] } }))
     const env = { HOME: home, CODEX_HOME: codexHome }
     const ran = await runInProcess(['setup', 'codex', '--hooks', 'https-only'], { cwd: state, env })

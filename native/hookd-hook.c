@@ -1,0 +1,401 @@
+/*
+ * hookd-hook, compiled: the same command shim as bin/hookd-hook, for the common case of a front door
+ * on this machine. An agent with command hooks starts a process per hook call; on a small VM a bare
+ * process costs a few milliseconds to start, bash about 5 more and curl 25-30 more, so the shim that
+ * `hookd setup` writes is this program when the install could compile it (scripts/build-shim.sh).
+ *
+ * It speaks plain HTTP/1.0 to a loopback address only (127.0.0.0/8, localhost, [::1]), where a
+ * connection cannot hang on the network. Any other URL is handed, untouched, to bin/hookd-hook, which
+ * uses curl. Everything it prints and every exit code are bin/hookd-hook's: the same tests run both
+ * (test/agents/command-agents.test.ts). Fail closed in the agent's own way unless --fail-open.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* An event or an answer over this is refused rather than held: the front door's own limit is lower. */
+#define MAX_BYTES (64u << 20)
+#define MAX_TOKEN 4096
+
+static int fail_open = 0;
+static int consumed = 0;
+static char agent[64] = "";
+
+static void usage(void) {
+  fputs("usage: hookd-hook [--fail-open] [--token-file FILE] [--timeout SECONDS] URL\n"
+        "  e.g. hookd-hook --token-file .hookd/http-token http://127.0.0.1:7390/codex/guard < event.json\n",
+        stderr);
+}
+
+static void write_all(int fd, const char *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    len -= (size_t)n;
+  }
+}
+
+/* A JSON string's content: the reason is hookd-hook's own text, which may quote a URL or a path. */
+static void json_string(FILE *out, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+    else if (c < 0x20) fputc(' ', out);
+    else fputc(c, out);
+  }
+}
+
+/* Refuses the call the way this agent reads a refusal (docs/agents.md), or lets it through with
+ * --fail-open. Never returns. */
+static void refuse(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void refuse(const char *fmt, ...) {
+  char why[4096];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(why, sizeof why, fmt, args);
+  va_end(args);
+  /* It may quote hookd's answer: nothing in it may drive the agent's terminal. */
+  for (char *c = why; *c; c++) {
+    if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';
+  }
+  if (!consumed) {
+    /* An agent may still be writing the event: read it to the end, so its write never fails. */
+    char sink[65536];
+    while (read(0, sink, sizeof sink) > 0) {}
+  }
+  if (fail_open) {
+    fprintf(stderr, "hookd-hook: %s; letting the call through (--fail-open)\n", why);
+    exit(0);
+  }
+  char reason[4400];
+  snprintf(reason, sizeof reason, "hookd-hook: %s; the call is refused (hookd-hook fails closed)", why);
+  if (strcmp(agent, "copilot") == 0) {
+    /* Exit 0 with a JSON deny: on any other exit code Copilot refuses too, but drops the reason. */
+    fputs("{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\"}\n", stdout);
+    exit(0);
+  }
+  if (strcmp(agent, "cursor") == 0) {
+    /* Cursor documents both: a deny answer, and exit code 2 as a refusal. */
+    fputs("{\"continue\":false,\"permission\":\"deny\",\"user_message\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\",\"agent_message\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\"}\n", stdout);
+    exit(2);
+  }
+  /* Codex, Gemini CLI and Claude Code read exit code 2 as a refusal, with stderr as its reason. */
+  fprintf(stderr, "%s\n", reason);
+  exit(2);
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Milliseconds left before the deadline, for poll; 0 when it has passed. */
+static int left_ms(double deadline) {
+  double left = deadline - now();
+  if (left <= 0) return 0;
+  return left > 2e9 / 1000 ? 2000000000 : (int)(left * 1000) + 1;
+}
+
+/* Waits until fd is ready for `events`; 0 when the deadline passed first. */
+static int wait_for(int fd, short events, double deadline) {
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = events};
+    int ms = left_ms(deadline);
+    if (ms == 0) return 0;
+    int r = poll(&p, 1, ms);
+    if (r > 0) return 1;
+    if (r == 0) return 0;
+    if (errno != EINTR) return 0;
+  }
+}
+
+struct buffer {
+  char *data;
+  size_t len, cap;
+};
+
+static int grow(struct buffer *b, size_t want) {
+  if (b->cap - b->len >= want) return 1;
+  size_t cap = b->cap ? b->cap : 65536;
+  while (cap - b->len < want) cap *= 2;
+  char *data = realloc(b->data, cap);
+  if (!data) return 0;
+  b->data = data;
+  b->cap = cap;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  const char *token_file = getenv("HOOKD_TOKEN_FILE");
+  if (token_file && !*token_file) token_file = NULL;
+  const char *timeout_text = "30";
+  const char *url = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--fail-open") == 0) fail_open = 1;
+    else if (strcmp(a, "--fail-closed") == 0) fail_open = 0;
+    else if (strcmp(a, "--token-file") == 0 || strcmp(a, "--timeout") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "hookd-hook: %s needs a value\n", a);
+        usage();
+        return 2;
+      }
+      if (strcmp(a, "--timeout") == 0) timeout_text = argv[++i];
+      else token_file = argv[++i];
+    } else if (strncmp(a, "--token-file=", 13) == 0) token_file = a + 13;
+    else if (strncmp(a, "--timeout=", 10) == 0) timeout_text = a + 10;
+    else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage();
+      return 0;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "hookd-hook: unknown option %s\n", a);
+      usage();
+      return 2;
+    } else url = a;
+  }
+
+  /* The agent is the route's first path segment: it says how to refuse when hookd cannot answer. */
+  const char *rest = url ? strstr(url, "://") : NULL;
+  rest = rest ? rest + 3 : (url ? url : "");
+  const char *slash = strchr(rest, '/');
+  const char *seg = slash ? slash + 1 : rest;
+  size_t seg_len = strcspn(seg, "/");
+  if (seg_len < sizeof agent) {
+    memcpy(agent, seg, seg_len);
+    agent[seg_len] = '\0';
+  }
+
+  if (!url || !*url) refuse("no URL: pass the front door route, e.g. http://127.0.0.1:7390/codex/guard");
+
+  /* A route is one line of printable text: it goes into the request line as it is. */
+  for (const char *c = url; *c; c++) {
+    if ((unsigned char)*c <= 0x20 || *c == 0x7f) refuse("the URL holds a space or a control character; write http://HOST:PORT/AGENT/HOOKS");
+  }
+
+  /* Plain http to a loopback address, with a route of two segments at least; else the script. */
+  int family = 0;
+  unsigned char addr[16];
+  char host[256] = "";
+  int port = 80;
+  const char *path = NULL;
+  if (strncmp(url, "http://", 7) == 0) {
+    const char *hp = url + 7;
+    const char *end = strchr(hp, '/');
+    size_t hp_len = end ? (size_t)(end - hp) : strlen(hp);
+    if (end && hp_len > 0 && hp_len < sizeof host) {
+      memcpy(host, hp, hp_len);
+      host[hp_len] = '\0';
+      path = end;
+      char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
+      char name[256];
+      if (colon) {
+        char *colon_at = host[0] == '[' ? colon + 1 : colon;
+        char *digits_end;
+        long p = strtol(colon_at + 1, &digits_end, 10);
+        if (*digits_end || p <= 0 || p > 65535) path = NULL;
+        port = (int)p;
+        size_t name_len = (size_t)(colon_at - host);
+        memcpy(name, host, name_len);
+        name[name_len] = '\0';
+      } else {
+        strcpy(name, host);
+      }
+      if (strcmp(name, "localhost") == 0) strcpy(name, "127.0.0.1");
+      if (strcmp(name, "[::1]") == 0) {
+        family = AF_INET6;
+        inet_pton(AF_INET6, "::1", addr);
+      } else if (strncmp(name, "127.", 4) == 0 && inet_pton(AF_INET, name, addr) == 1) {
+        family = AF_INET;
+      }
+    }
+  }
+  /* A route names the agent and the hooks: http://HOST:PORT/AGENT/HOOKS. */
+  const char *second = path ? strchr(path + 1, '/') : NULL;
+  if (!family || !path || !second || !second[1]) {
+    if (strstr(url, "://") && strchr(rest, '/') && strchr(strchr(rest, '/') + 1, '/')) {
+      /* https, another host, or something this program does not parse: the script decides. */
+      char self[PATH_MAX];
+      ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
+      if (n > 0) {
+        self[n] = '\0';
+        char *cut = strrchr(self, '/');
+        if (cut) {
+          *cut = '\0';
+          cut = strrchr(self, '/');
+          if (cut) {
+            strcpy(cut, "/bin/hookd-hook");
+            argv[0] = self;
+            execv(self, argv);
+          }
+        }
+      }
+      refuse("cannot start bin/hookd-hook for %s (%s)", url, strerror(errno));
+    }
+    refuse("'%s' is not a front door route; write http://HOST:PORT/AGENT/HOOKS", url);
+  }
+
+  char *timeout_end;
+  double timeout = strtod(timeout_text, &timeout_end);
+  if (*timeout_end || !(timeout > 0) || timeout > 86400) {
+    fprintf(stderr, "hookd-hook: --timeout needs a number of seconds, not '%s'\n", timeout_text);
+    usage();
+    return 2;
+  }
+
+  char token[MAX_TOKEN + 1];
+  size_t token_len = 0;
+  if (token_file) {
+    int fd = open(token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    ssize_t n = fd < 0 ? -1 : read(fd, token, MAX_TOKEN);
+    if (fd >= 0) close(fd);
+    /* The first line, as bin/hookd-hook's `read` takes it. */
+    char *newline = n > 0 ? memchr(token, '\n', (size_t)n) : NULL;
+    token_len = newline ? (size_t)(newline - token) : n > 0 ? (size_t)n : 0;
+    token[token_len] = '\0';
+    if (n < 0 || token_len == 0) refuse("cannot read the token file %s", token_file);
+  } else {
+    const char *env = getenv("HOOKD_TOKEN");
+    if (!env || !*env)
+      refuse("no token: pass --token-file FILE (hookd serve --http keeps it in .hookd/http-token), or set HOOKD_TOKEN_FILE or HOOKD_TOKEN");
+    token_len = strlen(env);
+    if (token_len > MAX_TOKEN) refuse("the token in HOOKD_TOKEN is longer than %d bytes", MAX_TOKEN);
+    memcpy(token, env, token_len + 1);
+  }
+  for (size_t i = 0; i < token_len; i++) {
+    /* The token goes into a header line: a control character would end it early. */
+    if ((unsigned char)token[i] < 0x20 || token[i] == 0x7f) refuse("the token holds a control character; write it on one line");
+  }
+
+  /* The whole event is read before connecting: the front door wants its length up front. */
+  struct buffer event = {0};
+  for (;;) {
+    if (!grow(&event, 65536)) refuse("out of memory reading the event");
+    ssize_t n = read(0, event.data + event.len, event.cap - event.len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    event.len += (size_t)n;
+    if (event.len > MAX_BYTES) refuse("the event is over %u MiB", MAX_BYTES >> 20);
+  }
+  consumed = 1;
+
+  double deadline = now() + timeout;
+  signal(SIGPIPE, SIG_IGN);
+  int sock = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (sock < 0) refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
+  int r;
+  if (family == AF_INET) {
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    memcpy(&sa.sin_addr, addr, 4);
+    r = connect(sock, (struct sockaddr *)&sa, sizeof sa);
+  } else {
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons((unsigned short)port)};
+    memcpy(&sa.sin6_addr, addr, 16);
+    r = connect(sock, (struct sockaddr *)&sa, sizeof sa);
+  }
+  if (r < 0 && errno == EINPROGRESS) {
+    if (!wait_for(sock, POLLOUT, deadline)) refuse("cannot reach hookd at %s (no answer within %s s)", url, timeout_text);
+    int err = 0;
+    socklen_t err_len = sizeof err;
+    getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &err_len);
+    errno = err;
+    r = err ? -1 : 0;
+  }
+  if (r < 0) {
+    if (errno == ECONNREFUSED) refuse("cannot reach hookd at %s (connection refused: is 'hookd serve --http' running?)", url);
+    refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
+  }
+
+  /* HTTP/1.0: the answer is never chunked and ends when hookd closes the connection. */
+  char head[MAX_TOKEN + 1024];
+  int head_len = snprintf(head, sizeof head,
+                          "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                          path, host, token, event.len);
+  const char *parts[2] = {head, event.data ? event.data : ""};
+  size_t sizes[2] = {(size_t)head_len, event.len};
+  for (int part = 0; part < 2; part++) {
+    size_t sent = 0;
+    while (sent < sizes[part]) {
+      ssize_t n = send(sock, parts[part] + sent, sizes[part] - sent, MSG_NOSIGNAL);
+      if (n > 0) sent += (size_t)n;
+      else if (n < 0 && errno == EINTR) continue;
+      else if (n < 0 && errno == EAGAIN) {
+        if (!wait_for(sock, POLLOUT, deadline)) refuse("cannot reach hookd at %s (no answer within %s s)", url, timeout_text);
+      } else refuse("cannot reach hookd at %s (it closed the connection)", url);
+    }
+  }
+
+  struct buffer answer = {0};
+  for (;;) {
+    if (!grow(&answer, 65536)) refuse("out of memory reading hookd's answer");
+    ssize_t n = recv(sock, answer.data + answer.len, answer.cap - answer.len - 1, 0);
+    if (n > 0) {
+      answer.len += (size_t)n;
+      if (answer.len > MAX_BYTES) refuse("hookd's answer is over %u MiB", MAX_BYTES >> 20);
+    } else if (n == 0) break;
+    else if (errno == EINTR) continue;
+    else if (errno == EAGAIN) {
+      if (!wait_for(sock, POLLIN, deadline)) refuse("cannot reach hookd at %s (no answer within %s s)", url, timeout_text);
+    } else refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
+  }
+  close(sock);
+  answer.data[answer.len] = '\0';
+
+  /* "HTTP/1.1 200 OK", headers, a blank line, the body. */
+  int status = 0;
+  char *body = strstr(answer.data, "\r\n\r\n");
+  if (strncmp(answer.data, "HTTP/1.", 7) != 0 || !body || sscanf(answer.data + 8, " %3d", &status) != 1)
+    refuse("cannot reach hookd at %s (the answer is not HTTP)", url);
+  *body = '\0';
+  body += 4;
+  size_t body_len = answer.len - (size_t)(body - answer.data);
+  for (char *line = strstr(answer.data, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
+    if (strncasecmp(line + 2, "content-length:", 15) == 0) {
+      unsigned long declared = strtoul(line + 17, NULL, 10);
+      if (declared > body_len) refuse("cannot reach hookd at %s (the answer was cut short)", url);
+      body_len = declared;
+      body[body_len] = '\0';
+    }
+  }
+  if (status == 200) {
+    write_all(1, body, body_len);
+    write_all(1, "\n", 1);
+    return 0;
+  }
+  if (status == 204) return 0;
+  /* hookd's errors are {"error": "..."}: show the message itself when it is there. */
+  char *message = body;
+  char *error = strstr(body, "\"error\":\"");
+  if (error) {
+    message = error + 9;
+    char *last = strrchr(message, '"');
+    if (last) *last = '\0';
+    char *to = message;
+    for (char *from = message; *from; from++) {
+      if (from[0] == '\\' && from[1] == '"') from++;
+      *to++ = *from;
+    }
+    *to = '\0';
+  }
+  refuse("hookd answered HTTP %d: %s", status, message);
+}
