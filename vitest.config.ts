@@ -10,6 +10,10 @@ export default defineConfig({
     // Each file starts its own sidecar with real worker processes: keep it to two at a time on 2 cores.
     pool: 'forks',
     maxWorkers: 2,
+    // The two test processes run file after file (a fresh process and module graph per file cost
+    // ~1.5 s each, a third of the suite); test/support/per-file.ts resets the folder and environment.
+    isolate: false,
+    setupFiles: ['test/support/per-file.ts'],
     // Headroom for a machine busy with other work (issue 15.20): a test that hangs still fails, a slow one does not.
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -165,8 +165,9 @@ describe('hookd serve --log-format json', () => {
     const exited = new Promise<number | null>((resolve) => serving.child.once('exit', (code) => resolve(code)))
     serving.child.kill('SIGTERM')
     await vi.waitFor(() => expect(serving.output.stderr).toContain('"event":"drain"'), { timeout: 10_000, interval: 50 })
-    // An idle session ends at once in a drain.
-    await expect(session.close()).rejects.toThrow('the session ended earlier: hookd is shutting down')
+    // An idle session ends at once in a drain: close() meets that end, or, when the machine is slow to
+    // deliver it, hookd's own answer to the close, which says the same.
+    await expect(session.close()).rejects.toThrow(/^(the session ended earlier: )?hookd is shutting down/)
     expect(await exited).toBe(0)
     const drain = jsonLines(serving.output.stderr).filter((l) => l.event === 'drain')
     expect(drain).toEqual([

@@ -127,8 +127,9 @@ export async function runInProcess(args: string[], options: { cwd?: string; env?
   let stderr = ''
   const cwd = options.cwd ?? ROOT
   // Paths the command hands to the sidecar (a tenants file, a hooks folder) are read as the process
-  // would: from its working folder. Calls running at once in one test share one folder.
-  const previous = process.cwd()
+  // would: from its working folder. Calls running at once in one test share one folder; the last to
+  // end goes back to the repository, never to a folder a test may delete (files share processes).
+  inProcess++
   process.chdir(cwd)
   try {
     const code = await main(args, {
@@ -139,6 +140,8 @@ export async function runInProcess(args: string[], options: { cwd?: string; env?
     })
     return { code, stdout, stderr }
   } finally {
-    process.chdir(previous)
+    if (--inProcess === 0) process.chdir(ROOT)
   }
 }
+
+let inProcess = 0
