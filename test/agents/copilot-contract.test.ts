@@ -204,25 +204,27 @@ describe('Copilot CLI 1.0.102 command hooks', () => {
     expect(Object.keys(seen ?? {}).sort()).toEqual(['cwd', 'sessionId', 'timestamp', 'toolArgs', 'toolName'])
   }, TEST_TIMEOUT)
 
-  it('blocks on exit code 2, but does not pass stderr on: the model reads "hook exited with code 2"', async () => {
+  it.each([
+    {
+      title: 'blocks on exit code 2, but does not pass stderr on: the model reads "hook exited with code 2"',
+      scenario: 'exit2' as const,
+      told: 'Denied by preToolUse hook: hook exited with code 2',
+    },
+    {
+      title: 'fails closed on exit code 1: "hook errored" denies the tool',
+      scenario: 'exit1' as const,
+      told: 'Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)',
+    },
+    {
+      title: 'fails closed when the hook\'s program is not found (exit 127): "hook errored" denies the tool',
+      scenario: 'missing' as const,
+      told: 'Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)',
+    },
+  ])('$title', async ({ scenario, told }) => {
     const out = await scenarios()
-    expect(kept(out, 'exit2')).toBe(true)
-    expect(entriesFor(out, 'exit2')).toEqual(['guard'])
-    expect(out.results.get('victim-exit2')).toEqual(['Denied by preToolUse hook: hook exited with code 2'])
-  }, TEST_TIMEOUT)
-
-  it('fails closed on exit code 1: "hook errored" denies the tool', async () => {
-    const out = await scenarios()
-    expect(kept(out, 'exit1')).toBe(true)
-    expect(entriesFor(out, 'exit1')).toEqual(['guard'])
-    expect(out.results.get('victim-exit1')).toEqual(['Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)'])
-  }, TEST_TIMEOUT)
-
-  it('fails closed when the hook\'s program is not found (exit 127): "hook errored" denies the tool', async () => {
-    const out = await scenarios()
-    expect(kept(out, 'missing')).toBe(true)
-    expect(entriesFor(out, 'missing')).toEqual(['guard'])
-    expect(out.results.get('victim-missing')).toEqual(['Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)'])
+    expect(kept(out, scenario)).toBe(true)
+    expect(entriesFor(out, scenario)).toEqual(['guard'])
+    expect(out.results.get(`victim-${scenario}`)).toEqual([told])
   }, TEST_TIMEOUT)
 
   it('fails open when the hook outlives timeoutSec', async () => {
