@@ -7,8 +7,9 @@
  * model asks for `rm -rf victim-NAME` through Bash, one call per turn. `.claude/settings.json` holds one
  * PreToolUse hook per scenario, each with an `if` rule (`Bash(rm -rf victim-NAME)`, permission-rule
  * syntax) so that it runs for its own call only. Each test checks whether its folder survived and
- * what tool_result the model was sent for its call in the next turn; the hook server's log, the
- * run's permission_denials and the session transcript show that each hook ran for its own call alone.
+ * what tool_result the model was sent for its call in the next turn. The hook server's log, the
+ * run's permission_denials and the session transcript (where Claude Code records a hook's
+ * non-blocking failure) show which hook acted on which call.
  */
 import { existsSync } from 'node:fs'
 import { readFile, readdir, rm } from 'node:fs/promises'

@@ -5,17 +5,18 @@
  * account or token (`copilot help environment`).
  *
  * Three runs of `copilot -p ... --allow-all-tools` in a temp HOME, each in a project holding one
- * `victim-NAME/keep.txt` per tool call; the stand-in model asks for `rm -rf victim-NAME` through the
- * `bash` tool, one call per turn, and reads each call's result in its next request:
+ * victim folder (with a keep.txt) per tool call; the stand-in model asks for `rm -rf FOLDER` through
+ * the `bash` tool, one call per turn, and reads each call's result in its next request:
  *  - The scenario run (`--trust-folder`): `.github/hooks/guard.json` holds three command hooks, in
  *    this order: `preToolUse` guard, `preToolUse` slow (timeoutSec 1), and `PreToolUse` pascal (the
  *    Claude-style event name). One script serves all three; each acts only on the call that names its
  *    own victim (json, exit2, exit1, missing, slow, pascal) and answers nothing, exit 0 and no output,
- *    to every other call. Copilot runs a call's hooks one after another and stops at the first that
- *    denies (the hooks' own log shows it), so every scenario is decided by its own hook on its own
- *    call. The call for victim-allowed is refused by no hook and runs.
- *  - The same hooks file without `--trust-folder`: repository hooks are then not loaded at all, silently.
- *  - No hooks file: the baseline, so the hook scenarios can fail.
+ *    to every other call. Copilot runs a call's hooks in the file's order and stops at the first that
+ *    denies (a test checks this from the hooks' own log), so every scenario is decided by its own
+ *    hook on its own call. The call for victim-allowed is refused by no hook and runs.
+ *  - The same hooks file without `--trust-folder`, for victim-json: repository hooks are then not
+ *    loaded at all, silently.
+ *  - No hooks file, for `victim`: the baseline, so the hook scenarios can fail.
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -204,28 +205,32 @@ describe('Copilot CLI 1.0.102 command hooks', () => {
     expect(Object.keys(seen ?? {}).sort()).toEqual(['cwd', 'sessionId', 'timestamp', 'toolArgs', 'toolName'])
   }, TEST_TIMEOUT)
 
-  it.each([
+  // The guard's refusals other than JSON: each scenario asserts the same three things about its own call.
+  const refusals: Array<{ title: string; scenario: Scenario; told: string }> = [
     {
       title: 'blocks on exit code 2, but does not pass stderr on: the model reads "hook exited with code 2"',
-      scenario: 'exit2' as const,
+      scenario: 'exit2',
       told: 'Denied by preToolUse hook: hook exited with code 2',
     },
     {
       title: 'fails closed on exit code 1: "hook errored" denies the tool',
-      scenario: 'exit1' as const,
+      scenario: 'exit1',
       told: 'Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)',
     },
     {
       title: 'fails closed when the hook\'s program is not found (exit 127): "hook errored" denies the tool',
-      scenario: 'missing' as const,
+      scenario: 'missing',
       told: 'Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)',
     },
-  ])('$title', async ({ scenario, told }) => {
-    const out = await scenarios()
-    expect(kept(out, scenario)).toBe(true)
-    expect(entriesFor(out, scenario)).toEqual(['guard'])
-    expect(out.results.get(`victim-${scenario}`)).toEqual([told])
-  }, TEST_TIMEOUT)
+  ]
+  for (const { title, scenario, told } of refusals) {
+    it(title, async () => {
+      const out = await scenarios()
+      expect(kept(out, scenario)).toBe(true)
+      expect(entriesFor(out, scenario)).toEqual(['guard'])
+      expect(out.results.get(`victim-${scenario}`)).toEqual([told])
+    }, TEST_TIMEOUT)
+  }
 
   it('fails open when the hook outlives timeoutSec', async () => {
     const out = await scenarios()
