@@ -4,10 +4,19 @@
  * `COPILOT_PROVIDER_WIRE_API=responses` so the Responses API stand-in serves it) needs no GitHub
  * account or token (`copilot help environment`).
  *
- * Each test writes a project holding `victim/` and `.github/hooks/guard.json` (a `preToolUse` command
- * hook), runs `copilot -p ... --allow-all-tools --trust-folder` in a temp HOME, and the stand-in
- * model asks for `rm -rf victim` through the `bash` tool. `--trust-folder` is needed: without it,
- * repository hooks are not loaded at all, silently.
+ * Three runs of `copilot -p ... --allow-all-tools` in a temp HOME, each in a project holding one
+ * victim folder (with a keep.txt) per tool call; the stand-in model asks for `rm -rf FOLDER` through
+ * the `bash` tool, one call per turn, and reads each call's result in its next request:
+ *  - The scenario run (`--trust-folder`): `.github/hooks/guard.json` holds three command hooks, in
+ *    this order: `preToolUse` guard, `preToolUse` slow (timeoutSec 1), and `PreToolUse` pascal (the
+ *    Claude-style event name). One script serves all three; each acts only on the call that names its
+ *    own victim (json, exit2, exit1, missing, slow, pascal) and answers nothing, exit 0 and no output,
+ *    to every other call. Copilot runs a call's hooks in the file's order and stops at the first that
+ *    denies (a test checks this from the hooks' own log), so every scenario is decided by its own
+ *    hook on its own call. The call for victim-allowed is refused by no hook and runs.
+ *  - The same hooks file without `--trust-folder`, for victim-json: repository hooks are then not
+ *    loaded at all, silently.
+ *  - No hooks file, for `victim`: the baseline, so the hook scenarios can fail.
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -15,9 +24,15 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { functionOutputs, startOpenAiApi, type OpenAiApi } from './support/openai-api.js'
 import { agentCli } from './support/cli.js'
-import { copilotEnv, guardScript, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { copilotEnv, run, tempDir, writeScript } from './support/other-clis.js'
 
+const TEST_TIMEOUT = 180_000
 const DENY_JSON = '{"permissionDecision":"deny","permissionDecisionReason":"guard: rm -r is not allowed here"}'
+const PASCAL_DENY = '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"pascal says no"}}'
+
+/** The scenario run's calls, in the order the model asks for them. */
+const SCENARIOS = ['json', 'exit2', 'exit1', 'missing', 'slow', 'pascal', 'allowed'] as const
+type Scenario = (typeof SCENARIOS)[number]
 
 let copilot: string
 const cleanup: string[] = []
@@ -30,9 +45,44 @@ afterAll(async () => {
   await Promise.all(cleanup.map((dir) => rm(dir, { recursive: true, force: true })))
 })
 
+/**
+ * The one script behind the three hook entries; `$1` names the entry. It logs every input it gets
+ * (`ENTRY<TAB>JSON`, one line per run, in the order Copilot ran them) and acts only on its own call.
+ * Copilot runs a hook's `bash` string with `/bin/bash --norc --noprofile -c`, so a hook whose program
+ * is missing ends with the shell's "not found" and exit 127: the guard ends the same way for
+ * victim-missing by exec'ing a path that does not exist.
+ */
+function hookScript(log: string): string {
+  const call = (name: Scenario): string => `*'"rm -rf victim-${name}"'*`
+  return `#!/bin/sh
+input=$(cat)
+printf '%s\\t%s\\n' "$1" "$input" >> '${log}'
+case $1 in
+  guard)
+    case $input in
+      ${call('json')}) printf '%s\\n' '${DENY_JSON}' ;;
+      ${call('exit2')}) echo 'guard: rm -r is not allowed here' >&2; exit 2 ;;
+      ${call('exit1')}) echo 'guard: rm -r is not allowed here' >&2; exit 1 ;;
+      ${call('missing')}) exec /nonexistent/hookd-shim json ;;
+    esac ;;
+  slow)
+    case $input in
+      ${call('slow')}) sleep 5; printf '%s\\n' '${DENY_JSON}' ;;
+    esac ;;
+  pascal)
+    case $input in
+      ${call('pascal')}) printf '%s\\n' '${PASCAL_DENY}' ;;
+    esac ;;
+esac
+exit 0
+`
+}
+
 interface Setup {
-  /** The `.github/hooks/guard.json` `hooks` object, or none. */
-  hooks?: Record<string, unknown>
+  /** The victims the model deletes, one `rm -rf` call each, in order. */
+  victims: string[]
+  /** Whether to write the three-entry hooks file (default: no hooks file). */
+  hooks?: boolean
   /** Whether to pass --trust-folder (default true). */
   trust?: boolean
 }
@@ -43,109 +93,169 @@ interface Outcome {
   stdout: string
   stderr: string
   code: number | null
-  toolResults: string[]
+  /** Each call's tool result, by victim, as the model was sent it. */
+  results: Map<string, string[]>
+  /** What each hook entry was given, in the order they ran: [entry, parsed input]. */
+  hookInputs: Array<[string, Record<string, unknown>]>
 }
 
 async function runCopilot(setup: Setup): Promise<Outcome> {
-  const api = await startOpenAiApi((_request, index) =>
-    index === 0 ? { calls: [{ name: 'bash', arguments: { command: 'rm -rf victim', description: 'Delete the victim folder' } }] } : { text: `turn ${index + 1}: done` },
-  )
+  const callId = (victim: string): string => `call_${victim}`
+  const api = await startOpenAiApi((_request, index) => {
+    const victim = setup.victims[index]
+    if (victim === undefined) return { text: `turn ${index + 1}: done` }
+    return { calls: [{ name: 'bash', callId: callId(victim), arguments: { command: `rm -rf ${victim}`, description: `Delete the ${victim} folder` } }] }
+  })
   const home = await tempDir('copilot-home')
-  const project = await projectWithVictim('copilot-project')
-  cleanup.push(home, project)
+  const project = await tempDir('copilot-project')
+  const hooksDir = await tempDir('copilot-hooks')
+  cleanup.push(home, project, hooksDir)
+  for (const victim of setup.victims) {
+    await mkdir(join(project, victim))
+    await writeFile(join(project, victim, 'keep.txt'), 'precious\n')
+  }
+  const log = join(hooksDir, 'inputs.tsv')
   if (setup.hooks) {
+    const script = await writeScript(join(hooksDir, 'hook.sh'), hookScript(log))
+    const hooks = {
+      preToolUse: [
+        { type: 'command', bash: `${script} guard` },
+        { type: 'command', bash: `${script} slow`, timeoutSec: 1 },
+      ],
+      PreToolUse: [{ type: 'command', bash: `${script} pascal` }],
+    }
     await mkdir(join(project, '.github', 'hooks'), { recursive: true })
-    await writeFile(join(project, '.github', 'hooks', 'guard.json'), JSON.stringify({ version: 1, hooks: setup.hooks }))
+    await writeFile(join(project, '.github', 'hooks', 'guard.json'), JSON.stringify({ version: 1, hooks }))
   }
   try {
-    const ran = await run(copilot, ['--allow-all-tools', ...(setup.trust === false ? [] : ['--trust-folder']), '-p', 'Please delete the victim folder.'], {
+    const ran = await run(copilot, ['--allow-all-tools', ...(setup.trust === false ? [] : ['--trust-folder']), '-p', 'Please delete the victim folders.'], {
       cwd: project,
       env: copilotEnv(copilot, home, api.baseUrl),
       timeoutMs: 150_000,
     })
+    const results = new Map<string, string[]>()
     const last = api.requests.at(-1)?.body
-    return { api, project, ...ran, toolResults: last ? functionOutputs(last).map((o) => o.output) : [] }
+    for (const output of last ? functionOutputs(last) : []) {
+      const victim = setup.victims.find((v) => callId(v) === output.callId) ?? `unknown call ${output.callId}`
+      results.set(victim, [...(results.get(victim) ?? []), output.output])
+    }
+    const logged = existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n') : []
+    const hookInputs = logged.map((line): [string, Record<string, unknown>] => {
+      const tab = line.indexOf('\t')
+      return [line.slice(0, tab), JSON.parse(line.slice(tab + 1)) as Record<string, unknown>]
+    })
+    return { api, project, ...ran, results, hookInputs }
   } finally {
     await api.stop()
   }
 }
 
-function preToolUse(command: string, timeoutSec?: number): Record<string, unknown> {
-  return { preToolUse: [{ type: 'command', bash: command, ...(timeoutSec ? { timeoutSec } : {}) }] }
+/** The victim a logged hook input is about, in either input shape (camelCase or snake_case). */
+function victimOf(input: Record<string, unknown>): string {
+  const args = (input['toolArgs'] ?? input['tool_input']) as { command?: string } | undefined
+  return String(args?.command).replace(/^rm -rf /, '')
 }
 
 describe('Copilot CLI 1.0.102 command hooks', () => {
-  let guard: string
-  let guardDir: string
-  beforeAll(async () => {
-    guardDir = await tempDir('copilot-guard')
-    cleanup.push(guardDir)
-    guard = await writeScript(join(guardDir, 'guard.sh'), guardScript({ denyJson: DENY_JSON, logFile: join(guardDir, 'inputs.jsonl') }))
-  })
+  // One run serves every scenario below; the first test to need it starts it.
+  let scenarioRun: Promise<Outcome> | undefined
+  const scenarios = (): Promise<Outcome> => (scenarioRun ??= runCopilot({ victims: SCENARIOS.map((s) => `victim-${s}`), hooks: true }))
+  const kept = (out: Outcome, scenario: Scenario): boolean => existsSync(join(out.project, `victim-${scenario}`, 'keep.txt'))
+  const entriesFor = (out: Outcome, scenario: Scenario): string[] => out.hookInputs.filter(([, input]) => victimOf(input) === `victim-${scenario}`).map(([entry]) => entry)
 
   it('runs the command when no hook is set (so the hook tests below can fail)', async () => {
-    const out = await runCopilot({})
+    const out = await runCopilot({ victims: ['victim'] })
     expect(out.code).toBe(0)
     expect(existsSync(join(out.project, 'victim'))).toBe(false)
     expect(out.api.requests).toHaveLength(2)
-    expect(out.toolResults.join('\n')).toContain('completed with exit code 0')
-  }, 180_000)
+    expect(out.results.get('victim')?.join('\n')).toContain('completed with exit code 0')
+  }, TEST_TIMEOUT)
+
+  it('runs each call through the hooks in the file\'s order and stops at the first deny; runs a call no hook refuses', async () => {
+    const out = await scenarios()
+    expect(out.code, out.stderr).toBe(0)
+    expect(out.api.requests).toHaveLength(SCENARIOS.length + 1)
+    expect([...out.results.keys()]).toEqual(SCENARIOS.map((s) => `victim-${s}`))
+    expect(out.hookInputs.map(([entry, input]) => `${entry} ${victimOf(input)}`)).toEqual([
+      'guard victim-json',
+      'guard victim-exit2',
+      'guard victim-exit1',
+      'guard victim-missing',
+      'guard victim-slow',
+      'slow victim-slow',
+      'pascal victim-slow',
+      'guard victim-pascal',
+      'slow victim-pascal',
+      'pascal victim-pascal',
+      'guard victim-allowed',
+      'slow victim-allowed',
+      'pascal victim-allowed',
+    ])
+    expect(existsSync(join(out.project, 'victim-allowed'))).toBe(false)
+    expect(out.results.get('victim-allowed')).toEqual([expect.stringContaining('completed with exit code 0')])
+  }, TEST_TIMEOUT)
 
   it('blocks on a JSON deny and tells the model the reason; reports the tool as bash with toolArgs an object', async () => {
-    const out = await runCopilot({ hooks: preToolUse(`${guard} json`) })
-    expect(out.code).toBe(0)
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults).toEqual(['Denied by preToolUse hook: guard: rm -r is not allowed here'])
-    const inputs = (await readFile(join(guardDir, 'inputs.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
-    const seen = inputs.at(-1)
-    expect(seen).toMatchObject({ toolName: 'bash', toolArgs: { command: 'rm -rf victim', description: 'Delete the victim folder' }, cwd: out.project })
+    const out = await scenarios()
+    expect(kept(out, 'json')).toBe(true)
+    expect(out.results.get('victim-json')).toEqual(['Denied by preToolUse hook: guard: rm -r is not allowed here'])
+    expect(entriesFor(out, 'json')).toEqual(['guard'])
+    const seen = out.hookInputs.find(([entry, input]) => entry === 'guard' && victimOf(input) === 'victim-json')?.[1]
+    expect(seen).toMatchObject({ toolName: 'bash', toolArgs: { command: 'rm -rf victim-json', description: 'Delete the victim-json folder' }, cwd: out.project })
     expect(Object.keys(seen ?? {}).sort()).toEqual(['cwd', 'sessionId', 'timestamp', 'toolArgs', 'toolName'])
-  }, 180_000)
+  }, TEST_TIMEOUT)
 
-  it('blocks on exit code 2, but does not pass stderr on: the model reads "hook exited with code 2"', async () => {
-    const out = await runCopilot({ hooks: preToolUse(`${guard} exit2`) })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults).toEqual(['Denied by preToolUse hook: hook exited with code 2'])
-  }, 180_000)
-
-  it('fails closed on exit code 1: "hook errored" denies the tool', async () => {
-    const out = await runCopilot({ hooks: preToolUse(`${guard} exit1`) })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults).toEqual(['Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)'])
-  }, 180_000)
-
-  it('fails closed when the hook command cannot run at all', async () => {
-    const out = await runCopilot({ hooks: preToolUse('/nonexistent/hookd-shim json') })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults[0]).toContain('Denied by preToolUse hook')
-  }, 180_000)
+  // The guard's refusals other than JSON: each scenario asserts the same three things about its own call.
+  const refusals: Array<{ title: string; scenario: Scenario; told: string }> = [
+    {
+      title: 'blocks on exit code 2, but does not pass stderr on: the model reads "hook exited with code 2"',
+      scenario: 'exit2',
+      told: 'Denied by preToolUse hook: hook exited with code 2',
+    },
+    {
+      title: 'fails closed on exit code 1: "hook errored" denies the tool',
+      scenario: 'exit1',
+      told: 'Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)',
+    },
+    {
+      title: 'fails closed when the hook\'s program is not found (exit 127): "hook errored" denies the tool',
+      scenario: 'missing',
+      told: 'Denied by preToolUse hook from ".github/hooks/guard.json" (hook errored)',
+    },
+  ]
+  for (const { title, scenario, told } of refusals) {
+    it(title, async () => {
+      const out = await scenarios()
+      expect(kept(out, scenario)).toBe(true)
+      expect(entriesFor(out, scenario)).toEqual(['guard'])
+      expect(out.results.get(`victim-${scenario}`)).toEqual([told])
+    }, TEST_TIMEOUT)
+  }
 
   it('fails open when the hook outlives timeoutSec', async () => {
-    const dir = await tempDir('copilot-slow')
-    cleanup.push(dir)
-    const slow = await writeScript(join(dir, 'slow.sh'), `#!/bin/sh\ncat >/dev/null\nsleep 6\necho '${DENY_JSON}'\n`)
-    const out = await runCopilot({ hooks: preToolUse(slow, 2) })
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-  }, 180_000)
-
-  it('does not load repository hooks from a folder that is not trusted, and says nothing', async () => {
-    const out = await runCopilot({ hooks: preToolUse(`${guard} json`), trust: false })
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-  }, 180_000)
+    const out = await scenarios()
+    // The slow hook got the call and would have denied it after 5 s; Copilot went on without it.
+    expect(entriesFor(out, 'slow')).toEqual(['guard', 'slow', 'pascal'])
+    expect(existsSync(join(out.project, 'victim-slow'))).toBe(false)
+    expect(out.results.get('victim-slow')).toEqual([expect.stringContaining('completed with exit code 0')])
+  }, TEST_TIMEOUT)
 
   it('with the PascalCase event name, sends Claude-style snake_case input with tool_name "Bash"', async () => {
-    const dir = await tempDir('copilot-pascal')
-    cleanup.push(dir)
-    const log = join(dir, 'inputs.jsonl')
-    const pascal = await writeScript(
-      join(dir, 'pascal.sh'),
-      `#!/bin/sh\ninput=$(cat)\nprintf '%s\\n' "$input" >> '${log}'\necho '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"pascal says no"}}'\n`,
-    )
-    const out = await runCopilot({ hooks: { PreToolUse: [{ type: 'command', bash: pascal }] } })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults).toEqual(['Denied by preToolUse hook: pascal says no'])
-    const seen = JSON.parse((await readFile(log, 'utf8')).trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>
-    expect(seen).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'rm -rf victim' }, cwd: out.project })
-    expect(typeof seen['timestamp']).toBe('string')
-  }, 180_000)
+    const out = await scenarios()
+    expect(kept(out, 'pascal')).toBe(true)
+    expect(out.results.get('victim-pascal')).toEqual(['Denied by preToolUse hook: pascal says no'])
+    const seen = out.hookInputs.find(([entry, input]) => entry === 'pascal' && victimOf(input) === 'victim-pascal')?.[1]
+    expect(seen).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'rm -rf victim-pascal' }, cwd: out.project })
+    expect(typeof seen?.['timestamp']).toBe('string')
+  }, TEST_TIMEOUT)
+
+  it('does not load repository hooks from a folder that is not trusted, and says nothing', async () => {
+    // The hooks file of the scenario run, whose guard denies victim-json there.
+    const out = await runCopilot({ victims: ['victim-json'], hooks: true, trust: false })
+    expect(out.code).toBe(0)
+    expect(existsSync(join(out.project, 'victim-json'))).toBe(false)
+    expect(out.hookInputs).toEqual([])
+    expect(out.results.get('victim-json')).toEqual([expect.stringContaining('completed with exit code 0')])
+    expect(`${out.stdout}\n${out.stderr}`).not.toMatch(/hook|trust/i)
+  }, TEST_TIMEOUT)
 })
