@@ -1,21 +1,36 @@
 /**
  * Gemini CLI 0.61.0's command-hook contract, measured with the real CLI in headless mode
- * (`gemini -p ... --yolo --skip-trust`) against the Gemini API stand-in. Each test writes its own
- * HOME with `~/.gemini/settings.json` (API-key auth, and a `BeforeTool` command hook matching
- * `run_shell_command`), points `GOOGLE_GEMINI_BASE_URL` at the stand-in, and the stand-in model asks
- * for `rm -rf victim` through `run_shell_command`.
+ * (`gemini -p ... --yolo --skip-trust`) against the Gemini API stand-in. Each run writes its own
+ * HOME with `~/.gemini/settings.json` (API-key auth, and `BeforeTool` command hooks), points
+ * `GOOGLE_GEMINI_BASE_URL` at the stand-in, and the stand-in model asks for tool calls, one per turn.
+ *
+ * A CLI start costs seconds, so there are two runs. With no hook, the model asks for `rm -rf victim`
+ * through `run_shell_command`. With hooks, it asks for one call per scenario, each on a victim of its
+ * own (`rm -rf victim-json`, `rm -rf victim-exit2`, ...), and one hook command matching
+ * `run_shell_command` answers by the victim its input names (support/scenario-hook.ts); for the
+ * missing-command call, that hook's command line runs a path that does not exist, in the bash Gemini
+ * starts for every hook command. The timeout needs a hook of its own, and Gemini picks hooks by tool
+ * name only: that scenario is the same run's `write_file` call, under a second `BeforeTool` group
+ * whose hook has `timeout: 1000`. Each test reads only its own call: its victim, the tool result
+ * sent back under its call id, the hook input logged for it, and a line on stderr that only its own
+ * hook's answer can cause (the exit-1 warning, the timeout).
  *
  * `--yolo` is needed: without it, headless Gemini CLI does not offer `run_shell_command` at all.
+ * `GEMINI_CLI_NO_RELAUNCH=true` spares a Node start: by default the CLI starts, then starts itself
+ * again as a child with a larger heap and this variable set, and the child does all the work.
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { functionResponses, startGeminiApi, type GeminiApi } from './support/gemini-api.js'
+import { functionResponses, startGeminiApi, type GeminiApi, type GeminiCall } from './support/gemini-api.js'
 import { agentCli } from './support/cli.js'
-import { geminiEnv, guardScript, projectWithVictim, run, tempDir, writeScript } from './support/other-clis.js'
+import { geminiEnv, projectWithVictims, run, tempDir, writeScript } from './support/other-clis.js'
+import { loggedInputs, routedCommand, scenarioScript, shQuote } from './support/scenario-hook.js'
 
-const DENY_JSON = '{"decision":"deny","reason":"guard: rm -r is not allowed here"}'
+const REASON = 'guard: rm -r is not allowed here'
+const DENY_JSON = `{"decision":"deny","reason":"${REASON}"}`
+const TEST_TIMEOUT = 180_000
 
 let gemini: string
 const cleanup: string[] = []
@@ -29,12 +44,14 @@ afterAll(async () => {
 })
 
 interface Setup {
-  /** The settings.json `hooks` object, or none. */
-  hooks?: Record<string, unknown>
-  /** The arguments the model gives run_shell_command. */
-  args?: Record<string, unknown>
-  /** Made in the project before the run. */
+  /** The calls the model asks for, one per turn; each call's id is `call-` and the victim it names. */
+  calls: GeminiCall[]
+  /** Victim folders made in the project, each holding keep.txt. */
+  victims: string[]
+  /** Other folders made in the project. */
   dirs?: string[]
+  /** The settings.json `hooks` object (given the HOME), or none. */
+  hooks?: (home: string) => Promise<Record<string, unknown>>
 }
 
 interface Outcome {
@@ -43,113 +60,169 @@ interface Outcome {
   stdout: string
   stderr: string
   code: number | null
-  /** The `response` of every tool result the model was sent in its last turn. */
-  toolResults: Array<Record<string, unknown>>
+  /** Every hook input the scenario scripts logged, in order. */
+  inputs: Array<Record<string, unknown>>
 }
 
+const logFile = (home: string): string => join(home, 'inputs.jsonl')
+const callId = (victim: string): string => `call-${victim}`
+
 async function runGemini(setup: Setup): Promise<Outcome> {
-  const api = await startGeminiApi((_request, index) =>
-    index === 0 ? { calls: [{ name: 'run_shell_command', args: setup.args ?? { command: 'rm -rf victim' } }] } : { text: `turn ${index + 1}: done` },
-  )
+  const api = await startGeminiApi((_request, index) => {
+    const call = setup.calls[index]
+    return call ? { calls: [call] } : { text: `turn ${index + 1}: done` }
+  })
   const home = await tempDir('gemini-home')
-  const project = await projectWithVictim('gemini-project')
+  const project = await projectWithVictims('gemini-project', setup.victims)
   cleanup.push(home, project)
   for (const dir of setup.dirs ?? []) await mkdir(join(project, dir), { recursive: true })
   await mkdir(join(home, '.gemini'), { recursive: true })
-  await writeFile(
-    join(home, '.gemini', 'settings.json'),
-    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, ...(setup.hooks ? { hooks: setup.hooks } : {}) }),
-  )
+  const hooks = await setup.hooks?.(home)
+  await writeFile(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, ...(hooks ? { hooks } : {}) }))
   try {
-    const ran = await run(gemini, ['--skip-trust', '--yolo', '-m', 'gemini-2.5-flash', '-p', 'Please delete the victim folder.'], {
+    const ran = await run(gemini, ['--skip-trust', '--yolo', '-m', 'gemini-2.5-flash', '-p', 'Please delete the victim folders.'], {
       cwd: project,
-      env: geminiEnv(home, api.baseUrl),
+      env: { ...geminiEnv(home, api.baseUrl), GEMINI_CLI_NO_RELAUNCH: 'true' },
       timeoutMs: 150_000,
     })
-    const last = api.turns.at(-1)?.body
-    return { api, project, ...ran, toolResults: last ? functionResponses(last).map((r) => r.response) : [] }
+    return { api, project, ...ran, inputs: await loggedInputs(logFile(home)) }
   } finally {
     await api.stop()
   }
 }
 
-function beforeTool(command: string, timeout?: number): Record<string, unknown> {
-  return { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ type: 'command', command, ...(timeout ? { timeout } : {}) }] }] }
+/** The `response` of the one tool result the model was sent for the call on `victim`. */
+function resultOf(out: Outcome, victim: string): Record<string, unknown> {
+  const last = out.api.turns.at(-1)?.body
+  const results = (last ? functionResponses(last) : []).filter((r) => r.id === callId(victim))
+  expect(results, `one tool result for ${callId(victim)}`).toHaveLength(1)
+  return results[0]?.response ?? {}
+}
+
+/** The one hook input logged for the call on `victim`. */
+function inputFor(out: Outcome, victim: string): Record<string, unknown> | undefined {
+  const inputs = out.inputs.filter((input) => JSON.stringify(input['tool_input']).includes(victim))
+  expect(inputs, `one hook input for ${victim}`).toHaveLength(1)
+  return inputs[0]
+}
+
+function shell(victim: string, args: Record<string, unknown> = {}): GeminiCall {
+  return { name: 'run_shell_command', id: callId(victim), args: { command: `rm -rf ${victim}`, ...args } }
+}
+
+function group(matcher: string, command: string, timeout?: number): Record<string, unknown> {
+  return { matcher, hooks: [{ type: 'command', command, ...(timeout ? { timeout } : {}) }] }
 }
 
 describe('Gemini CLI 0.61.0 command hooks', () => {
-  let guard: string
-  let guardDir: string
-  beforeAll(async () => {
-    guardDir = await tempDir('gemini-guard')
-    cleanup.push(guardDir)
-    guard = await writeScript(join(guardDir, 'guard.sh'), guardScript({ denyJson: DENY_JSON, logFile: join(guardDir, 'inputs.jsonl') }))
+  it(
+    'runs the command when no hook is set (so the hook tests below can fail)',
+    async () => {
+      const out = await runGemini({ calls: [shell('victim')], victims: ['victim'] })
+      expect(out.code, out.stderr).toBe(0)
+      expect(existsSync(join(out.project, 'victim'))).toBe(false)
+      expect(out.api.turns).toHaveLength(2)
+      expect(JSON.stringify(resultOf(out, 'victim'))).toContain('Output: (empty)')
+    },
+    TEST_TIMEOUT,
+  )
+
+  describe('hooks answering one call per scenario (one run)', () => {
+    const REWRITE = '{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"pwd > where.txt"}}}'
+    const victims = ['victim-json', 'victim-exit2', 'victim-exit1', 'victim-mute', 'victim-missing', 'victim-rewrite']
+    const calls: GeminiCall[] = [
+      ...victims.filter((v) => v !== 'victim-rewrite').map((v) => shell(v)),
+      shell('victim-rewrite', { dir_path: 'sub' }),
+      // The slow hook would refuse this file, were it waited for.
+      { name: 'write_file', id: callId('victim-slow'), args: { file_path: 'victim-slow.txt', content: 'written\n' } },
+    ]
+    let out: Outcome
+    beforeAll(async () => {
+      out = await runGemini({
+        calls,
+        victims,
+        dirs: ['sub'],
+        hooks: async (home) => {
+          const scenarios = await writeScript(
+            join(home, 'scenarios.sh'),
+            scenarioScript({
+              logFile: logFile(home),
+              answers: {
+                'victim-json': `printf '%s\\n' ${shQuote(DENY_JSON)}; exit 0`,
+                'victim-exit2': `echo ${shQuote(REASON)} >&2; exit 2`,
+                'victim-exit1': `echo ${shQuote(REASON)} >&2; exit 1`,
+                'victim-mute': 'exit 2',
+                'victim-rewrite': `printf '%s\\n' ${shQuote(REWRITE)}; exit 0`,
+              },
+            }),
+          )
+          // The sleep holds none of the hook's pipes, so the kill at the timeout ends the hook at once.
+          const slow = await writeScript(
+            join(home, 'slow.sh'),
+            scenarioScript({ logFile: logFile(home), answers: { 'victim-slow': `sleep 4 </dev/null >/dev/null 2>&1 & wait $!; printf '%s\\n' ${shQuote(DENY_JSON)}; exit 0` } }),
+          )
+          return {
+            BeforeTool: [
+              group('run_shell_command', routedCommand(scenarios, { folder: 'victim-missing', command: '/nonexistent/hookd-shim json' })),
+              group('write_file', slow, 1000),
+            ],
+          }
+        },
+      })
+    }, TEST_TIMEOUT)
+
+    it("runs each call's matching hook once, and the model gets every call's result", () => {
+      expect(out.code, out.stderr).toBe(0)
+      expect(out.api.turns).toHaveLength(calls.length + 1)
+      // Every call but victim-missing's reaches a script, which logs it.
+      expect(out.inputs.map((input) => [input['tool_name'], input['tool_input']])).toEqual(
+        calls.filter((call) => call.id !== callId('victim-missing')).map((call) => [call.name, call.args]),
+      )
+    })
+
+    it('blocks on a JSON deny, sends the reason to the model as the tool error, and reports the tool as run_shell_command', () => {
+      expect(existsSync(join(out.project, 'victim-json', 'keep.txt'))).toBe(true)
+      expect(resultOf(out, 'victim-json')).toEqual({ error: `Tool execution blocked: ${REASON}` })
+      const seen = inputFor(out, 'victim-json')
+      expect(seen).toMatchObject({ hook_event_name: 'BeforeTool', tool_name: 'run_shell_command', tool_input: { command: 'rm -rf victim-json' }, cwd: out.project })
+      expect(Object.keys(seen ?? {}).sort()).toEqual(['cwd', 'hook_event_name', 'session_id', 'timestamp', 'tool_input', 'tool_name', 'transcript_path'])
+    })
+
+    it('blocks on exit code 2, taking the reason from stderr', () => {
+      expect(existsSync(join(out.project, 'victim-exit2', 'keep.txt'))).toBe(true)
+      expect(resultOf(out, 'victim-exit2')).toEqual({ error: `Tool execution blocked: ${REASON}` })
+    })
+
+    it('fails open on exit code 1 (a warning): the command runs, and stderr shows the warning', () => {
+      expect(existsSync(join(out.project, 'victim-exit1'))).toBe(false)
+      expect(JSON.stringify(resultOf(out, 'victim-exit1'))).toContain('Output: (empty)')
+      expect(out.stderr).toContain(`Hook system message: Warning: ${REASON}`)
+    })
+
+    it('fails open on exit code 2 with nothing on stderr', () => {
+      expect(existsSync(join(out.project, 'victim-mute'))).toBe(false)
+      expect(JSON.stringify(resultOf(out, 'victim-mute'))).toContain('Output: (empty)')
+    })
+
+    it('fails closed when the hook command cannot run: bash says "No such file or directory" on stderr with exit 127, which reads as a deny', () => {
+      expect(existsSync(join(out.project, 'victim-missing', 'keep.txt'))).toBe(true)
+      expect(resultOf(out, 'victim-missing')).toEqual({ error: expect.stringMatching(/^Tool execution blocked: bash: (line 1: )?\/nonexistent\/hookd-shim: No such file or directory$/) })
+    })
+
+    it('fails open when the hook outlives its timeout (milliseconds): the write_file call goes ahead', async () => {
+      expect(inputFor(out, 'victim-slow')).toMatchObject({ tool_name: 'write_file' })
+      expect(await readFile(join(out.project, 'victim-slow.txt'), 'utf8')).toBe('written\n')
+      expect(JSON.stringify(resultOf(out, 'victim-slow'))).toContain('Successfully created and wrote to new file')
+      expect(out.stderr).toContain('Hook timed out after 1000ms')
+    })
+
+    it('replaces the arguments with hookSpecificOutput.tool_input: arguments the hook leaves out are dropped, not merged', async () => {
+      expect(inputFor(out, 'victim-rewrite')).toMatchObject({ tool_input: { command: 'rm -rf victim-rewrite', dir_path: 'sub' } })
+      expect(existsSync(join(out.project, 'victim-rewrite', 'keep.txt'))).toBe(true)
+      // Merged, the command would have run in sub/ (dir_path); replaced, it runs in the project root.
+      expect(existsSync(join(out.project, 'sub', 'where.txt'))).toBe(false)
+      expect((await readFile(join(out.project, 'where.txt'), 'utf8')).trim()).toBe(out.project)
+      expect(JSON.stringify(resultOf(out, 'victim-rewrite'))).toContain('were modified by a hook before execution')
+    })
   })
-
-  it('runs the command when no hook is set (so the hook tests below can fail)', async () => {
-    const out = await runGemini({})
-    expect(out.code).toBe(0)
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-    expect(out.api.turns).toHaveLength(2)
-    expect(JSON.stringify(out.toolResults)).toContain('Output: (empty)')
-  }, 180_000)
-
-  it('blocks on a JSON deny, sends the reason to the model as the tool error, and reports the tool as run_shell_command', async () => {
-    const out = await runGemini({ hooks: beforeTool(`${guard} json`) })
-    expect(out.code).toBe(0)
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults).toEqual([{ error: 'Tool execution blocked: guard: rm -r is not allowed here' }])
-    const inputs = (await readFile(join(guardDir, 'inputs.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
-    const seen = inputs.at(-1)
-    expect(seen).toMatchObject({ hook_event_name: 'BeforeTool', tool_name: 'run_shell_command', tool_input: { command: 'rm -rf victim' }, cwd: out.project })
-    expect(Object.keys(seen ?? {}).sort()).toEqual(['cwd', 'hook_event_name', 'session_id', 'timestamp', 'tool_input', 'tool_name', 'transcript_path'])
-  }, 180_000)
-
-  it('blocks on exit code 2, taking the reason from stderr', async () => {
-    const out = await runGemini({ hooks: beforeTool(`${guard} exit2`) })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(out.toolResults).toEqual([{ error: 'Tool execution blocked: guard: rm -r is not allowed here' }])
-  }, 180_000)
-
-  it('fails open on exit code 1 (a warning): the command runs', async () => {
-    const out = await runGemini({ hooks: beforeTool(`${guard} exit1`) })
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-  }, 180_000)
-
-  it('fails open on exit code 2 with nothing on stderr', async () => {
-    const dir = await tempDir('gemini-mute')
-    cleanup.push(dir)
-    const mute = await writeScript(join(dir, 'mute.sh'), '#!/bin/sh\ncat >/dev/null\nexit 2\n')
-    const out = await runGemini({ hooks: beforeTool(mute) })
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-  }, 180_000)
-
-  it('fails closed when the hook command cannot run: bash says "not found" on stderr with exit 127, which reads as a deny', async () => {
-    const out = await runGemini({ hooks: beforeTool('/nonexistent/hookd-shim json') })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    expect(JSON.stringify(out.toolResults)).toMatch(/Tool execution blocked: .*\/nonexistent\/hookd-shim: No such file or directory/)
-  }, 180_000)
-
-  it('fails open when the hook outlives its timeout (milliseconds)', async () => {
-    const dir = await tempDir('gemini-slow')
-    cleanup.push(dir)
-    const slow = await writeScript(join(dir, 'slow.sh'), `#!/bin/sh\ncat >/dev/null\nsleep 4\necho '${DENY_JSON}'\n`)
-    const out = await runGemini({ hooks: beforeTool(slow, 1000) })
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-  }, 180_000)
-
-  it('replaces the arguments with hookSpecificOutput.tool_input: arguments the hook leaves out are dropped, not merged', async () => {
-    const dir = await tempDir('gemini-rewrite')
-    cleanup.push(dir)
-    const rewrite = await writeScript(
-      join(dir, 'rewrite.sh'),
-      `#!/bin/sh\ncat >/dev/null\necho '{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"pwd > where.txt"}}}'\n`,
-    )
-    const out = await runGemini({ hooks: beforeTool(rewrite), dirs: ['sub'], args: { command: 'rm -rf victim', dir_path: 'sub' } })
-    expect(existsSync(join(out.project, 'victim', 'keep.txt'))).toBe(true)
-    // Merged, the command would have run in sub/ (dir_path); replaced, it runs in the project root.
-    expect(existsSync(join(out.project, 'sub', 'where.txt'))).toBe(false)
-    expect((await readFile(join(out.project, 'where.txt'), 'utf8')).trim()).toBe(out.project)
-    expect(JSON.stringify(out.toolResults)).toContain('were modified by a hook before execution')
-  }, 180_000)
 })

@@ -10,9 +10,16 @@ export async function tempDir(prefix: string): Promise<string> {
 
 /** A project folder holding `victim/keep.txt`, the folder the model is told to delete. */
 export async function projectWithVictim(prefix: string): Promise<string> {
+  return projectWithVictims(prefix, ['victim'])
+}
+
+/** A project folder holding `NAME/keep.txt` for each name: one victim folder per scenario of a run. */
+export async function projectWithVictims(prefix: string, names: readonly string[]): Promise<string> {
   const dir = await tempDir(prefix)
-  await mkdir(join(dir, 'victim'))
-  await writeFile(join(dir, 'victim', 'keep.txt'), 'precious\n')
+  for (const name of names) {
+    await mkdir(join(dir, name))
+    await writeFile(join(dir, name, 'keep.txt'), 'precious\n')
+  }
   return dir
 }
 
