@@ -225,12 +225,9 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
     await sidecar.stop()
     throw err
   }
-  io.stderr.write(`hookd: listening on ${address}\n`)
-  if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
-  // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
-  const tenants = sidecar.tenants
-  if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  // The handlers go in before the line that says we are ready: whoever reads it may signal at once
+  // (a loaded machine can pause this process right after the write), and must get a drain, not a kill.
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (name: NodeJS.Signals): void => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
@@ -239,6 +236,11 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  await sidecar.stop(signal)
+  io.stderr.write(`hookd: listening on ${address}\n`)
+  if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
+  // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
+  const tenants = sidecar.tenants
+  if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
+  await sidecar.stop(await signalled)
   return 0
 }
