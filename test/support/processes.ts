@@ -117,11 +117,20 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTE
   })
 }
 
+/** This process's environment with `changes` made: a variable set to undefined is left out. */
+function environment(changes: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries({ ...process.env, ...changes })) if (value !== undefined) env[name] = value
+  return env
+}
+
 /**
  * Runs `hookd ...args` in this process (main(argv, io)), for what needs no process of its own: help,
- * usage errors, token and file checks. Milliseconds instead of a process start.
+ * usage errors, token and file checks, and whole commands whose test is not about the process (signals,
+ * exit of the built bin). Milliseconds instead of a process start. `env` changes the command's own
+ * environment (undefined: unset), not this process's.
  */
-export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Ran> {
   const { main } = await import('../../src/cli/main.js')
   let stdout = ''
   let stderr = ''
@@ -134,7 +143,7 @@ export async function runInProcess(args: string[], options: { cwd?: string; env?
     const code = await main(args, {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
-      env: { ...process.env, ...options.env },
+      env: environment(options.env),
       cwd,
     })
     return { code, stdout, stderr }
