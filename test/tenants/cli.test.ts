@@ -1,6 +1,7 @@
 /**
- * The tenant-facing parts of the hookd command, as a user runs them: real processes, exit codes,
- * stdout and stderr.
+ * The tenant-facing parts of the hookd command, as a user runs them: exit codes, stdout and stderr.
+ * `hookd serve` runs as a real process (its ready line, its exit on SIGTERM); the commands that talk to
+ * it, and those that only check or print, run in-process (main(argv, io)).
  */
 import { type ChildProcess, execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -11,7 +12,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
 import { waitFor } from '../reload/support.js'
-import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
+import { runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, sessionOptions } from '../support/sidecar.js'
 
 /** Stops `hookd serve` with SIGTERM; resolves with its exit code and what it printed on stderr. */
@@ -159,11 +160,15 @@ describe('hookd list and invoke against a tenant sidecar', () => {
     )
     try {
       const tls = ['--addr', addr, '--tls-ca', 'cert.pem']
-      const [listed, fromEnv, invoked, named] = await Promise.all([
-        hookd(['list', ...tls, '--token', token, '--json'], { cwd }),
-        hookd(['list', ...tls], { cwd, env: { HOOKD_TOKEN: token } }),
-        hookd(['invoke', ...tls, '--token', token, ...call], { cwd }),
-        hookd(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], { cwd }),
+      // All at once: the one without TLS waits out its connect timeout (5 s) before it fails.
+      const [listed, fromEnv, invoked, named, noToken, wrongToken, noTls] = await Promise.all([
+        inProcess(['list', ...tls, '--token', token, '--json'], { cwd }),
+        inProcess(['list', ...tls], { cwd, env: { HOOKD_TOKEN: token } }),
+        inProcess(['invoke', ...tls, '--token', token, ...call], { cwd }),
+        inProcess(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], { cwd }),
+        inProcess(['list', ...tls], { cwd }),
+        inProcess(['invoke', ...tls, ...call], { cwd, env: { HOOKD_TOKEN: 'hkd_wrong' } }),
+        inProcess(['list', '--addr', addr, '--token', token], { cwd }),
       ])
       expect(listed.code, listed.stderr).toBe(0)
       expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((h) => h.name)).toContain('https-only')
@@ -174,11 +179,6 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       expect(JSON.parse(invoked.stdout)).toMatchObject({ result: { allow: true, arguments: { url: 'https://a.b' } } })
       expect(named.code, named.stderr).toBe(0)
 
-      const [noToken, wrongToken, noTls] = await Promise.all([
-        hookd(['list', ...tls], { cwd }),
-        hookd(['invoke', ...tls, ...call], { cwd, env: { HOOKD_TOKEN: 'hkd_wrong' } }),
-        hookd(['list', '--addr', addr, '--token', token], { cwd }),
-      ])
       expect(noToken.code).toBe(1)
       expect(noToken.stderr).toContain("hookd list: no authorization metadata was sent; this sidecar serves several tenants")
       expect(noToken.stderr).toContain("Pass the tenant's token with --token TOKEN (or set HOOKD_TOKEN)")
