@@ -165,7 +165,7 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
             notifications.push({ hook: origin.hook, ...message })
             io.stderr.write(`${inert(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}`)}\n`)
           },
-          confirm: terminalConfirm,
+          confirm: (message, origin) => terminalConfirm(message, origin, io.terminal),
           diagnostic(d) {
             io.stderr.write(`hookd: ${inert(d.message)}\n`)
           },

@@ -2,12 +2,16 @@
  * Where a command reads and writes: the process's own streams, environment and folder when hookd runs
  * as a program, others when a test (or an embedding program) calls `main(argv, io)` in-process.
  */
+import type { ConfirmTerminal } from '../host/capabilities.js'
+
 export interface CliIo {
   stdout: { write(text: string): unknown }
   stderr: { write(text: string): unknown }
   env: NodeJS.ProcessEnv
   /** The folder relative paths are resolved against. */
   cwd: string
+  /** Where `hookd invoke --interactive` asks ctx.confirm questions. Default: the process's stdin and stderr. */
+  terminal?: ConfirmTerminal
 }
 
 export function processIo(): CliIo {

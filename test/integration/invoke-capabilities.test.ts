@@ -1,8 +1,8 @@
 /**
  * `hookd invoke`'s capability flags as a user runs them: --allow-env, --allow-http and --interactive,
- * through the command with an embedded sidecar. Exit codes, the JSON on stdout, stderr. --interactive
- * asks on the process's own stdin, so those tests run the built command as a process with a stdin of
- * its own; the others run it in-process (main(argv, io), with its own environment).
+ * through the command with an embedded sidecar. Exit codes, the JSON on stdout, stderr. The command runs
+ * in-process (main(argv, io), with its own environment and terminal), except one --interactive test that
+ * runs the built command as a process, asking on its real stdin and stderr.
  */
 import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:http'
@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Ran, runHookd, runInProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 
-/** Runs `hookd ...` in-process. */
-const hookd = (args: string[], options: { env?: Record<string, string> } = {}): Promise<Ran> => runInProcess(args, options)
+/** Runs `hookd ...` in-process; `stdin` is what its terminal reads (undefined: input ends at once). */
+const hookd = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> => runInProcess(args, options)
 
 /** Runs `hookd ...` as a process; `stdin` is written and closed (undefined: stdin closed at once). */
 const hookdProcess = (args: string[], options: { stdin?: string } = {}): Promise<Ran> => runHookd(args, { stdin: options.stdin ?? '' })
@@ -101,13 +101,14 @@ describe('hookd invoke --interactive with the guard example', () => {
   })
 
   it('refuses on "n"', async () => {
-    const ran = await hookdProcess(args(), { stdin: 'n\n' })
+    const ran = await hookd(args(), { stdin: 'n\n' })
     expect(ran.code).toBe(0)
     expect((JSON.parse(ran.stdout) as Output).result).toMatchObject({ allow: false, reason: 'refused by the user' })
+    expect(ran.stderr).toContain('[guard] Dangerous command\n  rm -rf /tmp/x\n  Allow? [y/N] ')
   })
 
   it('answers no, without waiting, when stdin is closed', async () => {
-    const ran = await hookdProcess(args())
+    const ran = await hookd(args())
     expect(ran.code).toBe(0)
     expect((JSON.parse(ran.stdout) as Output).result).toMatchObject({ allow: false, reason: 'refused by the user' })
   })

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
 
 /** The repository's root folder, where both default to running the command. */
 export const ROOT = join(import.meta.dirname, '..', '..')
@@ -128,12 +129,23 @@ function environment(changes: Record<string, string | undefined> = {}): NodeJS.P
  * Runs `hookd ...args` in this process (main(argv, io)), for what needs no process of its own: help,
  * usage errors, token and file checks, and whole commands whose test is not about the process (signals,
  * exit of the built bin). Milliseconds instead of a process start. `env` changes the command's own
- * environment (undefined: unset), not this process's.
+ * environment (undefined: unset), not this process's. `stdin` is what the command's terminal reads
+ * (`hookd invoke --interactive`), then its end; without it the input ends at once, as /dev/null would.
  */
-export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Ran> {
+export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<Ran> {
   const { main } = await import('../../src/cli/main.js')
   let stdout = ''
   let stderr = ''
+  // The terminal's questions land in stderr among the command's other lines, in the order written.
+  const terminal = {
+    input: Readable.from(options.stdin ? [Buffer.from(options.stdin)] : [], { objectMode: false }),
+    output: new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        stderr += chunk.toString()
+        done()
+      },
+    }),
+  }
   const cwd = options.cwd ?? ROOT
   // Paths the command hands to the sidecar (a tenants file, a hooks folder) are read as the process
   // would: from its working folder. Calls running at once in one test share one folder.
@@ -145,6 +157,7 @@ export async function runInProcess(args: string[], options: { cwd?: string; env?
       stderr: { write: (text: string) => (stderr += text) },
       env: environment(options.env),
       cwd,
+      terminal,
     })
     return { code, stdout, stderr }
   } finally {
