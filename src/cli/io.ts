@@ -12,6 +12,8 @@ export interface CliIo {
   cwd: string
   /** Where `hookd invoke --interactive` asks ctx.confirm questions. Default: the process's stdin and stderr. */
   terminal?: ConfirmTerminal
+  /** Stops `hookd serve` as the signal it resolves with would. Default: the process's first SIGINT or SIGTERM. */
+  stopped?: Promise<NodeJS.Signals>
 }
 
 export function processIo(): CliIo {

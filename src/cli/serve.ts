@@ -1,4 +1,4 @@
-/** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
+/** `hookd serve`: run the sidecar until SIGINT/SIGTERM (or, in-process, until io.stopped). */
 import { resolve } from 'node:path'
 import { type Address, DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
@@ -230,7 +230,14 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
   // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  const signal = await (io.stopped ?? processSignal())
+  await sidecar.stop(signal)
+  return 0
+}
+
+/** The process's first SIGINT or SIGTERM. */
+function processSignal(): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (name: NodeJS.Signals): void => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
@@ -239,6 +246,4 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  await sidecar.stop(signal)
-  return 0
 }
