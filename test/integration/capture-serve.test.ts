@@ -2,14 +2,14 @@
  * Real traffic as test cases through the CLI (issue 19 item 3): `hookd serve --capture DIR` writes each
  * point call a host makes as a case file, and `hookd agent --capture DIR` does the same for an agent's
  * run (a recorded one replayed with --model scripted:FILE, so no API key is needed). Moved into a
- * hook's tests/ folder, the captured cases run green under `hookd test`. `hookd serve` runs as a real
- * process; the other commands run in-process (main(argv, io)).
+ * hook's tests/ folder, the captured cases run green under `hookd test`. The commands run in-process
+ * (main(argv, io); `hookd serve` until stopped as SIGTERM would).
  */
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient, workdirFiles } from '../../src/host/index.js'
-import { runInProcess, type Serving, startServe, stopProcess } from '../support/processes.js'
+import { runInProcess, type ServingInProcess, serveInProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
 
 const READER = hook({
@@ -49,14 +49,14 @@ async function adopt(from: string, hookName: string): Promise<string[]> {
 }
 
 describe('hookd serve --capture DIR', () => {
-  let serving: Serving | undefined
+  let serving: ServingInProcess | undefined
   afterAll(async () => {
-    if (serving) await stopProcess(serving.child)
+    await serving?.stop()
   })
 
   it('writes each point call as a case that hookd test runs green', async () => {
     const captured = join(dir, 'captured-serve')
-    serving = await startServe(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--workers', '1', '--capture', 'captured-serve'], { cwd: dir, timeoutMs: 60_000 })
+    serving = await serveInProcess(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--workers', '1', '--capture', 'captured-serve'], { cwd: dir, timeoutMs: 60_000 })
     const client = await HookdClient.connect(serving.address)
     const files = workdirFiles(join(dir, 'work'))
     const session = await client.openSession(
