@@ -69,7 +69,7 @@ async function requireDir(flag: string, path: string, cwd: string): Promise<stri
   return full
 }
 
-async function chooseModel(name: string): Promise<Model> {
+async function chooseModel(name: string, env: NodeJS.ProcessEnv): Promise<Model> {
   if (name.startsWith(SCRIPTED_PREFIX)) {
     const file = name.slice(SCRIPTED_PREFIX.length)
     if (!file) throw new UsageError(`--model ${SCRIPTED_PREFIX} needs a file: --model ${SCRIPTED_PREFIX}run.json`)
@@ -81,7 +81,7 @@ async function chooseModel(name: string): Promise<Model> {
     }
   }
   try {
-    return new AnthropicModel({ model: name })
+    return new AnthropicModel({ model: name, env })
   } catch (err) {
     if (err instanceof AgentError && err.kind === 'no-key') throw new UsageError(err.message)
     throw err
@@ -127,12 +127,12 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
   const workdir = await requireDir('--workdir', values.workdir, io.cwd)
   if (values.record) await requireDir('the folder of --record', dirname(resolve(io.cwd, values.record)), io.cwd)
-  const model = await chooseModel(values.model)
+  const model = await chooseModel(values.model, io.env)
 
   let sidecar: Sidecar | undefined
   let socketDir: string | undefined
   let address = values.addr
-  const ui = new TerminalUI()
+  const ui = new TerminalUI({ stdout: io.stdout, stderr: io.stderr, env: io.env })
   const controller = new AbortController()
   const onSigint = (): void => {
     if (controller.signal.aborted) process.exit(130)

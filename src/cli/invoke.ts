@@ -154,6 +154,8 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
         autoApprove: values['auto-approve'],
         onError: onErrorFlag(values),
         policy: { httpOrigins: allowHttp.map((o) => new URL(o).origin), env: allowEnv },
+        // The allowed variables' values from this command's environment (in-process, not the process's).
+        env: definedOnly(io.env, allowEnv),
         capabilities: {
           log(line) {
             logs.push(line)
@@ -163,7 +165,7 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
             notifications.push({ hook: origin.hook, ...message })
             io.stderr.write(`${inert(`[${origin.hook}] notify: ${message.title}${message.body ? ` - ${message.body}` : ''}`)}\n`)
           },
-          confirm: terminalConfirm,
+          confirm: (message, origin) => terminalConfirm(message, origin, io.terminal),
           diagnostic(d) {
             io.stderr.write(`hookd: ${inert(d.message)}\n`)
           },
@@ -206,4 +208,14 @@ async function everyHookOf(sidecar: Sidecar | undefined, client: HookdClient, ho
   if (!hooks.length) throw new CommandError(`no hooks to run: ${where} has none (make one with 'hookd new NAME')`)
   io.stderr.write(`hookd invoke: hooks ${hooks.join(', ')} (${everyHookLabel(where)})\n`)
   return hooks
+}
+
+/** The variables `names` that `env` sets. */
+function definedOnly(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const name of names) {
+    const value = env[name]
+    if (value !== undefined) out[name] = value
+  }
+  return out
 }

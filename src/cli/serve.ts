@@ -1,4 +1,4 @@
-/** `hookd serve`: run the sidecar until SIGINT/SIGTERM. */
+/** `hookd serve`: run the sidecar until SIGINT/SIGTERM (or, in-process, until io.stopped). */
 import { resolve } from 'node:path'
 import { type Address, DEFAULT_ADDRESS } from '../protocol/address.js'
 import { inert } from '../protocol/text.js'
@@ -227,7 +227,19 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
   }
   // The handlers go in before the line that says we are ready: whoever reads it may signal at once
   // (a loaded machine can pause this process right after the write), and must get a drain, not a kill.
-  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+  const signalled = io.stopped ?? processSignal()
+  io.stderr.write(`hookd: listening on ${address}\n`)
+  if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
+  // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
+  const tenants = sidecar.tenants
+  if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
+  await sidecar.stop(await signalled)
+  return 0
+}
+
+/** The process's first SIGINT or SIGTERM. */
+function processSignal(): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (name: NodeJS.Signals): void => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
@@ -236,11 +248,4 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
   })
-  io.stderr.write(`hookd: listening on ${address}\n`)
-  if (healthAddress !== undefined) io.stderr.write(`hookd: health on ${healthAddress}\n`)
-  // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
-  const tenants = sidecar.tenants
-  if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
-  await sidecar.stop(await signalled)
-  return 0
 }

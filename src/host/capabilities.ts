@@ -336,22 +336,28 @@ async function readBody(response: Response, max: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
+/** Where terminalConfirm asks: the process's stdin and stderr unless a command runs with others. */
+export interface ConfirmTerminal {
+  input: NodeJS.ReadableStream & { readableEnded?: boolean; destroyed?: boolean }
+  output: NodeJS.WritableStream
+}
+
 /**
  * Asks on the terminal (question on stderr, answer on stdin), one question at a time. Only "y" or
  * "yes" allows; anything else, end of input or Ctrl-C answers no, so a closed stdin never leaves a
  * hook waiting.
  */
 let terminalQueue: Promise<unknown> = Promise.resolve()
-export function terminalConfirm(message: Message, origin: CallOrigin): Promise<boolean> {
+export function terminalConfirm(message: Message, origin: CallOrigin, terminal?: ConfirmTerminal): Promise<boolean> {
   const ask = (): Promise<boolean> =>
     new Promise<boolean>((resolveAnswer) => {
-      const input = process.stdin
+      const { input, output } = terminal ?? { input: process.stdin, output: process.stderr }
       if (input.readableEnded || input.destroyed) {
-        process.stderr.write(`${inert(`[${origin.hook}] ${message.title}: no answer possible (stdin is closed); answering no`)}\n`)
+        output.write(`${inert(`[${origin.hook}] ${message.title}: no answer possible (stdin is closed); answering no`)}\n`)
         resolveAnswer(false)
         return
       }
-      const rl = createInterface({ input, output: process.stderr })
+      const rl = createInterface({ input, output })
       let answered = false
       const answer = (yes: boolean): void => {
         if (answered) return
@@ -361,7 +367,7 @@ export function terminalConfirm(message: Message, origin: CallOrigin): Promise<b
       }
       rl.once('close', () => answer(false))
       rl.once('SIGINT', () => {
-        process.stderr.write('\n')
+        output.write('\n')
         answer(false)
       })
       const body = message.body ? `\n  ${inert(message.body)}` : ''

@@ -15,6 +15,7 @@ export {
   workdirFiles,
   allowlistedFetch,
   terminalConfirm,
+  type ConfirmTerminal,
 } from './capabilities.js'
 export { points, POINT_NAMES, type PointName, type PointPayload, type PointOutput } from '../protocol/points.js'
 export type { Diagnostic, DiagnosticKind } from '../protocol/diagnostic.js'

@@ -1,6 +1,8 @@
 /**
- * `hookd agent` as a person runs it: a real process with an embedded sidecar, the SDK pointed at a fake
- * Messages API through ANTHROPIC_BASE_URL, exit codes, stdout and stderr.
+ * `hookd agent` as a person runs it: the command with an embedded sidecar, the SDK pointed at a fake
+ * Messages API through ANTHROPIC_BASE_URL, exit codes, stdout and stderr. The command runs in-process
+ * (main(argv, io), with its own environment) where the test is about what it prints and returns; Ctrl-C
+ * is sent to a real process of the built command, since it is about the signal and the exit status.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
@@ -9,15 +11,13 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 import { type FakeApi, startFakeApi } from './fake-api.js'
 import { workdir } from './support.js'
-import { BUILT_CLI, ROOT } from '../support/processes.js'
+import { BUILT_CLI, ROOT, type Ran, runInProcess } from '../support/processes.js'
 
-const CLI = [BUILT_CLI, 'agent']
+/** The variables a developer's shell may hold for the real API: none of them reaches the command. */
+const API_VARIABLES = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('ANTHROPIC_')).map((name) => [name, undefined]))
 
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+/** `hookd agent ...args` in-process, from the repository folder (as the real process below runs). */
+const hookd = (args: string[], env: Record<string, string> = {}): Promise<Ran> => runInProcess(['agent', ...args], { env: { ...API_VARIABLES, NO_COLOR: '1', ...env } })
 
 function environment(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
@@ -25,9 +25,10 @@ function environment(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: '1', ...extra }
 }
 
+/** The built command as its own process. */
 function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Ran> } {
   // From the repository folder, so the embedded sidecar's workers find tsx too.
-  const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: environment(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BUILT_CLI, 'agent', ...args], { cwd: ROOT, env: environment(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -36,15 +37,13 @@ function start(args: string[], env: Record<string, string> = {}): { child: Child
   return { child, done }
 }
 
-const hookd = (args: string[], env: Record<string, string> = {}): Promise<Ran> => start(args, env).done
-
 let api: FakeApi | undefined
 afterEach(async () => {
   await api?.stop()
   api = undefined
 })
 
-// Each test starts real processes (the CLI, an embedded sidecar and its worker): allow for a busy machine.
+// Each test starts an embedded sidecar and its worker process (and one test the CLI): allow for a busy machine.
 describe('hookd agent', { timeout: 90_000 }, () => {
   it('answers --help', async () => {
     const ran = await hookd(['--help'])

@@ -2,13 +2,14 @@
  * Real traffic as test cases through the CLI (issue 19 item 3): `hookd serve --capture DIR` writes each
  * point call a host makes as a case file, and `hookd agent --capture DIR` does the same for an agent's
  * run (a recorded one replayed with --model scripted:FILE, so no API key is needed). Moved into a
- * hook's tests/ folder, the captured cases run green under `hookd test`.
+ * hook's tests/ folder, the captured cases run green under `hookd test`. The commands run in-process
+ * (main(argv, io); `hookd serve` until stopped as SIGTERM would).
  */
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient, workdirFiles } from '../../src/host/index.js'
-import { runHookd, type Serving, startServe, stopProcess } from '../support/processes.js'
+import { runInProcess, type ServingInProcess, serveInProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
 
 const READER = hook({
@@ -48,14 +49,14 @@ async function adopt(from: string, hookName: string): Promise<string[]> {
 }
 
 describe('hookd serve --capture DIR', () => {
-  let serving: Serving | undefined
+  let serving: ServingInProcess | undefined
   afterAll(async () => {
-    if (serving) await stopProcess(serving.child)
+    await serving?.stop()
   })
 
   it('writes each point call as a case that hookd test runs green', async () => {
     const captured = join(dir, 'captured-serve')
-    serving = await startServe(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--workers', '1', '--capture', 'captured-serve'], { cwd: dir, timeoutMs: 60_000 })
+    serving = await serveInProcess(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd.sock')}`, '--workers', '1', '--capture', 'captured-serve'], { cwd: dir, timeoutMs: 60_000 })
     const client = await HookdClient.connect(serving.address)
     const files = workdirFiles(join(dir, 'work'))
     const session = await client.openSession(
@@ -97,13 +98,13 @@ describe('hookd serve --capture DIR', () => {
     expect(first?.expect).toMatchObject({ result: { allow: false, reason: 'too long (strict)', refusedBy: 'reader' }, logs: ['limit 5 status strict'], diagnostics: [] })
 
     await adopt(captured, 'reader')
-    const ran = await runHookd(['test', 'reader'], { cwd: dir, timeoutMs: 120_000 })
+    const ran = await runInProcess(['test', 'reader'], { cwd: dir })
     expect(ran.stdout).toMatch(/^PASS hooks\/reader\/tests\/beforeToolExecute-\S+\.json: captured beforeToolExecute \(\S+\) \(\d+ ms\)\nPASS .*\n2 cases: 2 passed, 0 failed\n$/)
     expect(ran.code).toBe(0)
   })
 
   it('is refused with tenants, saying why', async () => {
-    const ran = await runHookd(['serve', '--tenants', 'tenants.json', '--capture', 'x'], { cwd: dir, timeoutMs: 60_000 })
+    const ran = await runInProcess(['serve', '--tenants', 'tenants.json', '--capture', 'x'], { cwd: dir })
     expect(ran.code).toBe(2)
     expect(ran.stderr).toContain("--capture is for a sidecar without tenants: one folder would hold every tenant's payloads")
   })
@@ -120,13 +121,13 @@ describe('hookd agent --capture DIR', () => {
       ],
     }
     await writeFile(join(dir, 'run.json'), JSON.stringify(script))
-    const ran = await runHookd(['agent', '--hook', 'guard', '--workdir', 'work', '--model', 'scripted:run.json', '--capture', 'captured-agent', 'tidy up'], { cwd: dir, timeoutMs: 120_000 })
+    const ran = await runInProcess(['agent', '--hook', 'guard', '--workdir', 'work', '--model', 'scripted:run.json', '--capture', 'captured-agent', 'tidy up'], { cwd: dir })
     expect(ran.stderr).toContain('[guard] refused shell: no rm -rf')
     expect(ran.code).toBe(0)
     const names = await adopt(join(dir, 'captured-agent'), 'guard')
     // beforeRun, three answers, two tool calls (and afterToolExecute for the one that ran), afterRun.
     expect(names.some((n) => n.startsWith('beforeToolExecute-'))).toBe(true)
-    const tested = await runHookd(['test', 'guard'], { cwd: dir, timeoutMs: 120_000 })
+    const tested = await runInProcess(['test', 'guard'], { cwd: dir })
     expect(tested.stdout).toContain(`${names.length} cases: ${names.length} passed, 0 failed`)
     expect(tested.code).toBe(0)
   })

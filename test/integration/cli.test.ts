@@ -1,5 +1,8 @@
 /**
- * The hookd command as a user runs it: real processes, real sockets, exit codes, stdout and stderr.
+ * The hookd command as a user runs it: real sockets, exit codes, stdout and stderr. The built command
+ * runs as its own process where the process is the point (an invoke from the quickstart, `hookd serve`
+ * with its ready line, permissions and exit on SIGTERM, a list that finds nothing listening); the other
+ * invocations run in-process (main(argv, io)), against the same embedded or served sidecars.
  */
 import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
@@ -28,7 +31,7 @@ describe('hookd invoke with an embedded sidecar', () => {
   })
 
   it('answers confirm with --auto-approve and streams logs to stderr', async () => {
-    const ran = await hookd([
+    const ran = await inProcess([
       'invoke', '--hooks', EXAMPLE_HOOKS, '--hook', 'audit,guard', '--point', 'beforeToolExecute', '--payload', RM, '--auto-approve',
     ])
     expect(ran.code).toBe(0)
@@ -39,7 +42,7 @@ describe('hookd invoke with an embedded sidecar', () => {
   })
 
   it('exits 1 naming an unknown hook', async () => {
-    const ran = await hookd(['invoke', '--hooks', EXAMPLE_HOOKS, '--hook', 'guard,nope', '--point', 'beforeToolExecute', '--payload', RM])
+    const ran = await inProcess(['invoke', '--hooks', EXAMPLE_HOOKS, '--hook', 'guard,nope', '--point', 'beforeToolExecute', '--payload', RM])
     expect(ran.code).toBe(1)
     expect(ran.stdout).toBe('')
     expect(ran.stderr).toContain("unknown hook 'nope'")
@@ -102,12 +105,12 @@ describe('hookd serve', () => {
 
   it('serves hookd invoke --addr and hookd list', async () => {
     const addr = 'unix:.hookd/hookd.sock'
-    const ran = await hookd(['invoke', '--addr', addr, '--hook', 'https-only', '--point', 'beforeToolExecute', '--payload',
+    const ran = await inProcess(['invoke', '--addr', addr, '--hook', 'https-only', '--point', 'beforeToolExecute', '--payload',
       '{"id":"c1","name":"http","arguments":{"url":"http://a.b"}}'], { cwd })
     expect(ran.code).toBe(0)
     expect(JSON.parse(ran.stdout).result).toEqual({ allow: true, arguments: { url: 'https://a.b' } })
 
-    const listed = await hookd(['list', '--addr', addr], { cwd })
+    const listed = await inProcess(['list', '--addr', addr], { cwd })
     expect(listed.code).toBe(0)
     expect(listed.stdout.split('\n')[0]).toMatch(/^NAME\s+VERSION\s+STATUS\s+POINTS/)
     expect(listed.stdout).toMatch(/guard\s+[0-9a-f]{12}\s+ready\s+beforeToolExecute,afterRun/)

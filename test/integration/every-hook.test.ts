@@ -1,12 +1,14 @@
 /**
  * `hookd invoke` and `hookd agent` without --hook run every hook of the hooks folder, in name order
- * (the byte order of the folder names), and say which (issue 15, item 15); --hook narrows it.
+ * (the byte order of the folder names), and say which (issue 15, item 15); --hook narrows it. The
+ * commands run in-process (main(argv, io)); test/integration/cli.test.ts and test/agent/cli.test.ts run
+ * them as processes of the built command.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runHookd as hookd } from '../support/processes.js'
+import { runInProcess as hookd } from '../support/processes.js'
 
 // Byte order puts digits before capitals before lower case: 10-a, 20-b, Zed, alpha (a locale sort
 // would put alpha before Zed).
@@ -63,20 +65,20 @@ describe('hookd invoke without --hook', () => {
 
 describe('hookd agent without --hook', { timeout: 90_000 }, () => {
   it('runs every hook of the folder, and its first line names them in order', async () => {
-    const ran = await hookd(['agent', '--hooks', hooks, '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { env: { NO_COLOR: '1' } })
+    const ran = await hookd(['agent', '--hooks', hooks, '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined } })
     expect(ran.code).toBe(0)
     expect(ran.stdout).toBe('Done.\n')
     expect(ran.stderr.split('\n')[0]).toBe(`hookd agent: scripted, hooks 10-a, 20-b, Zed, alpha (every hook of the hooks folder ${hooks}, in name order), workdir ${dir}`)
   })
 
   it('--hook, repeated, narrows it to the hooks named, in the order named', async () => {
-    const ran = await hookd(['agent', '--hooks', hooks, '--hook', 'alpha', '--hook', '10-a', '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { env: { NO_COLOR: '1' } })
+    const ran = await hookd(['agent', '--hooks', hooks, '--hook', 'alpha', '--hook', '10-a', '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined } })
     expect(ran.code).toBe(0)
     expect(ran.stderr.split('\n')[0]).toBe(`hookd agent: scripted, hooks alpha, 10-a (embedded sidecar on ${hooks}), workdir ${dir}`)
   })
 
   it('says that no hooks run when there is no ./hooks folder', async () => {
-    const ran = await hookd(['agent', '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { cwd: empty, env: { NO_COLOR: '1' } })
+    const ran = await hookd(['agent', '--workdir', dir, '--model', `scripted:${join(dir, 'script.json')}`, 'say done'], { cwd: empty, env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined } })
     expect(ran.code).toBe(0)
     expect(ran.stderr.split('\n').slice(0, 2)).toEqual([
       "hookd agent: no hooks will run: there is no ./hooks folder (pass --hooks DIR, or make one with 'hookd new NAME')",

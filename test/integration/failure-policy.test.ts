@@ -1,13 +1,14 @@
 /**
  * The host's failure policy: what a host sees when hookd is slow, was never started, dies mid-call, or
- * comes back. The sidecar runs as a real `hookd serve` process so that it can be killed and restarted.
+ * comes back. The sidecar runs as a real `hookd serve` process so that it can be killed and restarted;
+ * tests that need it up share the one running, and one is started when none runs.
  */
 import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHooks } from 'hookable'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Diagnostic, GuardedSession, bridgeHookable } from '../../src/host/index.js'
 import { startServe, stopProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
@@ -17,7 +18,10 @@ let dir: string
 let address: string
 const children: ChildProcess[] = []
 
+/** The `hookd serve` at `address`: the one running, else a new one. */
 async function serve(): Promise<ChildProcess> {
+  const running = children.at(-1)
+  if (running && running.exitCode === null && running.signalCode === null) return running
   const { child } = await startServe(['--hooks', hooksDir, '--listen', address, '--workers', '1', '--cpu-ms', '20000', '--wall-ms', '20000'])
   children.push(child)
   return child
@@ -36,11 +40,8 @@ beforeAll(async () => {
   address = `unix:${join(dir, 'hookd.sock')}`
 })
 
-afterEach(async () => {
-  await Promise.all(children.splice(0).map((child) => stopProcess(child, 'SIGKILL')))
-})
-
 afterAll(async () => {
+  await Promise.all(children.splice(0).map((child) => stopProcess(child, 'SIGKILL')))
   await rm(dir, { recursive: true, force: true })
 })
 
@@ -122,13 +123,14 @@ describe('a sidecar that dies and comes back', () => {
       onDiagnostic: (d) => diagnostics.push(d),
     })
     const inFlight = guarded.call('tool:gate', { name: 'slow', input: {} })
-    setTimeout(() => first.kill('SIGKILL'), 300)
+    const dead = new Promise((resolve) => setTimeout(resolve, 300)).then(() => stopProcess(first, 'SIGKILL'))
     const killed = await inFlight
     expect(killed.result).toMatchObject({ block: true, reason: expect.stringContaining('hookd could not answer tool:gate: the connection failed') })
 
     // Down: answered by the policy at once.
     expect((await guarded.call('tool:gate', { name: 'bad', input: {} })).result).toMatchObject({ block: true })
 
+    await dead
     await serve()
     await expect.poll(() => guarded.connected, { timeout: 15_000, interval: 50 }).toBe(true)
     const back = await guarded.call('tool:gate', { name: 'bad', input: {} })

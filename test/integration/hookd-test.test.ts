@@ -1,16 +1,17 @@
 /**
- * `hookd test`, run as a user runs it: the built command in a child process, real sandbox workers, the
- * hooks' own test cases. Asserts what the user sees: one line per case, the differences under a failed
- * one, the summary, the exit code, the JSON and JUnit reports, and a run again after a save.
+ * `hookd test`, run as a user runs it: real sandbox workers, the hooks' own test cases. Asserts what the
+ * user sees: one line per case, the differences under a failed one, the summary, the exit code, the JSON
+ * and JUnit reports, and a run again after a save. The command runs in-process (main(argv, io)) except
+ * under --watch, which runs the built command as its own process: Ctrl-C ends it with the last status.
  */
 import { spawn } from 'node:child_process'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLI_ARGS, ROOT, type Ran, runHookd, runInProcess, stopProcess } from '../support/processes.js'
+import { CLI_ARGS, ROOT, type Ran, runInProcess, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, writeTree } from '../support/sidecar.js'
 
-const hookd = (args: string[], cwd: string): Promise<Ran> => runHookd(args, { cwd, timeoutMs: 120_000 })
+const hookd = (args: string[], cwd: string): Promise<Ran> => runInProcess(args, { cwd })
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
 
 const RM = { id: 'c1', name: 'shell', arguments: { command: 'rm -rf /tmp/x' } }
@@ -98,7 +99,8 @@ beforeAll(async () => {
 
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
-describe('hookd test', () => {
+// Each run starts an embedded sidecar and its worker process: allow for a busy machine.
+describe('hookd test', { timeout: 120_000 }, () => {
   it('runs every case in the sandbox: a line per case, the differences under a failure, a summary, exit 1', async () => {
     const ran = await hookd(['test'], dir)
     expect(ran.stderr).toBe('')

@@ -1,18 +1,22 @@
 /**
  * `hookd invoke`'s capability flags as a user runs them: --allow-env, --allow-http and --interactive,
- * through the real command with an embedded sidecar. Exit codes, the JSON on stdout, stderr.
+ * through the command with an embedded sidecar. Exit codes, the JSON on stdout, stderr. The command runs
+ * in-process (main(argv, io), with its own environment and terminal), except one --interactive test that
+ * runs the built command as a process, asking on its real stdin and stderr.
  */
 import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Ran, runHookd } from '../support/processes.js'
+import { type Ran, runHookd, runInProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 
-/** Runs `hookd ...`; `stdin` is written and closed (undefined: stdin closed at once). */
-const hookd = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> =>
-  runHookd(args, { ...options, stdin: options.stdin ?? '' })
+/** Runs `hookd ...` in-process; `stdin` is what its terminal reads (undefined: input ends at once). */
+const hookd = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> => runInProcess(args, options)
+
+/** Runs `hookd ...` as a process; `stdin` is written and closed (undefined: stdin closed at once). */
+const hookdProcess = (args: string[], options: { stdin?: string } = {}): Promise<Ran> => runHookd(args, { stdin: options.stdin ?? '' })
 
 interface Output {
   result: { allow: boolean; reason?: string; arguments: Record<string, unknown> }
@@ -90,7 +94,7 @@ describe('hookd invoke --interactive with the guard example', () => {
   const args = (): string[] => ['invoke', '--hooks', guardHooks, '--hook', 'guard', '--point', 'beforeToolExecute', '--payload', RM, '--interactive']
 
   it('asks on the terminal and allows on "y"', async () => {
-    const ran = await hookd(args(), { stdin: 'y\n' })
+    const ran = await hookdProcess(args(), { stdin: 'y\n' })
     expect(ran.code).toBe(0)
     expect((JSON.parse(ran.stdout) as Output).result.allow).toBe(true)
     expect(ran.stderr).toContain('[guard] Dangerous command\n  rm -rf /tmp/x\n  Allow? [y/N] ')
@@ -100,6 +104,7 @@ describe('hookd invoke --interactive with the guard example', () => {
     const ran = await hookd(args(), { stdin: 'n\n' })
     expect(ran.code).toBe(0)
     expect((JSON.parse(ran.stdout) as Output).result).toMatchObject({ allow: false, reason: 'refused by the user' })
+    expect(ran.stderr).toContain('[guard] Dangerous command\n  rm -rf /tmp/x\n  Allow? [y/N] ')
   })
 
   it('answers no, without waiting, when stdin is closed', async () => {

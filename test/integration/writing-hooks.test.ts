@@ -1,16 +1,17 @@
 /**
  * docs/writing-hooks.md, followed as a reader follows it (issue 19 item 7): in an empty folder, every
- * `$` command of the tutorial runs in order (`npx hookd-sandbox` is the built CLI; npm installs from its cache
- * when it can), every file the tutorial shows (a block whose first line is `// PATH`) is written when
- * the reader would write it, each command must succeed, and what the tutorial shows a command printing
- * must be what it prints (timings aside).
+ * `$` command of the tutorial runs in order (`npx hookd-sandbox ARGS` is the hookd command run in-process,
+ * main(ARGS, io), with the arguments as bash splits them; the others run in bash, and npm installs from
+ * its cache when it can), every file the tutorial shows (a block whose first line is `// PATH`) is
+ * written when the reader would write it, each command must succeed, and what the tutorial shows a
+ * command printing must be what it prints (timings aside).
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
-import { BUILT_CLI, ROOT } from '../support/processes.js'
+import { ROOT, type Ran, runInProcess } from '../support/processes.js'
 
 type Step = { kind: 'file'; path: string; text: string } | { kind: 'command'; command: string; shown: string[] }
 
@@ -35,8 +36,17 @@ function steps(markdown: string): Step[] {
   return out
 }
 
-function run(command: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const line = command.replace(/^npx hookd-sandbox /, `${JSON.stringify(process.execPath)} ${JSON.stringify(BUILT_CLI)} `)
+const HOOKD = 'npx hookd-sandbox '
+
+async function run(command: string, cwd: string): Promise<Ran> {
+  if (!command.startsWith(HOOKD)) return bash(command, cwd)
+  // The words bash would pass, quotes removed: printed NUL-separated by bash itself.
+  const words = await bash(`printf '%s\\0' ${command.slice(HOOKD.length)}`, cwd)
+  expect(words.code, words.stderr).toBe(0)
+  return runInProcess(words.stdout.split('\0').slice(0, -1), { cwd, env: { ANTHROPIC_API_KEY: undefined } })
+}
+
+function bash(line: string, cwd: string): Promise<Ran> {
   return new Promise((done, fail) => {
     const { ANTHROPIC_API_KEY: _key, ...env } = process.env
     const child = spawn('bash', ['-c', line], { cwd, env: { ...env, npm_config_prefer_offline: 'true', npm_config_fund: 'false', npm_config_audit: 'false' }, timeout: 240_000 })

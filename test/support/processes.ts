@@ -6,6 +6,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
+import type { CliIo } from '../../src/cli/io.js'
 
 /** The repository's root folder, where both default to running the command. */
 export const ROOT = join(import.meta.dirname, '..', '..')
@@ -117,14 +119,54 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTE
   })
 }
 
+/** This process's environment with `changes` made: a variable set to undefined is left out. */
+function environment(changes: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries({ ...process.env, ...changes })) if (value !== undefined) env[name] = value
+  return env
+}
+
+/**
+ * The io of a command run in-process: its output collected (`onStderr` after each write to stderr), its
+ * terminal reading `stdin` then its end.
+ */
+function inProcessIo(
+  output: { stdout: string; stderr: string },
+  options: { cwd: string; env?: Record<string, string | undefined> | undefined; stdin?: string | undefined; onStderr?: () => void },
+): CliIo {
+  return {
+    stdout: { write: (text: string) => (output.stdout += text) },
+    stderr: {
+      write: (text: string) => {
+        output.stderr += text
+        options.onStderr?.()
+      },
+    },
+    env: environment(options.env),
+    cwd: options.cwd,
+    // The terminal's questions land in stderr among the command's other lines, in the order written.
+    terminal: {
+      input: Readable.from(options.stdin ? [Buffer.from(options.stdin)] : [], { objectMode: false }),
+      output: new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          output.stderr += chunk.toString()
+          done()
+        },
+      }),
+    },
+  }
+}
+
 /**
  * Runs `hookd ...args` in this process (main(argv, io)), for what needs no process of its own: help,
- * usage errors, token and file checks. Milliseconds instead of a process start.
+ * usage errors, token and file checks, and whole commands whose test is not about the process (signals,
+ * exit of the built bin). Milliseconds instead of a process start. `env` changes the command's own
+ * environment (undefined: unset), not this process's. `stdin` is what the command's terminal reads
+ * (`hookd invoke --interactive`), then its end; without it the input ends at once, as /dev/null would.
  */
-export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+export async function runInProcess(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<Ran> {
   const { main } = await import('../../src/cli/main.js')
-  let stdout = ''
-  let stderr = ''
+  const output = { stdout: '', stderr: '' }
   const cwd = options.cwd ?? ROOT
   // Paths the command hands to the sidecar (a tenants file, a hooks folder) are read as the process
   // would: from its working folder. Calls running at once in one test share one folder; the last to
@@ -132,16 +174,74 @@ export async function runInProcess(args: string[], options: { cwd?: string; env?
   inProcess++
   process.chdir(cwd)
   try {
-    const code = await main(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      env: { ...process.env, ...options.env },
-      cwd,
-    })
-    return { code, stdout, stderr }
+    const code = await main(args, inProcessIo(output, { cwd, env: options.env, stdin: options.stdin }))
+    return { code, ...output }
   } finally {
     if (--inProcess === 0) process.chdir(ROOT)
   }
 }
 
+/** Commands running in this process now: the working folder goes back to the repository after the last. */
 let inProcess = 0
+
+export interface ServingInProcess {
+  /** The address from the ready line `hookd: listening on ADDR`. */
+  address: string
+  /** All it has printed so far; it keeps growing while it serves. */
+  output: { stdout: string; stderr: string }
+  /** Stops it as `signal` would stop the process; resolves with its exit status. */
+  stop(signal?: NodeJS.Signals): Promise<number>
+}
+
+/**
+ * Runs `hookd serve ...args` in this process until `stop()`, for tests of what it serves rather than of
+ * the process (ready line, exit on a signal: startServe). Resolves once it prints its ready line;
+ * rejects, with what it printed on stderr, if it ends first or is not ready within timeoutMs (default
+ * 30 s). This process works in `cwd` until it stops, since serve reads its paths from there, and goes
+ * back to the repository when nothing else runs in-process.
+ */
+export async function serveInProcess(args: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; ready?: RegExp } = {}): Promise<ServingInProcess> {
+  const { main } = await import('../../src/cli/main.js')
+  const output = { stdout: '', stderr: '' }
+  const cwd = options.cwd ?? ROOT
+  const timeoutMs = options.timeoutMs ?? 30_000
+  let stopWith: (signal: NodeJS.Signals) => void = () => {}
+  let onStderr = (): void => {}
+  const io: CliIo = {
+    ...inProcessIo(output, { cwd, env: options.env, onStderr: () => onStderr() }),
+    stopped: new Promise((resolve) => (stopWith = resolve)),
+  }
+  inProcess++
+  process.chdir(cwd)
+  const ended = main(['serve', ...args], io).finally(() => {
+    if (--inProcess === 0) process.chdir(ROOT)
+  })
+  const stop = (signal: NodeJS.Signals = 'SIGTERM'): Promise<number> => {
+    stopWith(signal)
+    return ended
+  }
+  return new Promise((resolve, reject) => {
+    let settled = false
+    const fail = (why: string): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      reject(new Error(`hookd serve ${why}: ${output.stderr}`))
+    }
+    const timer = setTimeout(() => {
+      fail(`was not ready within ${timeoutMs} ms`)
+      void stop()
+    }, timeoutMs)
+    onStderr = () => {
+      const ready = settled ? null : (options.ready ?? LISTENING_LINE).exec(output.stderr)
+      if (!ready) return
+      settled = true
+      clearTimeout(timer)
+      resolve({ address: ready[1] as string, output, stop })
+    }
+    ended.then(
+      (code) => fail(`exited (${code})`),
+      (err: unknown) => fail(`failed (${String(err)})`),
+    )
+  })
+}

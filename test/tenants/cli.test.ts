@@ -1,6 +1,7 @@
 /**
- * The tenant-facing parts of the hookd command, as a user runs them: real processes, exit codes,
- * stdout and stderr.
+ * The tenant-facing parts of the hookd command, as a user runs them: exit codes, stdout and stderr.
+ * The commands run in-process (main(argv, io); `hookd serve` until stopped as SIGTERM would), except the
+ * tenant sidecar that writes its audit log to stdout: a real `hookd serve` process, stopped by SIGTERM.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -11,12 +12,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
 import { waitFor } from '../reload/support.js'
-import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
+import { runInProcess as inProcess, type ServingInProcess, serveInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, sessionOptions } from '../support/sidecar.js'
 
-/** Stops `hookd serve` with SIGTERM; resolves with its exit code and what it printed on stderr. */
-async function stopped(child: ChildProcess, output: { stderr: string }): Promise<string> {
-  const code = await stopProcess(child)
+/** Stops `hookd serve` with SIGTERM (a process, or one in-process); resolves with its exit code and what it printed on stderr. */
+async function stopped(serving: ChildProcess | ServingInProcess, output: { stderr: string }): Promise<string> {
+  const code = 'stop' in serving ? await serving.stop('SIGTERM') : await stopProcess(serving)
   return `exit ${code}${code ? `: ${output.stderr}` : ''}`
 }
 
@@ -39,14 +40,14 @@ describe('hookd serve on TCP', () => {
   })
 
   it('serves TCP without tenants with --insecure', async () => {
-    const { child, address, output } = await startServe(['--workers', '1', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0', '--insecure'], { cwd })
+    const serving = await serveInProcess(['--workers', '1', '--hooks', EXAMPLE_HOOKS, '--listen', '127.0.0.1:0', '--insecure'], { cwd })
     try {
-      expect(address).toMatch(/^127\.0\.0\.1:\d+$/)
-      const client = await HookdClient.connect(address)
+      expect(serving.address).toMatch(/^127\.0\.0\.1:\d+$/)
+      const client = await HookdClient.connect(serving.address)
       expect((await client.listHooks()).map((h) => h.name)).toContain('guard')
       client.close()
     } finally {
-      expect(await stopped(child, output)).toBe('exit 0')
+      expect(await stopped(serving, serving.output)).toBe('exit 0')
     }
   })
 
@@ -153,17 +154,19 @@ describe('hookd list and invoke against a tenant sidecar', () => {
     ], { stdio: 'ignore' })
     const { token, tokenHash } = JSON.parse((await inProcess(['tenant', 'token', '--json'], { cwd })).stdout) as { token: string; tokenHash: string }
     await writeFile(join(cwd, 'tls-tenants.json'), JSON.stringify({ tenants: [{ id: 'acme', tokenHash, hooks: EXAMPLE_HOOKS }] }))
-    const { child, address: addr, output } = await startServe(
-      ['--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
-      { cwd },
-    )
+    const serving = await serveInProcess(['--tenants', 'tls-tenants.json', '--listen', '127.0.0.1:0', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'], { cwd })
+    const addr = serving.address
     try {
       const tls = ['--addr', addr, '--tls-ca', 'cert.pem']
-      const [listed, fromEnv, invoked, named] = await Promise.all([
-        hookd(['list', ...tls, '--token', token, '--json'], { cwd }),
-        hookd(['list', ...tls], { cwd, env: { HOOKD_TOKEN: token } }),
-        hookd(['invoke', ...tls, '--token', token, ...call], { cwd }),
-        hookd(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], { cwd }),
+      // All at once: the one without TLS waits out its connect timeout (5 s) before it fails.
+      const [listed, fromEnv, invoked, named, noToken, wrongToken, noTls] = await Promise.all([
+        inProcess(['list', ...tls, '--token', token, '--json'], { cwd }),
+        inProcess(['list', ...tls], { cwd, env: { HOOKD_TOKEN: token } }),
+        inProcess(['invoke', ...tls, '--token', token, ...call], { cwd }),
+        inProcess(['list', ...tls, '--tls-server-name', 'localhost', '--token', token], { cwd }),
+        inProcess(['list', ...tls], { cwd }),
+        inProcess(['invoke', ...tls, ...call], { cwd, env: { HOOKD_TOKEN: 'hkd_wrong' } }),
+        inProcess(['list', '--addr', addr, '--token', token], { cwd }),
       ])
       expect(listed.code, listed.stderr).toBe(0)
       expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((h) => h.name)).toContain('https-only')
@@ -174,11 +177,6 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       expect(JSON.parse(invoked.stdout)).toMatchObject({ result: { allow: true, arguments: { url: 'https://a.b' } } })
       expect(named.code, named.stderr).toBe(0)
 
-      const [noToken, wrongToken, noTls] = await Promise.all([
-        hookd(['list', ...tls], { cwd }),
-        hookd(['invoke', ...tls, ...call], { cwd, env: { HOOKD_TOKEN: 'hkd_wrong' } }),
-        hookd(['list', '--addr', addr, '--token', token], { cwd }),
-      ])
       expect(noToken.code).toBe(1)
       expect(noToken.stderr).toContain("hookd list: no authorization metadata was sent; this sidecar serves several tenants")
       expect(noToken.stderr).toContain("Pass the tenant's token with --token TOKEN (or set HOOKD_TOKEN)")
@@ -188,7 +186,7 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       expect(noTls.stderr).toContain(`hookd list: cannot reach hookd at ${addr}`)
       expect(noTls.stderr).toContain('If it serves TLS (hookd serve --tls-cert), pass --tls, or --tls-ca FILE for a self-signed certificate')
     } finally {
-      expect(await stopped(child, output)).toBe('exit 0')
+      expect(await stopped(serving, serving.output)).toBe('exit 0')
     }
   })
 

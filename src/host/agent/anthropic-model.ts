@@ -26,6 +26,8 @@ export interface AnthropicModelOptions {
   apiKey?: string
   /** Default: ANTHROPIC_BASE_URL, else the SDK's default. */
   baseURL?: string
+  /** Where ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read. Default: process.env. */
+  env?: NodeJS.ProcessEnv
   /** Retries of rate-limited, overloaded and failed requests, as the SDK does them. Default 2. */
   maxRetries?: number
   /** Per-request timeout in ms. Default: the SDK's. */
@@ -39,13 +41,16 @@ export class AnthropicModel implements Model {
   private readonly client: Anthropic
 
   constructor(options: AnthropicModelOptions) {
-    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY
+    const env = options.env ?? process.env
+    const apiKey = options.apiKey ?? env.ANTHROPIC_API_KEY
     if (!apiKey) throw new AgentError('no-key', NO_KEY_MESSAGE)
+    // Read as the SDK reads it (trimmed, empty is unset), from `env`: a command run in-process has its own.
+    const baseURL = options.baseURL ?? (env.ANTHROPIC_BASE_URL?.trim() || undefined)
     this.id = options.model
     this.client = new Anthropic({
       apiKey,
-      // Left undefined, the SDK reads ANTHROPIC_BASE_URL itself.
-      ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+      // Left undefined, the SDK uses its default address.
+      ...(baseURL !== undefined ? { baseURL } : {}),
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     })

@@ -3,7 +3,6 @@
  * decisions, hook logs, diagnostics, questions) goes to stderr, one line each, so stdout can be piped.
  * While the model is thinking, a spinner turns on stderr, only when stderr is a terminal.
  */
-import type { Writable } from 'node:stream'
 import { type CallOrigin, type Message as ConfirmMessage, terminalConfirm } from '../capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import type { LogLineData } from '../../protocol/wire.js'
@@ -11,9 +10,17 @@ import { type Decision, preview } from './decisions.js'
 import type { AgentUI, RunEnd, RunInfo, ToolCallView } from './ui.js'
 import { inert, inertLines } from '../../protocol/text.js'
 
+/** Where the terminal writes: a stream, or a command's own io when it runs in-process. */
+export interface TerminalStream {
+  write(text: string): unknown
+  isTTY?: boolean
+}
+
 export interface TerminalOptions {
-  stdout?: Writable
-  stderr?: Writable
+  stdout?: TerminalStream
+  stderr?: TerminalStream
+  /** Where NO_COLOR is read. Default: process.env. */
+  env?: NodeJS.ProcessEnv
   /** Default: whether stderr is a terminal. */
   spinner?: boolean
   /** Default: whether stderr is a terminal and NO_COLOR is unset. */
@@ -27,8 +34,8 @@ type Tone = 'dim' | 'yellow' | 'red' | 'cyan'
 const TONES: Record<Tone, string> = { dim: '2', yellow: '33', red: '31', cyan: '36' }
 
 export class TerminalUI implements AgentUI {
-  private readonly out: Writable
-  private readonly err: Writable
+  private readonly out: TerminalStream
+  private readonly err: TerminalStream
   private readonly useSpinner: boolean
   private readonly color: boolean
   private readonly ask: NonNullable<TerminalOptions['confirm']>
@@ -39,9 +46,9 @@ export class TerminalUI implements AgentUI {
   constructor(options: TerminalOptions = {}) {
     this.out = options.stdout ?? process.stdout
     this.err = options.stderr ?? process.stderr
-    const tty = (this.err as Writable & { isTTY?: boolean }).isTTY === true
+    const tty = this.err.isTTY === true
     this.useSpinner = options.spinner ?? tty
-    this.color = options.color ?? (tty && !process.env.NO_COLOR)
+    this.color = options.color ?? (tty && !(options.env ?? process.env).NO_COLOR)
     this.ask = options.confirm ?? terminalConfirm
   }
 
