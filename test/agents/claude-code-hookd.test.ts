@@ -164,14 +164,14 @@ describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-she
 
 describe('hookd guards Claude Code 2.1.328: configurations of their own', () => {
   const victim = { 'victim/keep.txt': KEEP }
-  const rm = [{ id: 'toolu_stand_in_rm', command: 'rm -rf victim' }] as const satisfies readonly BashCall[]
+  const rmVictim = [{ id: 'toolu_stand_in_rm', command: 'rm -rf victim' }] as const satisfies readonly BashCall[]
 
   it(
     "with a profile that answers ctx.confirm no, guard's own refusal is Claude Code's deny",
     async () => {
-      const { dir, stand } = await task(rm, victim, ['--profile', 'strict'])
+      const { dir, stand } = await task(rmVictim, victim, ['--profile', 'strict'])
       expect(survived(dir, 'victim')).toBe(true)
-      expect(resultOf(stand, rm, 'toolu_stand_in_rm')).toEqual({ tool_use_id: 'toolu_stand_in_rm', is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
+      expect(resultOf(stand, rmVictim, 'toolu_stand_in_rm')).toEqual({ tool_use_id: 'toolu_stand_in_rm', is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
     },
     TEST_TIMEOUT,
   )
@@ -183,9 +183,9 @@ describe('hookd guards Claude Code 2.1.328: configurations of their own', () => 
       await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve))
       const port = (dead.address() as AddressInfo).port
       await new Promise<void>((resolve) => dead.close(() => resolve()))
-      const { dir, stand } = await task(rm, victim, ['--hooks', 'guard', '--url', `http://127.0.0.1:${port}`, '--events', 'PreToolUse'])
+      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--url', `http://127.0.0.1:${port}`, '--events', 'PreToolUse'])
       expect(survived(dir, 'victim')).toBe(true)
-      const read = resultOf(stand, rm, 'toolu_stand_in_rm')
+      const read = resultOf(stand, rmVictim, 'toolu_stand_in_rm')
       expect(read.is_error).toBe(true)
       expect(read.text).toContain('blocking because onFailure is "block"')
       expect(read.text).toContain('ECONNREFUSED')
@@ -196,9 +196,9 @@ describe('hookd guards Claude Code 2.1.328: configurations of their own', () => 
   it(
     'with a wrong token, hookd answers 401 and Claude Code set up to fail closed does not run the tool',
     async () => {
-      const { dir, stand } = await task(rm, victim, ['--hooks', 'guard', '--token', 'hkd_not-the-sidecars-token-0123456789abcdef', '--events', 'PreToolUse'])
+      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--token', 'hkd_not-the-sidecars-token-0123456789abcdef', '--events', 'PreToolUse'])
       expect(survived(dir, 'victim')).toBe(true)
-      const read = resultOf(stand, rm, 'toolu_stand_in_rm')
+      const read = resultOf(stand, rmVictim, 'toolu_stand_in_rm')
       expect(read.is_error).toBe(true)
       expect(read.text).toContain('blocking because onFailure is "block"')
       expect(read.text).toContain('HTTP 401')
