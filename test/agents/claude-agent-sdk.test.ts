@@ -8,7 +8,7 @@
  * test checks its own call's tool_result (by tool_use id) and folder. The application's own confirm
  * (answering no), a rewritten command and result, and beforeRun/afterRun counted over the run share
  * one query; confirm left to canUseTool is another; hookd gone away is two more (tool events only, and
- * with run points), both against one sidecar started and stopped for them.
+ * with run points), which come last: the file's sidecar stops for them.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -154,17 +154,28 @@ describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () 
     TEST_TIMEOUT,
   )
 
+  it('an unknown hook fails at once, naming it', async () => {
+    await expect(hookdHooks({ client: running.client, hooks: ['gaurd'] })).rejects.toThrow("unknown hook 'gaurd' (available: guard, lifecycle, rewrite-shell, shout)")
+  })
+
+  it('is the package export hookd-sandbox/claude-agent-sdk', async () => {
+    // Resolved through package.json's exports (the built dist/), as an application imports it.
+    const specifier = 'hookd-sandbox/claude-agent-sdk'
+    const mod = (await import(specifier)) as { hookdHooks?: unknown }
+    expect(typeof mod.hookdHooks).toBe('function')
+  })
+
   describe('when hookd goes away', () => {
     const rmVictim = [{ id: 'toolu_stand_in_rm', command: 'rm -rf victim' }] as const satisfies readonly BashCall[]
     let toolEventsOnly: HookdHooks
     let withRunPoints: HookdHooks
 
-    // One sidecar for both: each HookdHooks checks its hooks while it is up, then it stops.
+    // The file's sidecar goes away for both (so these come last): each HookdHooks, on a connection
+    // of its own, checks its hooks while the sidecar is up; then it stops.
     beforeAll(async () => {
-      const gone = await startSidecar({ hooks, watch: false })
-      toolEventsOnly = await hookdHooks({ address: gone.address, hooks: ['guard'], events: ['PreToolUse'] })
-      withRunPoints = await hookdHooks({ address: gone.address, hooks: ['guard'] })
-      await gone.stop()
+      toolEventsOnly = await hookdHooks({ address: running.address, hooks: ['guard'], events: ['PreToolUse'] })
+      withRunPoints = await hookdHooks({ address: running.address, hooks: ['guard'] })
+      await running.stop()
     }, TEST_TIMEOUT)
 
     it(
@@ -190,16 +201,5 @@ describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () 
       },
       TEST_TIMEOUT,
     )
-  })
-
-  it('an unknown hook fails at once, naming it', async () => {
-    await expect(hookdHooks({ client: running.client, hooks: ['gaurd'] })).rejects.toThrow("unknown hook 'gaurd' (available: guard, lifecycle, rewrite-shell, shout)")
-  })
-
-  it('is the package export hookd-sandbox/claude-agent-sdk', async () => {
-    // Resolved through package.json's exports (the built dist/), as an application imports it.
-    const specifier = 'hookd-sandbox/claude-agent-sdk'
-    const mod = (await import(specifier)) as { hookdHooks?: unknown }
-    expect(typeof mod.hookdHooks).toBe('function')
   })
 })
