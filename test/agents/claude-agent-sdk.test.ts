@@ -1,21 +1,30 @@
 /**
  * hookd-sandbox/claude-agent-sdk with the real Claude Agent SDK (pinned 0.3.332, installed into .cache/agents/
  * on first use; it runs its own bundled Claude Code), offline against the Messages API stand-in, with
- * a real sidecar over gRPC.
+ * one real sidecar over gRPC for the file.
+ *
+ * Each query starts a Claude Code process, so one query covers the scenarios that share a
+ * configuration: the model asks for one Bash call per turn, each with its own victim folder, and each
+ * test checks its own call's tool_result (by tool_use id) and folder. The application's own confirm
+ * (answering no), a rewritten command and result, and beforeRun/afterRun counted over the run share
+ * one query; confirm left to canUseTool is another; hookd gone away is two more (tool events only, and
+ * with run points), which come last: the file's sidecar stops for them.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type HookdHooks, hookdHooks } from '../../src/agents/claude-agent-sdk/index.js'
-import { type AnthropicApi, type MessagesRequest, type Reply, bash, startAnthropicApi, toolResults } from './support/anthropic-api.js'
+import { type AnthropicApi, startAnthropicApi } from './support/anthropic-api.js'
+import { type BashCall, oneCallPerTurn, resultOf } from './support/bash-calls.js'
 import { agentCli } from './support/cli.js'
 import { offlineEnv, projectDir } from './support/claude-run.js'
 import { EXAMPLE_HOOKS, type Running, hook, startSidecar, writeTree } from '../support/sidecar.js'
 
 const TEST_TIMEOUT = 240_000
+const KEEP = 'keep me\n'
 
 /** The part of the SDK this test uses. */
 type Query = (args: { prompt: string; options: Record<string, unknown> }) => AsyncIterable<Record<string, unknown>>
@@ -23,7 +32,7 @@ type Query = (args: { prompt: string; options: Record<string, unknown> }) => Asy
 let query: Query
 let running: Running
 let hooks = ''
-const cleanups: Array<() => Promise<void>> = []
+const leftovers: string[] = []
 
 beforeAll(async () => {
   const sdk = await agentCli('claude-agent-sdk')
@@ -44,124 +53,103 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await running?.stop()
-  await rm(hooks, { recursive: true, force: true })
+  await Promise.all([hooks, ...leftovers].map((dir) => rm(dir, { recursive: true, force: true })))
 })
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup()
-})
-
-async function api(...turns: Reply[]): Promise<AnthropicApi> {
-  const started = await startAnthropicApi({ script: (_r: MessagesRequest, index: number) => turns[index] ?? { text: 'done.' } })
-  cleanups.push(() => started.stop())
-  return started
+interface Queried {
+  dir: string
+  stand: AnthropicApi
+  result: Record<string, unknown> | undefined
 }
 
-/** Runs one query in a new project with `victim/`, and returns the project and the result message. */
-async function run(stand: AnthropicApi, hookd: HookdHooks, extra: Record<string, unknown> = {}): Promise<{ dir: string; result: Record<string, unknown> | undefined }> {
-  const dir = await projectDir({ 'victim/keep.txt': 'keep me\n' })
-  const home = await mkdtemp(join(tmpdir(), 'hookd-sdk-home-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }), () => rm(home, { recursive: true, force: true }), () => hookd.close())
-  let result: Record<string, unknown> | undefined
-  for await (const message of query({
-    prompt: 'do the task',
-    options: { cwd: dir, env: offlineEnv(stand.url, home), allowedTools: ['Bash'], settingSources: [], hooks: hookd.hooks, ...extra },
-  })) {
-    if (message.type === 'result') result = message
+/**
+ * Runs one query in a new project holding `files`, the model asking for `calls` one per turn, then
+ * closes `hookd` (which would end a run left open as interrupted).
+ */
+async function run(calls: readonly BashCall[], files: Record<string, string>, hookd: HookdHooks, extra: Record<string, unknown> = {}): Promise<Queried> {
+  const stand = await startAnthropicApi({ script: oneCallPerTurn(calls) })
+  try {
+    const dir = await projectDir(files)
+    const home = await mkdtemp(join(tmpdir(), 'hookd-sdk-home-'))
+    leftovers.push(dir, home)
+    let result: Record<string, unknown> | undefined
+    for await (const message of query({
+      prompt: 'do the task',
+      options: { cwd: dir, env: offlineEnv(stand.url, home), allowedTools: ['Bash'], settingSources: [], hooks: hookd.hooks, ...extra },
+    })) {
+      if (message.type === 'result') result = message
+    }
+    return { dir, stand, result }
+  } finally {
+    await hookd.close()
+    await stand.stop()
   }
-  return { dir, result }
 }
 
-function readBack(stand: AnthropicApi): { is_error: boolean; text: string } {
-  const second = stand.main[1]
-  expect(second, 'the model was called a second time').toBeDefined()
-  return toolResults(second as MessagesRequest)[0] as { is_error: boolean; text: string }
-}
+const survived = (dir: string, victim: string): boolean => existsSync(join(dir, victim, 'keep.txt'))
+
+describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332: one query, the hooks guard,rewrite-shell,shout,lifecycle and a confirm handler', () => {
+  const calls = [
+    { id: 'toolu_stand_in_confirm', command: 'rm -rf victim-confirm' },
+    { id: 'toolu_stand_in_rewrite', command: 'echo original' },
+    { id: 'toolu_stand_in_free', command: 'rm -r victim-free' },
+  ] as const satisfies readonly BashCall[]
+  const asked: string[] = []
+  const notes: string[] = []
+  let x: Queried
+
+  beforeAll(async () => {
+    const hookd = await hookdHooks({
+      client: running.client,
+      hooks: ['guard', 'rewrite-shell', 'shout', 'lifecycle'],
+      confirm: (m) => (asked.push(`${m.title}: ${m.body}`), false),
+      capabilities: { notify: (m) => void notes.push(`${m.title}: ${m.body}`) },
+    })
+    x = await run(calls, { 'victim-confirm/keep.txt': KEEP, 'victim-free/keep.txt': KEEP }, hookd)
+    expect(x.stand.main, 'one turn per call, then the last').toHaveLength(calls.length + 1)
+  }, TEST_TIMEOUT)
+
+  it("guard, with the application answering ctx.confirm no: the SDK's tool call is refused and the model reads why", () => {
+    expect(survived(x.dir, 'victim-confirm')).toBe(true)
+    expect(asked, 'asked once, for the rm -rf call alone').toEqual(['Dangerous command: rm -rf victim-confirm'])
+    expect(resultOf(x.stand, calls, 'toolu_stand_in_confirm')).toMatchObject({ is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
+  })
+
+  it('a rewritten command runs, and a rewritten result is what the model reads', () => {
+    expect(resultOf(x.stand, calls, 'toolu_stand_in_rewrite')).toMatchObject({ is_error: false, text: 'REWRITTEN BY HOOKD' })
+  })
+
+  it('a call no hook objects to runs: `rm -r victim-free` removes its folder (so victim-confirm survived the hook, not the tool)', () => {
+    expect(existsSync(join(x.dir, 'victim-free'))).toBe(false)
+    expect(resultOf(x.stand, calls, 'toolu_stand_in_free').is_error).toBe(false)
+  })
+
+  it('beforeRun and afterRun run once each for the query of three tool calls (guard notifies at afterRun too)', () => {
+    expect(notes).toEqual(['beforeRun: claude-code', 'rienda: run finished: end_turn', 'afterRun: end_turn'])
+  })
+})
 
 describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () => {
   it(
-    "guard, with the application answering ctx.confirm no: the SDK's tool call is refused and the model reads why",
-    async () => {
-      const asked: string[] = []
-      const hookd = await hookdHooks({ client: running.client, hooks: ['guard'], confirm: (m) => (asked.push(`${m.title}: ${m.body}`), false) })
-      expect(hookd.events).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'StopFailure', 'SessionEnd'])
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const { dir } = await run(stand, hookd)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      expect(asked).toEqual(['Dangerous command: rm -rf victim'])
-      expect(readBack(stand)).toMatchObject({ is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    "without a confirm handler, the hook's question goes to canUseTool (ask), which decides",
+    "without a confirm handler, guard's question goes to canUseTool (ask), which decides, and only for the call that asked",
     async () => {
       const hookd = await hookdHooks({ client: running.client, hooks: ['guard'] })
+      expect(hookd.events).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'StopFailure', 'SessionEnd'])
       const reasons: unknown[] = []
       const canUseTool = async (_tool: string, _input: unknown, options: { decisionReason?: unknown }): Promise<unknown> => {
         reasons.push(options.decisionReason)
         return { behavior: 'deny', message: 'the application said no' }
       }
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const { dir } = await run(stand, hookd, { canUseTool })
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      expect(reasons).toEqual(["Dangerous command: rm -rf victim (asked by hookd hook 'guard')"])
-      expect(readBack(stand)).toMatchObject({ is_error: true, text: 'the application said no' })
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'a rewritten command runs, and a rewritten result is what the model reads',
-    async () => {
-      const hookd = await hookdHooks({ client: running.client, hooks: ['rewrite-shell', 'shout'] })
-      const stand = await api(bash('echo original'))
-      await run(stand, hookd)
-      expect(readBack(stand)).toMatchObject({ is_error: false, text: 'REWRITTEN BY HOOKD' })
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'beforeRun and afterRun run once each',
-    async () => {
-      const notes: string[] = []
-      const hookd = await hookdHooks({ client: running.client, hooks: ['lifecycle'], capabilities: { notify: (m) => void notes.push(`${m.title}: ${m.body}`) } })
-      const stand = await api(bash('echo one'), bash('echo two'))
-      await run(stand, hookd)
-      expect(notes).toEqual(['beforeRun: claude-code', 'afterRun: end_turn'])
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'when hookd goes away, a guarded tool call is refused and the model reads why',
-    async () => {
-      const gone = await startSidecar({ hooks, watch: false })
-      const hookd = await hookdHooks({ address: gone.address, hooks: ['guard'], events: ['PreToolUse'] })
-      await gone.stop()
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const { dir } = await run(stand, hookd)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      const read = readBack(stand)
-      expect(read.is_error).toBe(true)
-      expect(read.text).toMatch(/^PreToolUse:Bash hook error: hookd could not check this call, so it is refused: /)
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'when hookd goes away and the hooks have run points, the prompt itself is blocked: nothing runs unguarded',
-    async () => {
-      const gone = await startSidecar({ hooks, watch: false })
-      const hookd = await hookdHooks({ address: gone.address, hooks: ['guard'] })
-      await gone.stop()
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const { dir, result } = await run(stand, hookd)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      expect(stand.main).toHaveLength(0)
-      expect(String(result?.result)).toContain('UserPromptSubmit operation blocked by hook')
+      const calls = [
+        { id: 'toolu_stand_in_ask', command: 'rm -rf victim-ask' },
+        { id: 'toolu_stand_in_echo', command: 'echo not asked' },
+      ] as const satisfies readonly BashCall[]
+      const { dir, stand } = await run(calls, { 'victim-ask/keep.txt': KEEP }, hookd, { canUseTool })
+      expect(stand.main).toHaveLength(calls.length + 1)
+      expect(survived(dir, 'victim-ask')).toBe(true)
+      expect(reasons).toEqual(["Dangerous command: rm -rf victim-ask (asked by hookd hook 'guard')"])
+      expect(resultOf(stand, calls, 'toolu_stand_in_ask')).toMatchObject({ is_error: true, text: 'the application said no' })
+      expect(resultOf(stand, calls, 'toolu_stand_in_echo')).toMatchObject({ is_error: false, text: 'not asked' })
     },
     TEST_TIMEOUT,
   )
@@ -175,5 +163,43 @@ describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () 
     const specifier = 'hookd-sandbox/claude-agent-sdk'
     const mod = (await import(specifier)) as { hookdHooks?: unknown }
     expect(typeof mod.hookdHooks).toBe('function')
+  })
+
+  describe('when hookd goes away', () => {
+    const rmVictim = [{ id: 'toolu_stand_in_rm', command: 'rm -rf victim' }] as const satisfies readonly BashCall[]
+    let toolEventsOnly: HookdHooks
+    let withRunPoints: HookdHooks
+
+    // The file's sidecar goes away for both (so these come last): each HookdHooks, on a connection
+    // of its own, checks its hooks while the sidecar is up; then it stops.
+    beforeAll(async () => {
+      toolEventsOnly = await hookdHooks({ address: running.address, hooks: ['guard'], events: ['PreToolUse'] })
+      withRunPoints = await hookdHooks({ address: running.address, hooks: ['guard'] })
+      await running.stop()
+    }, TEST_TIMEOUT)
+
+    it(
+      'a guarded tool call is refused and the model reads why',
+      async () => {
+        const { dir, stand } = await run(rmVictim, { 'victim/keep.txt': KEEP }, toolEventsOnly)
+        expect(stand.main).toHaveLength(2)
+        expect(survived(dir, 'victim')).toBe(true)
+        const read = resultOf(stand, rmVictim, 'toolu_stand_in_rm')
+        expect(read.is_error).toBe(true)
+        expect(read.text).toMatch(/^PreToolUse:Bash hook error: hookd could not check this call, so it is refused: /)
+      },
+      TEST_TIMEOUT,
+    )
+
+    it(
+      'and the hooks have run points, the prompt itself is blocked: nothing runs unguarded',
+      async () => {
+        const { dir, stand, result } = await run(rmVictim, { 'victim/keep.txt': KEEP }, withRunPoints)
+        expect(survived(dir, 'victim')).toBe(true)
+        expect(stand.main).toHaveLength(0)
+        expect(String(result?.result)).toContain('UserPromptSubmit operation blocked by hook')
+      },
+      TEST_TIMEOUT,
+    )
   })
 })

@@ -1,8 +1,16 @@
 /**
  * hookd guarding the real Claude Code CLI (pinned 2.1.328, installed into .cache/agents/ on first use),
- * driven offline by the Messages API stand-in: `hookd serve --http` runs the example hooks, `hookd
- * setup claude-code` writes the project's settings as a user would, and `claude -p` runs the task.
- * Each test checks what happened on disk and what the model read next.
+ * driven offline by the Messages API stand-in: one `hookd serve --http` for the whole file runs the
+ * example hooks, `hookd setup claude-code` writes each project's settings as a user would (run
+ * in-process: the same main(argv, io) as the built command), and `claude -p` runs the task.
+ *
+ * Starting Claude Code is what costs here, so one run covers every scenario that fits one
+ * configuration: the model asks for one Bash call per turn, each with its own victim folder and its own
+ * expected outcome (guard's ask refused by -p, a rewritten command, a rewritten result, a throwing hook
+ * with onError refuse, a call no hook objects to), and each test checks its own call's tool_result
+ * (by tool_use id) and its own folder; beforeRun and afterRun are counted over that whole run. What
+ * needs its own configuration runs alone: a profile whose confirm answers no, the sidecar down, a wrong
+ * token.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -10,22 +18,22 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type AnthropicApi, type MessagesRequest, type Reply, bash, startAnthropicApi, toolResults } from './support/anthropic-api.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AnthropicApi, startAnthropicApi } from './support/anthropic-api.js'
+import { type BashCall, oneCallPerTurn, resultOf } from './support/bash-calls.js'
 import { agentCli } from './support/cli.js'
 import { type ClaudeRun, projectDir, runClaude } from './support/claude-run.js'
-import { type Serving, runHookd, startServe, stopProcess } from '../support/processes.js'
+import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 
 const TEST_TIMEOUT = 240_000
-const VICTIM = { 'victim/keep.txt': 'keep me\n' }
+const KEEP = 'keep me\n'
 
 let claude = ''
 let state = ''
 let hooks = ''
 let serving: Serving
-let url = ''
-const cleanups: Array<() => Promise<void>> = []
+const leftovers: string[] = []
 
 beforeAll(async () => {
   claude = await agentCli('claude')
@@ -41,115 +49,129 @@ beforeAll(async () => {
       beforeRun: `function (ctx, run) { ctx.notify({ title: 'beforeRun', body: run.agentId }) }`,
       afterRun: `function (ctx, event) { ctx.notify({ title: 'afterRun', body: event.reason }) }`,
     }),
-    'strict-thrower/index.js': hook({ beforeToolExecute: "function () { throw new Error('policy service unreachable') }" }),
+    // Throws for the calls on victim-throw only, so it can share a run with the other scenarios.
+    'strict-thrower/index.js': hook({
+      beforeToolExecute: "function (ctx, call) { if (/victim-throw/.test(String(call.arguments.command))) throw new Error('policy service unreachable') }",
+    }),
     'strict-thrower/hook.json': JSON.stringify({ onError: 'refuse' }),
     'strict.profile.json': JSON.stringify({ hooks: ['guard'], confirm: 'deny' }),
   })
   state = await mkdtemp(join(tmpdir(), 'hookd-claude-state-'))
   serving = await startServe(['--hooks', hooks, '--listen', `unix:${join(state, 'hookd.sock')}`, '--http', '0', '--workers', '1'], { cwd: state, timeoutMs: 60_000 })
-  url = (/^hookd: http on (\S+)$/m.exec(serving.output.stderr) as RegExpExecArray)[1] as string
 }, 15 * 60_000)
 
 afterAll(async () => {
   if (serving) await stopProcess(serving.child)
-  await rm(state, { recursive: true, force: true })
-  await rm(hooks, { recursive: true, force: true })
+  await Promise.all([state, hooks, ...leftovers].map((dir) => rm(dir, { recursive: true, force: true })))
 })
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup()
-})
-
-/** The stand-in API with a two-turn script: `first` (a tool call), then a final text. */
-async function api(...turns: Reply[]): Promise<AnthropicApi> {
-  const started = await startAnthropicApi({ script: (_request: MessagesRequest, index: number) => turns[index] ?? { text: 'done.' } })
-  cleanups.push(() => started.stop())
-  return started
-}
-
-/** A project folder with `victim/`, set up by `hookd setup claude-code ...args` run where hookd serves. */
-async function project(...args: string[]): Promise<string> {
-  const dir = await projectDir(VICTIM)
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
-  const setup = await runHookd(['setup', 'claude-code', '--dir', dir, ...args], { cwd: state })
+/** A project folder holding `files`, set up by `hookd setup claude-code --dir DIR ...args` run where hookd serves. */
+async function project(files: Record<string, string>, args: string[]): Promise<string> {
+  const dir = await projectDir(files)
+  leftovers.push(dir)
+  const setup = await runInProcess(['setup', 'claude-code', '--dir', dir, ...args], { cwd: state })
   expect(setup.code, setup.stderr).toBe(0)
   return dir
 }
 
-async function claudeIn(cwd: string, stand: AnthropicApi): Promise<ClaudeRun> {
-  const run = await runClaude({ claude, apiUrl: stand.url, cwd })
-  cleanups.push(() => rm(run.home, { recursive: true, force: true }))
-  expect(run.code, run.stderr).toBe(0)
-  return run
+interface Task {
+  dir: string
+  stand: AnthropicApi
+  run: ClaudeRun
 }
 
-/** What the model read about its tool call: the tool_result of the second turn. */
-function readBack(stand: AnthropicApi): { is_error: boolean; text: string } {
-  const second = stand.main[1]
-  expect(second, 'the model was called a second time').toBeDefined()
-  const [result] = toolResults(second as MessagesRequest)
-  expect(result).toBeDefined()
-  return result as { is_error: boolean; text: string }
+/** `claude -p` in a project set up with `args`, the model asking for `calls` one per turn; every call gets its turn. */
+async function task(calls: readonly BashCall[], files: Record<string, string>, args: string[]): Promise<Task> {
+  const stand = await startAnthropicApi({ script: oneCallPerTurn(calls) })
+  try {
+    const dir = await project(files, args)
+    const run = await runClaude({ claude, apiUrl: stand.url, cwd: dir })
+    leftovers.push(run.home)
+    expect(run.code, run.stderr).toBe(0)
+    expect(stand.main, 'one turn per call, then the last').toHaveLength(calls.length + 1)
+    return { dir, stand, run }
+  } finally {
+    await stand.stop()
+  }
 }
 
-describe('hookd guards Claude Code 2.1.328', () => {
-  it(
-    "guard refuses `rm -rf victim` through Claude Code's own prompt (ask, which -p denies): the folder survives and the model reads why",
-    async () => {
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const dir = await project('--hooks', 'guard')
-      const run = await claudeIn(dir, stand)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      expect(readBack(stand)).toMatchObject({ is_error: true, text: "Dangerous command: rm -rf victim (asked by hookd hook 'guard')" })
-      expect(run.result?.permission_denials).toEqual([expect.objectContaining({ tool_name: 'Bash' })])
-    },
-    TEST_TIMEOUT,
-  )
+const survived = (dir: string, victim: string): boolean => existsSync(join(dir, victim, 'keep.txt'))
+
+describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-shell,shout,strict-thrower,lifecycle', () => {
+  const calls = [
+    { id: 'toolu_stand_in_ask', command: 'rm -rf victim-ask' },
+    { id: 'toolu_stand_in_rewrite', command: 'echo original' },
+    { id: 'toolu_stand_in_shout', command: 'echo quiet words' },
+    { id: 'toolu_stand_in_throw', command: 'rm -r victim-throw' },
+    { id: 'toolu_stand_in_free', command: 'rm -r victim-free' },
+  ] as const satisfies readonly BashCall[]
+  let a: Task
+  let stderrBefore = 0
+  /** Claude Code's own account of the calls it did not run (the result's permission_denials). */
+  const denials = (): Array<{ tool_use_id?: unknown; tool_name?: unknown }> => (a.run.result?.permission_denials ?? []) as Array<{ tool_use_id?: unknown }>
+  const denied = (id: string): unknown[] => denials().filter((d) => d.tool_use_id === id)
+
+  beforeAll(async () => {
+    stderrBefore = serving.output.stderr.length
+    a = await task(calls, { 'victim-ask/keep.txt': KEEP, 'victim-throw/keep.txt': KEEP, 'victim-free/keep.txt': KEEP }, ['--hooks', 'guard,rewrite-shell,shout,strict-thrower,lifecycle'])
+  }, TEST_TIMEOUT)
+
+  it("guard refuses `rm -rf victim-ask` through Claude Code's own prompt (ask, which -p denies): the folder survives and the model reads why", () => {
+    expect(survived(a.dir, 'victim-ask')).toBe(true)
+    expect(resultOf(a.stand, calls, 'toolu_stand_in_ask')).toMatchObject({ is_error: true, text: "Dangerous command: rm -rf victim-ask (asked by hookd hook 'guard')" })
+    expect(denied('toolu_stand_in_ask')).toEqual([expect.objectContaining({ tool_name: 'Bash', tool_input: expect.objectContaining({ command: 'rm -rf victim-ask' }) })])
+  })
+
+  it('a hook rewrites a shell command, and the rewritten command is the one that runs (its output shouted by shout)', () => {
+    expect(resultOf(a.stand, calls, 'toolu_stand_in_rewrite')).toMatchObject({ is_error: false, text: 'REWRITTEN BY HOOKD' })
+  })
+
+  it('shout rewrites a result, and the model reads it changed', () => {
+    expect(resultOf(a.stand, calls, 'toolu_stand_in_shout')).toMatchObject({ is_error: false, text: 'QUIET WORDS' })
+  })
+
+  it('a throwing hook with "onError": "refuse" refuses the call, and the model reads why', () => {
+    expect(survived(a.dir, 'victim-throw')).toBe(true)
+    expect(resultOf(a.stand, calls, 'toolu_stand_in_throw')).toEqual({
+      tool_use_id: 'toolu_stand_in_throw',
+      is_error: true,
+      text: "PreToolUse:Bash hook error: hookd refused the call: hook 'strict-thrower' could not decide (it threw)",
+    })
+    expect(denied('toolu_stand_in_throw')).toEqual([expect.objectContaining({ tool_name: 'Bash' })])
+  })
+
+  it('a call no hook objects to runs: `rm -r victim-free` removes its folder (so the folders above survived the hooks, not the tool)', () => {
+    expect(existsSync(join(a.dir, 'victim-free'))).toBe(false)
+    expect(resultOf(a.stand, calls, 'toolu_stand_in_free').is_error).toBe(false)
+    expect(denials().map((d) => d.tool_use_id), 'only the two refused calls are denials').toEqual(['toolu_stand_in_ask', 'toolu_stand_in_throw'])
+  })
+
+  it('beforeRun and afterRun run once each for the run of five tool calls', async () => {
+    const lines = (): string[] => serving.output.stderr.slice(stderrBefore).split('\n').filter((l) => l.includes('[lifecycle] notify'))
+    await expect.poll(lines, { timeout: 10_000 }).toHaveLength(2)
+    expect(lines().map((l) => l.slice(l.indexOf('notify: ') + 8))).toEqual(['beforeRun: claude-code', 'afterRun: end_turn'])
+  })
+
+  it('setup registered the events these hooks need, and for run points alone only the run events', async () => {
+    const events = async (dir: string): Promise<string[]> => {
+      const settings = JSON.parse(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')) as { hooks: Record<string, unknown> }
+      return Object.keys(settings.hooks)
+    }
+    expect(await events(a.dir)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure', 'SessionEnd'])
+    expect(await events(await project({}, ['--hooks', 'lifecycle']))).toEqual(['UserPromptSubmit', 'Stop', 'StopFailure', 'SessionEnd'])
+  })
+})
+
+describe('hookd guards Claude Code 2.1.328: configurations of their own', () => {
+  const victim = { 'victim/keep.txt': KEEP }
+  const rmVictim = [{ id: 'toolu_stand_in_rm', command: 'rm -rf victim' }] as const satisfies readonly BashCall[]
 
   it(
     "with a profile that answers ctx.confirm no, guard's own refusal is Claude Code's deny",
     async () => {
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const dir = await project('--profile', 'strict')
-      await claudeIn(dir, stand)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      expect(readBack(stand)).toEqual({ tool_use_id: expect.any(String), is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'a hook rewrites a shell command, and the rewritten command is the one that runs',
-    async () => {
-      const stand = await api(bash('echo original'))
-      const dir = await project('--hooks', 'rewrite-shell')
-      await claudeIn(dir, stand)
-      expect(readBack(stand)).toMatchObject({ is_error: false, text: 'rewritten by hookd' })
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'shout rewrites a result, and the model reads it changed',
-    async () => {
-      const stand = await api(bash('echo quiet words'))
-      const dir = await project('--hooks', 'shout')
-      await claudeIn(dir, stand)
-      expect(readBack(stand)).toMatchObject({ is_error: false, text: 'QUIET WORDS' })
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'a throwing hook with "onError": "refuse" refuses the call, and the model reads why',
-    async () => {
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const dir = await project('--hooks', 'strict-thrower')
-      await claudeIn(dir, stand)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      const read = readBack(stand)
-      expect(read.is_error).toBe(true)
-      expect(read.text).toBe("PreToolUse:Bash hook error: hookd refused the call: hook 'strict-thrower' could not decide (it threw)")
+      const { dir, stand } = await task(rmVictim, victim, ['--profile', 'strict'])
+      expect(survived(dir, 'victim')).toBe(true)
+      expect(resultOf(stand, rmVictim, 'toolu_stand_in_rm')).toEqual({ tool_use_id: 'toolu_stand_in_rm', is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
     },
     TEST_TIMEOUT,
   )
@@ -161,11 +183,9 @@ describe('hookd guards Claude Code 2.1.328', () => {
       await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve))
       const port = (dead.address() as AddressInfo).port
       await new Promise<void>((resolve) => dead.close(() => resolve()))
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const dir = await project('--hooks', 'guard', '--url', `http://127.0.0.1:${port}`, '--events', 'PreToolUse')
-      await claudeIn(dir, stand)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      const read = readBack(stand)
+      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--url', `http://127.0.0.1:${port}`, '--events', 'PreToolUse'])
+      expect(survived(dir, 'victim')).toBe(true)
+      const read = resultOf(stand, rmVictim, 'toolu_stand_in_rm')
       expect(read.is_error).toBe(true)
       expect(read.text).toContain('blocking because onFailure is "block"')
       expect(read.text).toContain('ECONNREFUSED')
@@ -176,31 +196,12 @@ describe('hookd guards Claude Code 2.1.328', () => {
   it(
     'with a wrong token, hookd answers 401 and Claude Code set up to fail closed does not run the tool',
     async () => {
-      const stand = await api(bash('rm -rf victim', 'Remove the victim folder'))
-      const dir = await project('--hooks', 'guard', '--token', 'hkd_not-the-sidecars-token-0123456789abcdef', '--events', 'PreToolUse')
-      await claudeIn(dir, stand)
-      expect(existsSync(join(dir, 'victim', 'keep.txt'))).toBe(true)
-      const read = readBack(stand)
+      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--token', 'hkd_not-the-sidecars-token-0123456789abcdef', '--events', 'PreToolUse'])
+      expect(survived(dir, 'victim')).toBe(true)
+      const read = resultOf(stand, rmVictim, 'toolu_stand_in_rm')
       expect(read.is_error).toBe(true)
       expect(read.text).toContain('blocking because onFailure is "block"')
       expect(read.text).toContain('HTTP 401')
-    },
-    TEST_TIMEOUT,
-  )
-
-  it(
-    'beforeRun and afterRun run once each for a run of several tool calls',
-    async () => {
-      const stand = await api(bash('echo one'), bash('echo two'), bash('echo three'))
-      const dir = await project('--hooks', 'lifecycle')
-      const settings = JSON.parse(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')) as { hooks: Record<string, unknown> }
-      expect(Object.keys(settings.hooks)).toEqual(['UserPromptSubmit', 'Stop', 'StopFailure', 'SessionEnd'])
-      const before = serving.output.stderr.length
-      await claudeIn(dir, stand)
-      expect(stand.main).toHaveLength(4)
-      const lines = (): string[] => serving.output.stderr.slice(before).split('\n').filter((l) => l.includes('[lifecycle] notify'))
-      await expect.poll(lines, { timeout: 10_000 }).toHaveLength(2)
-      expect(lines().map((l) => l.slice(l.indexOf('notify: ') + 8))).toEqual(['beforeRun: claude-code', 'afterRun: end_turn'])
     },
     TEST_TIMEOUT,
   )

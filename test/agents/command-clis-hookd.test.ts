@@ -2,8 +2,9 @@
  * hookd guarding the real Codex CLI, Gemini CLI and Copilot CLI (pinned in scripts/agent-cli.sh,
  * installed into .cache/agents/ on first use), each driven offline by a stand-in of the model API it
  * speaks. One `hookd serve --http` runs the example guard for all three; `hookd setup AGENT --hooks
- * guard` writes the agent's own user hooks file in a temp HOME, as a user would, so the test covers
- * what setup writes (for Codex: the trust it records, without which Codex skips the hooks silently).
+ * guard` (run in-process: the same main(argv, io) as the built command, without a process start)
+ * writes the agent's own user hooks file in a temp HOME, as a user would, so the test covers what
+ * setup writes (for Codex: the trust it records, without which Codex skips the hooks silently).
  * Each agent then runs one task: the model asks to run `rm -rf victim`, the guard refuses through
  * the shim setup wrote (build/hookd-hook, compiled at install), the folder survives and the model
  * reads why.
@@ -13,11 +14,11 @@
  * codex-contract.test.ts, gemini-contract.test.ts and copilot-contract.test.ts.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Serving, runHookd, startServe, stopProcess } from '../support/processes.js'
+import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 import { agentCli } from './support/cli.js'
 import { functionResponses, startGeminiApi } from './support/gemini-api.js'
@@ -47,7 +48,7 @@ async function setUp(agent: string, before?: (home: string) => Promise<void>): P
   const project = await projectWithVictim(`${agent}-project`)
   cleanup.push(home, project)
   await before?.(home)
-  const setup = await runHookd(['setup', agent, '--hooks', 'guard'], { cwd: state, env: { HOME: home, CODEX_HOME: '' } })
+  const setup = await runInProcess(['setup', agent, '--hooks', 'guard'], { cwd: state, env: { HOME: home, CODEX_HOME: '' } })
   expect(setup.code, setup.stderr).toBe(0)
   return { home, project }
 }
@@ -90,11 +91,17 @@ describe('hookd guards the agents with command hooks', () => {
       try {
         const { home, project } = await setUp('gemini', async (h) => {
           await mkdir(join(h, '.gemini'))
-          await writeFile(join(h, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
+          // Usage statistics off: offline, their upload only delays the exit.
+          const settings = { security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false } }
+          await writeFile(join(h, '.gemini', 'settings.json'), JSON.stringify(settings))
         })
+        const merged = JSON.parse(await readFile(join(home, '.gemini', 'settings.json'), 'utf8')) as Record<string, unknown>
+        expect(merged).toMatchObject({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, hooks: { BeforeTool: expect.any(Array) } })
         const ran = await run(gemini, ['--skip-trust', '--yolo', '-m', 'gemini-2.5-flash', '-p', PROMPT], {
           cwd: project,
-          env: geminiEnv(home, api.baseUrl),
+          // Gemini CLI restarts itself once to raise Node's heap limit (seconds of a second start here);
+          // it runs its hooks the same either way, and sets this variable for them itself.
+          env: { ...geminiEnv(home, api.baseUrl), GEMINI_CLI_NO_RELAUNCH: 'true' },
           timeoutMs: 150_000,
         })
         expect(ran.code, ran.stderr).toBe(0)
