@@ -1,29 +1,21 @@
 /**
  * `hookd agent --addr ADDR --token TOKEN` against a multi-tenant sidecar: the tenant's hooks run, and a
- * missing token is refused with what to do.
+ * missing token is refused with what to do. The command runs in-process (main(argv, io)) with an
+ * environment of its own: the test is about what it asks the sidecar and prints, not the process.
  */
-import { spawn } from 'node:child_process'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hook } from '../support/sidecar.js'
 import { type TenantFixture, startTenants } from '../tenants/support.js'
-import { BUILT_CLI, ROOT } from '../support/processes.js'
+import { type Ran, runInProcess } from '../support/processes.js'
 
-const CLI = [BUILT_CLI, 'agent']
-
-function agent(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const clean: NodeJS.ProcessEnv = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ANTHROPIC_') && k !== 'HOOKD_TOKEN') clean[k] = v
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+/** `hookd agent ...args` with no ANTHROPIC_* or HOOKD_TOKEN from this environment, only `env`'s. */
+function agent(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const unset: Record<string, undefined> = { HOOKD_TOKEN: undefined }
+  for (const k of Object.keys(process.env)) if (k.startsWith('ANTHROPIC_')) unset[k] = undefined
+  return runInProcess(['agent', ...args], { env: { ...unset, NO_COLOR: '1', ...env } })
 }
 
 let tenants: TenantFixture

@@ -1,6 +1,8 @@
 /**
  * `hookd serve --http` as users run it: the ready lines, the token file it makes and keeps, the flags it
- * refuses; and the front door of a sidecar with tenants, where each tenant's own token is the key.
+ * refuses; and the front door of a sidecar with tenants, where each tenant's own token is the key. The
+ * first start is the built command, as a process; the restart that keeps the token and the refusals run
+ * in-process (main(argv, io)).
  */
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -8,7 +10,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { hashToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
-import { runInProcess, startServe, stopProcess } from '../support/processes.js'
+import { runInProcess, serveInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 
 describe('hookd serve --http', () => {
@@ -30,10 +32,11 @@ describe('hookd serve --http', () => {
       expect(described.status).toBe(200)
       expect(await stopProcess(first.child)).toBe(0)
 
-      const second = await startServe(args, { cwd: dir })
+      const second = await serveInProcess(args, { cwd: dir })
+      expect(second.output.stderr).toMatch(/^hookd: http on http:\/\/127\.0\.0\.1:\d+$/m)
       expect(second.output.stderr).not.toContain('made the HTTP token')
       expect((await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()).toBe(token)
-      await stopProcess(second.child)
+      expect(await second.stop()).toBe(0)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

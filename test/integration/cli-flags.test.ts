@@ -1,20 +1,21 @@
 /**
  * The command line loses nothing (issue 15, item 14): repeated list flags accumulate, a flag that takes
  * one value refuses a second, an address without a scheme is a usage error that shows the fix, and an
- * unknown option or point gets a did-you-mean.
+ * unknown option or point gets a did-you-mean. The commands run in-process (main(argv, io)): the tests are
+ * about how they read their arguments.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runHookd as hookd, runInProcess as inProcess } from '../support/processes.js'
+import { runInProcess as inProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 
 const RM = '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
 
 describe('repeated flags', () => {
   it('hookd invoke runs every --hook given, in the order given', async () => {
-    const ran = await hookd([
+    const ran = await inProcess([
       'invoke', '--hooks', EXAMPLE_HOOKS, '--hook', 'audit', '--hook', 'https-only,guard', '--point', 'beforeToolExecute', '--payload', RM,
     ])
     expect(ran.code).toBe(0)
@@ -27,7 +28,7 @@ describe('repeated flags', () => {
     try {
       await mkdir(join(dir, 'env-echo'))
       await writeFile(join(dir, 'env-echo', 'index.js'), 'module.exports = { afterRun: (ctx) => { ctx.log(JSON.stringify(ctx.env)) } }\n')
-      const ran = await hookd(['invoke', '--hooks', dir, '--allow-env', 'ONE', '--allow-env', 'TWO,THREE', '--point', 'afterRun', '--payload', '{"reason":"end_turn"}'], {
+      const ran = await inProcess(['invoke', '--hooks', dir, '--allow-env', 'ONE', '--allow-env', 'TWO,THREE', '--point', 'afterRun', '--payload', '{"reason":"end_turn"}'], {
         env: { ONE: '1', TWO: '2', THREE: '3', FOUR: '4' },
       })
       expect(ran.code).toBe(0)

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { HookdClient, HookdError, type HostSession } from '../../src/host/index.js'
 import { CUT, DRAINING } from '../../src/sidecar/grpc/open-streams.js'
-import { type Serving, runHookd, startServe, stopProcess } from '../support/processes.js'
+import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
@@ -98,7 +98,7 @@ describe('hookd serve on SIGTERM', () => {
 
     // The socket is still there, and health answers through it.
     expect(existsSync(socket)).toBe(true)
-    const health = await runHookd(['health', '--addr', address])
+    const health = await runInProcess(['health', '--addr', address])
     expect(health.stdout).toBe('NOT_SERVING\n')
     expect(health.code).toBe(1)
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HookdClient } from '../../src/host/client.js'
 import { HookdError } from '../../src/protocol/status.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
+import { runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
 
 /** A TCP port on loopback where nothing listens (bound, then released). */
@@ -79,17 +79,18 @@ describe('hookd health: usage', () => {
   })
 })
 
+/** The file's sidecar: the drain test stops it, after the tests that need it serving. */
+let running: Running
+
+beforeAll(async () => {
+  running = await startSidecar({ hooks: EXAMPLE_HOOKS, watch: false, graceMs: 20_000 })
+})
+
+afterAll(async () => {
+  await running?.stop()
+})
+
 describe('hookd health against a running sidecar', () => {
-  let running: Running
-
-  beforeAll(async () => {
-    running = await startSidecar({ hooks: EXAMPLE_HOOKS, watch: false })
-  })
-
-  afterAll(async () => {
-    await running?.stop()
-  })
-
   it('prints SERVING and exits 0, for the sidecar and for its hook service', async () => {
     const whole = await inProcess(['health', '--addr', running.address])
     expect(whole).toEqual({ code: 0, stdout: 'SERVING\n', stderr: '' })
@@ -134,7 +135,6 @@ describe('hookd health against a running sidecar', () => {
 
 describe('the health listener follows the sidecar', () => {
   it('reports NOT_SERVING while the sidecar drains, and is gone once it stopped', async () => {
-    const running = await startSidecar({ hooks: EXAMPLE_HOOKS, watch: false, graceMs: 20_000 })
     const health = await running.sidecar.listenHealth('127.0.0.1:0')
     // A call that waits on a human keeps the drain going until it is answered (an idle session would
     // end at once).
@@ -215,7 +215,7 @@ describe('hookd serve --health-listen, as a program', () => {
         { timeout: 10_000, interval: 50 },
       )
       const health = (line as RegExpExecArray)[1] as string
-      const ran = await hookd(['health', '--addr', health])
+      const ran = await inProcess(['health', '--addr', health])
       expect(ran).toEqual({ code: 0, stdout: 'SERVING\n', stderr: '' })
       expect(await stopProcess(serving.child, 'SIGTERM')).toBe(0)
     } finally {

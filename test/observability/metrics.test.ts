@@ -1,15 +1,16 @@
 /**
- * `hookd serve --metrics`: known traffic through the built command, then a scrape whose counters must
- * say exactly what happened (calls by outcome, hooks by outcome, who refused, fail closed and fail
- * open, capability verdicts, sessions, worker restarts, loads), the probes on the same listener, and
- * the gRPC health service answering by service name, through a drain.
+ * `hookd serve --metrics`: known traffic through the command, then a scrape whose counters must say
+ * exactly what happened (calls by outcome, hooks by outcome, who refused, fail closed and fail open,
+ * capability verdicts, sessions, worker restarts, loads), the probes on the same listener, and the gRPC
+ * health service answering by service name, through a drain. The command runs in-process (main(argv,
+ * io), stopped as SIGTERM would stop it): the test is about what it serves, not the process.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
-import { type Serving, startServe, stopProcess } from '../support/processes.js'
+import { type ServingInProcess, serveInProcess } from '../support/processes.js'
 import { sessionOptions } from '../support/sidecar.js'
 import { type HealthClient, check, family, getJson, healthClient, outcomeHooks, scrape } from './support.js'
 
@@ -18,7 +19,7 @@ const shell = (command: string) => ({ id: 'c1', name: 'shell', arguments: { comm
 describe('hookd serve --metrics', () => {
   let cwd: string
   let hooks: string
-  let serving: Serving
+  let serving: ServingInProcess
   let client: HookdClient
   let base: string
   let health: HealthClient
@@ -26,7 +27,7 @@ describe('hookd serve --metrics', () => {
   beforeAll(async () => {
     cwd = await mkdtemp(join(tmpdir(), 'hookd-metrics-'))
     hooks = await outcomeHooks()
-    serving = await startServe(
+    serving = await serveInProcess(
       // CPU and wall limits far above what the crashing hook needs before V8 gives up, on a busy machine.
       ['--hooks', hooks, '--workers', '1', '--cpu-ms', '60000', '--wall-ms', '120000', '--no-watch', '--metrics', '127.0.0.1:0', '--health-listen', '127.0.0.1:0', '--grace-ms', '20000'],
       { cwd },
@@ -41,7 +42,7 @@ describe('hookd serve --metrics', () => {
   afterAll(async () => {
     client?.close()
     health?.close()
-    if (serving) await stopProcess(serving.child, 'SIGKILL')
+    if (serving) await serving.stop()
     await rm(cwd, { recursive: true, force: true })
     await rm(hooks, { recursive: true, force: true })
   })
@@ -171,8 +172,7 @@ describe('hookd serve --metrics', () => {
     )
     const running = session.call('beforeToolExecute', shell('ls'))
     await waiting
-    const exited = new Promise<number | null>((resolve) => serving.child.once('exit', (code) => resolve(code)))
-    serving.child.kill('SIGTERM')
+    const exited = serving.stop('SIGTERM')
     await vi.waitFor(async () => expect((await getJson(`${base}/readyz`)).status).toBe(503), { timeout: 10_000, interval: 50 })
     expect(await getJson(`${base}/readyz`)).toEqual({ status: 503, body: { status: 'not ready', reason: 'draining: it is shutting down' } })
     expect(await getJson(`${base}/healthz`)).toEqual({ status: 200, body: { status: 'live' } })

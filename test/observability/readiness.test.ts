@@ -4,7 +4,8 @@
  * for the sidecar and its hook service (SERVING for itself), until every hook folder (every tenant's) has
  * loaded once. A remote hook whose server holds its Describe answer keeps the load going for as long as
  * the test needs. With tenants, series are labelled by tenant, and quota refusals are counted (a call held on its
- * host's answer keeps the tenant at its one concurrent call).
+ * host's answer keeps the tenant at its one concurrent call). `hookd serve` runs in-process (main(argv, io)
+ * until stopped): the tests are about what it serves and prints, not the process.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
 import { hookService } from '../../src/sidecar/runners/remote/remote-wire.js'
 import { hashToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
-import { type Serving, startServe, stopProcess } from '../support/processes.js'
+import { type ServingInProcess, serveInProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
 import { check, family, freePort, getJson, healthClient, scrape } from './support.js'
 
@@ -47,10 +48,10 @@ describe('readiness during the first load', () => {
     const hooks = await writeTree({ 'slow/hook.json': JSON.stringify({ remote: remote.address }), 'allow/index.js': hook({ beforeToolExecute: 'function () {}' }) })
     const healthAddress = `127.0.0.1:${await freePort()}`
     const health = healthClient(healthAddress)
-    let serving: Serving | undefined
+    let serving: ServingInProcess | undefined
     try {
       const args = ['--hooks', hooks, '--workers', '1', '--listen', `unix:${join(hooks, 'hookd.sock')}`, '--metrics', '127.0.0.1:0', '--health-listen', healthAddress]
-      serving = await startServe(args, { ready: METRICS_LINE })
+      serving = await serveInProcess(args, { ready: METRICS_LINE })
       const base = serving.address
       await remote.asked
       expect(await getJson(`${base}/healthz`)).toEqual({ status: 200, body: { status: 'live' } })
@@ -71,7 +72,7 @@ describe('readiness during the first load', () => {
       health.close()
       remote.release()
       remote.stop()
-      if (serving) await stopProcess(serving.child)
+      if (serving) await serving.stop()
       await rm(hooks, { recursive: true, force: true })
     }
   })
@@ -87,10 +88,10 @@ describe('readiness during the first load', () => {
     await writeFile(join(cwd, 'tenants.json'), JSON.stringify({ tenants: [tenant('slow'), tenant('fast')] }))
     const healthAddress = `127.0.0.1:${await freePort()}`
     const health = healthClient(healthAddress)
-    let serving: Serving | undefined
+    let serving: ServingInProcess | undefined
     try {
       const args = ['--tenants', 'tenants.json', '--listen', `unix:${join(cwd, 'hookd.sock')}`, '--metrics', '127.0.0.1:0', '--health-listen', healthAddress]
-      serving = await startServe(args, { cwd, ready: METRICS_LINE })
+      serving = await serveInProcess(args, { cwd, ready: METRICS_LINE })
       const base = serving.address
       await remote.asked
       expect(await getJson(`${base}/readyz`)).toEqual({ status: 503, body: { status: 'not ready', reason: "loading the hooks of tenant 'slow', the hooks of tenant 'fast'" } })
@@ -105,7 +106,7 @@ describe('readiness during the first load', () => {
       health.close()
       remote.release()
       remote.stop()
-      if (serving) await stopProcess(serving.child)
+      if (serving) await serving.stop()
       await rm(cwd, { recursive: true, force: true })
     }
   })
@@ -113,7 +114,7 @@ describe('readiness during the first load', () => {
 
 describe('metrics of a sidecar with tenants', () => {
   let cwd: string
-  let serving: Serving
+  let serving: ServingInProcess
   let base: string
   let token: string
 
@@ -128,12 +129,12 @@ describe('metrics of a sidecar with tenants', () => {
     // One point call at a time: while one waits on its host, the next is over the quota.
     const tenants = { tenants: [{ id: 'acme', tokenHash: hashToken(token), hooks, workers: 1, limits: { concurrentInvocations: 1 } }] }
     await writeFile(join(cwd, 'tenants.json'), JSON.stringify(tenants))
-    serving = await startServe(['--tenants', 'tenants.json', '--listen', `unix:${join(cwd, 'hookd.sock')}`, '--metrics', '127.0.0.1:0'], { cwd })
+    serving = await serveInProcess(['--tenants', 'tenants.json', '--listen', `unix:${join(cwd, 'hookd.sock')}`, '--metrics', '127.0.0.1:0'], { cwd })
     base = METRICS_LINE.exec(serving.output.stderr)?.[1] as string
   })
 
   afterAll(async () => {
-    if (serving) await stopProcess(serving.child, 'SIGKILL')
+    if (serving) await serving.stop()
     await rm(cwd, { recursive: true, force: true })
   })
 

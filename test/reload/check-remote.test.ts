@@ -1,15 +1,16 @@
 /**
- * `hookd check` on remote hooks (hook.json "remote", docs/languages.md), run as a user runs it: the real
- * CLI in a child process, the remote hook a grpc-js server in this process.
+ * `hookd check` on remote hooks (hook.json "remote", docs/languages.md), run as a user runs it: the
+ * command in-process (main(argv, io): its output and exit status; test/reload/check.test.ts runs
+ * the built bin), the remote hook a grpc-js server in this process.
  */
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Ran, runHookd } from '../support/processes.js'
+import { type Ran, runInProcess } from '../support/processes.js'
 import { type RemoteHookServer, serveRemoteHook } from '../support/remote-hook.js'
 import { writeTree } from '../support/sidecar.js'
 
-const hookd = (...args: string[]): Promise<Ran> => runHookd(args, { timeoutMs: 60_000 })
+const hookd = (...args: string[]): Promise<Ran> => runInProcess(args)
 
 let root: string
 let server: RemoteHookServer
