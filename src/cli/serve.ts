@@ -6,7 +6,7 @@ import { listenHealth, parseHealthAddress } from '../sidecar/grpc/health-listene
 import { listenProblem } from '../sidecar/grpc/socket.js'
 import { healthFollowing } from '../sidecar/observability/health-status.js'
 import type { Readiness } from '../sidecar/observability/readiness.js'
-import { Sidecar, type SidecarOptions } from '../sidecar/sidecar.js'
+import type { SidecarOptions } from '../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
 import { captureTap } from '../testing/capture-tap.js'
 import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
@@ -211,6 +211,8 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
 }
 
 async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io: CliIo, healthAddress: string | undefined): Promise<number> {
+  // Loaded once the flags and addresses are checked: a refused serve answers without loading the sidecar.
+  const { Sidecar } = await import('../sidecar/sidecar.js')
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)
