@@ -45,7 +45,7 @@ export interface PreludeLimits {
  * ready to evaluate: `(function hookdPrelude(MESSAGE_CHARS, ENTRY) {...})(...)` evaluates to
  * `hookdSetup`. It is a real file so that `make typecheck` checks it (tsconfig.prelude.json).
  */
-export const PRELUDE = `(${readFileSync(new URL('./prelude.js', import.meta.url), 'utf8').replace(/^\/\/ @ts-check\n/, '')})(${MESSAGE_CHARS}, ${JSON.stringify(ENTRY)})`
+export const PRELUDE = `(${readFileSync(new URL('../isolate/prelude.js', import.meta.url), 'utf8').replace(/^\/\/ @ts-check\n/, '')})(${MESSAGE_CHARS}, ${JSON.stringify(ENTRY)})`
 
 /**
  * The script name hook code is compiled under, e.g. "hookd-hook:guard/index.js". The prelude reads line

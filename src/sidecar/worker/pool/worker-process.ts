@@ -3,6 +3,7 @@
  * hook versions' code it holds, and why it was killed. The process side is worker/process/main.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { RunnableHook } from '../../runners/hook-runner.js'
 import { type HookCode, type ToWorker, hookCodeKey } from '../protocol.js'
@@ -20,9 +21,18 @@ const inSource = here.endsWith('.ts')
 const builtWorkers = inSource && process.env.HOOKD_BUILT_WORKERS === '1'
 /** Workers load TypeScript through tsx (development): Node's permission model cannot be on (walls.ts). */
 export const fromSource = inSource && !builtWorkers
-const ENTRY = fileURLToPath(
-  new URL(builtWorkers ? '../../../../dist/sidecar/worker/process/main.js' : inSource ? '../process/main.ts' : '../process/main.js', import.meta.url),
-)
+/**
+ * Built, a worker starts from one bundle of its modules (`npm run build` makes it with esbuild): a worker
+ * that loads them file by file spends ~50 ms more CPU on start-up, and workers start often (at start, on
+ * every crash and retirement). The unbundled entry is the fallback for a dist/ that tsc alone built.
+ */
+function builtEntry(dist: URL): string {
+  const bundle = fileURLToPath(new URL('main.bundle.js', dist))
+  return existsSync(bundle) ? bundle : fileURLToPath(new URL('main.js', dist))
+}
+const ENTRY = inSource && !builtWorkers
+  ? fileURLToPath(new URL('../process/main.ts', import.meta.url))
+  : builtEntry(new URL(builtWorkers ? '../../../../dist/sidecar/worker/process/' : '../process/', import.meta.url))
 // isolated-vm needs --no-node-snapshot on Node 20. From source, the worker loads TypeScript through tsx,
 // resolved here: a bare 'tsx' would be looked up from the worker's working directory, which may be any.
 // A worker's own heap holds only messages and bookkeeping (hooks run in their isolates' heaps), but
