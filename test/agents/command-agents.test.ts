@@ -214,7 +214,15 @@ describe.each(SHIMS)('the command shim, $form', (form) => {
     const silent = await rawServer(() => {})
     const short = await rawServer((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n{"hookSpecificOutput":'))
     const garbage = await rawServer((socket) => socket.end('SSH-2.0-OpenSSH\r\n'))
+    // Answers at once, then trickles header lines forever: only a deadline on the whole answer stops it.
+    const trickle = await rawServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\n')
+      const timer = setInterval(() => socket.write(`x-wait: ${Date.now()}\r\n`), 100)
+      socket.on('close', () => clearInterval(timer))
+    })
     try {
+      const trickled = await shim(['--timeout', '1', '--token-file', tokenFile, `${trickle.url}/codex/guard`], codexPre(session(), 'ls'))
+      expect(trickled).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot reach hookd at ${trickle.url}/codex/guard (no answer within 1 s); the call is refused (hookd-hook fails closed)\n` })
       const slow = await shim(['--timeout', '0.5', '--token-file', tokenFile, `${silent.url}/codex/guard`], codexPre(session(), 'ls'))
       expect(slow).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot reach hookd at ${silent.url}/codex/guard (no answer within 0.5 s); the call is refused (hookd-hook fails closed)\n` })
       const cut = await shim(['--token-file', tokenFile, `${short.url}/codex/guard`], codexPre(session(), 'ls'))
@@ -225,7 +233,7 @@ describe.each(SHIMS)('the command shim, $form', (form) => {
       expect(notHttp.code).toBe(2)
       expect(notHttp.stdout).toBe('')
     } finally {
-      await Promise.all([silent.close(), short.close(), garbage.close()])
+      await Promise.all([silent.close(), short.close(), garbage.close(), trickle.close()])
     }
   })
 
