@@ -59,6 +59,24 @@ static void json_string(FILE *out, const char *s) {
   }
 }
 
+/* Blanks what a terminal could act on, the set hookd's own src/protocol/text.ts keeps off one: C0
+ * controls and DEL, and in UTF-8 the C1 controls (U+0080-009F), the line and paragraph separators
+ * (U+2028-2029) and the bidirectional overrides and isolates (U+202A-202E, U+2066-2069). */
+static void blank_controls(char *text) {
+  unsigned char *c = (unsigned char *)text;
+  for (; *c; c++) {
+    if (*c < 0x20 || *c == 0x7f) {
+      *c = ' ';
+    } else if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+      c[0] = c[1] = ' ';
+      c++;
+    } else if (c[0] == 0xe2 && ((c[1] == 0x80 && c[2] >= 0xa8 && c[2] <= 0xae) || (c[1] == 0x81 && c[2] >= 0xa6 && c[2] <= 0xa9))) {
+      c[0] = c[1] = c[2] = ' ';
+      c += 2;
+    }
+  }
+}
+
 /* Refuses the call the way this agent reads a refusal (docs/agents.md), or lets it through with
  * --fail-open. Never returns. */
 static void refuse(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -69,9 +87,7 @@ static void refuse(const char *fmt, ...) {
   vsnprintf(why, sizeof why, fmt, args);
   va_end(args);
   /* It may quote hookd's answer: nothing in it may drive the agent's terminal. */
-  for (char *c = why; *c; c++) {
-    if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';
-  }
+  blank_controls(why);
   if (!consumed) {
     /* An agent may still be writing the event: read it to the end, so its write never fails. */
     char sink[65536];

@@ -239,14 +239,16 @@ describe.each(SHIMS)('the command shim, $form', (form) => {
 
   it("quotes an error answer without its control characters, and refuses a URL with a space", async () => {
     const hostile = await rawServer((socket) => {
-      const body = '{"error":"\u001b]0;pwned\u0007\u001b[2Jwiped\r\nfake line"}'
+      // C0 escapes, and what hookd's own text.ts also keeps off a terminal: a C1 CSI (U+009B), a right-to-left
+      // override (U+202E), a line separator (U+2028) and an isolate (U+2066), next to text that must stay.
+      const body = '{"error":"\u001b]0;pwned\u0007\u001b[2Jwiped\r\nfake line \u009b2J\u202eenil\u2028x\u2066y, été ✓"}'
       socket.end(`HTTP/1.1 500 Internal Server Error\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
     })
     try {
       const out = await shim(['--token-file', tokenFile, `${hostile.url}/codex/guard`], codexPre(session(), 'ls'))
       expect(out.code).toBe(2)
-      expect(out.stderr).toMatch(/^hookd-hook: hookd answered HTTP 500: .*wiped.*fake line; the call is refused \(hookd-hook fails closed\)\n$/)
-      expect(out.stderr.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f]/)
+      expect(out.stderr).toMatch(/^hookd-hook: hookd answered HTTP 500: .*wiped.*fake line .*enil.*x.*y, été ✓; the call is refused \(hookd-hook fails closed\)\n$/)
+      expect(out.stderr.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/)
     } finally {
       await hostile.close()
     }
