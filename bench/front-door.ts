@@ -18,9 +18,9 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { request } from 'node:http'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 
 const CALLS = Number(process.argv[2] ?? 100)
