@@ -4,7 +4,7 @@
  * `COPILOT_PROVIDER_WIRE_API=responses` so the Responses API stand-in serves it) needs no GitHub
  * account or token (`copilot help environment`).
  *
- * Three runs of `copilot -p ... --allow-all-tools` in a temp HOME, each in a project holding one
+ * Two runs of `copilot -p ... --allow-all-tools` in a temp HOME, each in a project holding one
  * victim folder (with a keep.txt) per tool call; the stand-in model asks for `rm -rf FOLDER` through
  * the `bash` tool, one call per turn, and reads each call's result in its next request:
  *  - The scenario run (`--trust-folder`): `.github/hooks/guard.json` holds three command hooks, in
@@ -13,10 +13,10 @@
  *    own victim (json, exit2, exit1, missing, slow, pascal) and answers nothing, exit 0 and no output,
  *    to every other call. Copilot runs a call's hooks in the file's order and stops at the first that
  *    denies (a test checks this from the hooks' own log), so every scenario is decided by its own
- *    hook on its own call. The call for victim-allowed is refused by no hook and runs.
+ *    hook on its own call. The call for victim-allowed is refused by no hook and runs: so a folder that
+ *    survives another call survived that call's hook, not a refusal of Copilot's own.
  *  - The same hooks file without `--trust-folder`, for victim-json: repository hooks are then not
  *    loaded at all, silently.
- *  - No hooks file, for `victim`: the baseline, so the hook scenarios can fail.
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -162,14 +162,6 @@ describe('Copilot CLI 1.0.102 command hooks', () => {
   const scenarios = (): Promise<Outcome> => (scenarioRun ??= runCopilot({ victims: SCENARIOS.map((s) => `victim-${s}`), hooks: true }))
   const kept = (out: Outcome, scenario: Scenario): boolean => existsSync(join(out.project, `victim-${scenario}`, 'keep.txt'))
   const entriesFor = (out: Outcome, scenario: Scenario): string[] => out.hookInputs.filter(([, input]) => victimOf(input) === `victim-${scenario}`).map(([entry]) => entry)
-
-  it('runs the command when no hook is set (so the hook tests below can fail)', async () => {
-    const out = await runCopilot({ victims: ['victim'] })
-    expect(out.code).toBe(0)
-    expect(existsSync(join(out.project, 'victim'))).toBe(false)
-    expect(out.api.requests).toHaveLength(2)
-    expect(out.results.get('victim')?.join('\n')).toContain('completed with exit code 0')
-  }, TEST_TIMEOUT)
 
   it('runs each call through the hooks in the file\'s order and stops at the first deny; runs a call no hook refuses', async () => {
     const out = await scenarios()

@@ -4,10 +4,11 @@
  * HOME with `~/.gemini/settings.json` (API-key auth, and `BeforeTool` command hooks), points
  * `GOOGLE_GEMINI_BASE_URL` at the stand-in, and the stand-in model asks for tool calls, one per turn.
  *
- * A CLI start costs seconds, so there are two runs. With no hook, the model asks for `rm -rf victim`
- * through `run_shell_command`. With hooks, it asks for one call per scenario, each on a victim of its
- * own (`rm -rf victim-json`, `rm -rf victim-exit2`, ...), and one hook command matching
- * `run_shell_command` answers by the victim its input names (support/scenario-hook.ts); for the
+ * A CLI start costs seconds, so there is one run: the model asks for one call per scenario, each on a
+ * victim of its own (`rm -rf victim-json`, `rm -rf victim-exit2`, ...), and one hook command matching
+ * `run_shell_command` answers by the victim its input names (support/scenario-hook.ts). The call on
+ * victim-free is one the hook lets through, and it runs: so a folder that survives another call survived
+ * that call's hook, not a refusal of Gemini CLI's own. For the
  * missing-command call, that hook's command line runs a path that does not exist, in the bash Gemini
  * starts for every hook command. The timeout needs a hook of its own, and Gemini picks hooks by tool
  * name only: that scenario is the same run's `write_file` call, under a second `BeforeTool` group
@@ -115,24 +116,14 @@ function group(matcher: string, command: string, timeout?: number): Record<strin
 }
 
 describe('Gemini CLI 0.61.0 command hooks', () => {
-  it(
-    'runs the command when no hook is set (so the hook tests below can fail)',
-    async () => {
-      const out = await runGemini({ calls: [shell('victim')], victims: ['victim'] })
-      expect(out.code, out.stderr).toBe(0)
-      expect(existsSync(join(out.project, 'victim'))).toBe(false)
-      expect(out.api.turns).toHaveLength(2)
-      expect(JSON.stringify(resultOf(out, 'victim'))).toContain('Output: (empty)')
-    },
-    TEST_TIMEOUT,
-  )
-
   describe('hooks answering one call per scenario (one run)', () => {
     const REWRITE = '{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"pwd > where.txt"}}}'
-    const victims = ['victim-json', 'victim-exit2', 'victim-exit1', 'victim-mute', 'victim-missing', 'victim-rewrite']
+    const victims = ['victim-json', 'victim-exit2', 'victim-exit1', 'victim-mute', 'victim-missing', 'victim-rewrite', 'victim-free']
     const calls: GeminiCall[] = [
-      ...victims.filter((v) => v !== 'victim-rewrite').map((v) => shell(v)),
+      ...victims.filter((v) => v !== 'victim-rewrite' && v !== 'victim-free').map((v) => shell(v)),
       shell('victim-rewrite', { dir_path: 'sub' }),
+      // Named in no answer below: the hook lets it through.
+      shell('victim-free'),
       // The slow hook would refuse this file, were it waited for.
       { name: 'write_file', id: callId('victim-slow'), args: { file_path: 'victim-slow.txt', content: 'written\n' } },
     ]
@@ -178,6 +169,12 @@ describe('Gemini CLI 0.61.0 command hooks', () => {
       expect(out.inputs.map((input) => [input['tool_name'], input['tool_input']])).toEqual(
         calls.filter((call) => call.id !== callId('victim-missing')).map((call) => [call.name, call.args]),
       )
+    })
+
+    it('runs a call the hook lets through: `rm -rf victim-free` removes its folder (so the folders below survived their hooks)', () => {
+      expect(inputFor(out, 'victim-free')).toMatchObject({ tool_name: 'run_shell_command', tool_input: { command: 'rm -rf victim-free' } })
+      expect(existsSync(join(out.project, 'victim-free'))).toBe(false)
+      expect(JSON.stringify(resultOf(out, 'victim-free'))).toContain('Output: (empty)')
     })
 
     it('blocks on a JSON deny, sends the reason to the model as the tool error, and reports the tool as run_shell_command', () => {
