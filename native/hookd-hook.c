@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,7 +283,14 @@ int main(int argc, char **argv) {
   char token[MAX_TOKEN + 1];
   size_t token_len = 0;
   if (token_file) {
+    /* Non-blocking, and a regular file only: a FIFO nobody writes to would hold the shim until the
+     * agent's own hook timeout, which lets the call through. */
     int fd = open(token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat info;
+    if (fd >= 0 && (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))) {
+      close(fd);
+      refuse("cannot read the token file %s (not a regular file)", token_file);
+    }
     ssize_t n = fd < 0 ? -1 : read(fd, token, MAX_TOKEN);
     if (fd >= 0) close(fd);
     /* The first line, as bin/hookd-hook's `read` takes it. */
@@ -342,11 +350,14 @@ int main(int argc, char **argv) {
     refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
   }
 
-  /* HTTP/1.0: the answer is never chunked and ends when hookd closes the connection. */
-  char head[MAX_TOKEN + 1024];
-  int head_len = snprintf(head, sizeof head,
-                          "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-                          path, host, token, event.len);
+  /* HTTP/1.0: the answer is never chunked and ends when hookd closes the connection. The route is as
+   * long as the agent's settings make it: the request head is sized to it. */
+  static const char head_format[] =
+      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
+  int head_len = snprintf(NULL, 0, head_format, path, host, token, event.len);
+  char *head = head_len < 0 ? NULL : malloc((size_t)head_len + 1);
+  if (!head) refuse("out of memory writing the request");
+  snprintf(head, (size_t)head_len + 1, head_format, path, host, token, event.len);
   const char *parts[2] = {head, event.data ? event.data : ""};
   size_t sizes[2] = {(size_t)head_len, event.len};
   for (int part = 0; part < 2; part++) {

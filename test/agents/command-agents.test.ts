@@ -5,7 +5,7 @@
  * routes in command-clis-hookd.test.ts; Cursor's contract is in
  * cursor-contract.test.ts.
  */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -96,9 +96,10 @@ interface ShimRun {
 }
 
 /** Runs one form of the shim as an agent would: a process with the event on stdin. */
-function runShim(form: (typeof SHIMS)[number], args: string[], event: unknown, env: Record<string, string> = {}): Promise<ShimRun> {
+function runShim(form: (typeof SHIMS)[number], args: string[], event: unknown, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ShimRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(form.path, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...form.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    // Killed past timeoutMs: a shim that hangs shows as a signal, not as a test timeout.
+    const child = spawn(form.path, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...form.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
@@ -154,7 +155,7 @@ it('the compiled shim was built: hookd setup writes it', async () => {
 })
 
 describe.each(SHIMS)('the command shim, $form', (form) => {
-  const shim = (args: string[], event: unknown, env: Record<string, string> = {}) => runShim(form, args, event, env)
+  const shim = (args: string[], event: unknown, env: Record<string, string> = {}, timeoutMs?: number) => runShim(form, args, event, env, timeoutMs)
 
   it("posts the event with the token from a file and prints hookd's answer: exit 0, the agent's JSON on stdout", async () => {
     const out = await shim(['--token-file', tokenFile, `${url}/codex/guard`], codexPre(session(), 'rm -rf victim'))
@@ -196,6 +197,27 @@ describe.each(SHIMS)('the command shim, $form', (form) => {
     expect(none.stderr).toContain('hookd-hook: no token: pass --token-file FILE')
     const missing = await shim(['--token-file', join(project, 'nope'), `${url}/codex/guard`], codexPre(session(), 'ls'))
     expect(missing).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot read the token file ${join(project, 'nope')}; the call is refused (hookd-hook fails closed)\n` })
+  })
+
+  it('refuses a token file that is not a regular file at once, instead of waiting on it (a FIFO)', async () => {
+    const fifo = join(project, `token-fifo-${form.form.replace(/\W+/g, '-')}`)
+    execFileSync('mkfifo', [fifo])
+    try {
+      // Nobody writes to it: a shim that opened it to read would wait for a writer past the agent's
+      // own hook timeout, and every agent here lets the call through then.
+      const out = await shim(['--token-file', fifo, `${url}/codex/guard`], codexPre(session(), 'ls'), {}, 10_000)
+      expect(out).toEqual({ code: 2, stdout: '', stderr: `hookd-hook: cannot read the token file ${fifo} (not a regular file); the call is refused (hookd-hook fails closed)\n` })
+    } finally {
+      await rm(fifo, { force: true })
+    }
+  })
+
+  it("carries a route longer than its own buffers whole, and prints hookd's refusal of its unknown hook", async () => {
+    const out = await shim(['--token-file', tokenFile, `${url}/codex/${'g'.repeat(9000)}`], codexPre(session(), 'ls'))
+    expect(out).toMatchObject({ code: 0, stderr: '' })
+    expect(JSON.parse(out.stdout)).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining(`unknown hook '${'g'.repeat(9000)}'`) },
+    })
   })
 
   it('says what is wrong with its own arguments: exit 2 and a usage line', async () => {
