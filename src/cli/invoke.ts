@@ -155,7 +155,7 @@ export async function invoke(argv: string[], io: CliIo): Promise<number> {
         onError: onErrorFlag(values),
         policy: { httpOrigins: allowHttp.map((o) => new URL(o).origin), env: allowEnv },
         // The allowed variables' values from this command's environment (in-process, not the process's).
-        env: definedOnly(io.env, allowEnv),
+        env: io.env,
         capabilities: {
           log(line) {
             logs.push(line)
@@ -208,14 +208,4 @@ async function everyHookOf(sidecar: Sidecar | undefined, client: HookdClient, ho
   if (!hooks.length) throw new CommandError(`no hooks to run: ${where} has none (make one with 'hookd new NAME')`)
   io.stderr.write(`hookd invoke: hooks ${hooks.join(', ')} (${everyHookLabel(where)})\n`)
   return hooks
-}
-
-/** The variables `names` that `env` sets. */
-function definedOnly(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const name of names) {
-    const value = env[name]
-    if (value !== undefined) out[name] = value
-  }
-  return out
 }

@@ -38,8 +38,8 @@ export interface SessionOptions {
    * can only make it stricter. Default `default`.
    */
   onError?: 'default' | 'refuse' | 'skip'
-  /** Values for the allowlisted env names. Default: taken from process.env. */
-  env?: Record<string, string>
+  /** Where the allowlisted env names' values are read (only those; unset ones are left out). Default: process.env. */
+  env?: Record<string, string | undefined>
   /** Capability handlers; anything left out gets the defaults in capabilities.ts. */
   capabilities?: CapabilityHandlers
 }
@@ -51,7 +51,7 @@ export function openMessage(options: SessionOptions): OpenSessionOut {
   const envNames = policy.env ?? []
   const env: Record<string, string> = {}
   for (const name of envNames) {
-    const value = options.env ? options.env[name] : process.env[name]
+    const value = (options.env ?? process.env)[name]
     if (value !== undefined) env[name] = value
   }
   return {
