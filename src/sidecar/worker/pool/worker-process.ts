@@ -30,7 +30,7 @@ function builtEntry(dist: URL): string {
   const bundle = fileURLToPath(new URL('main.bundle.js', dist))
   return existsSync(bundle) ? bundle : fileURLToPath(new URL('main.js', dist))
 }
-const ENTRY = inSource && !builtWorkers
+const ENTRY = fromSource
   ? fileURLToPath(new URL('../process/main.ts', import.meta.url))
   : builtEntry(new URL(builtWorkers ? '../../../../dist/sidecar/worker/process/' : '../process/', import.meta.url))
 // isolated-vm needs --no-node-snapshot on Node 20. From source, the worker loads TypeScript through tsx,
