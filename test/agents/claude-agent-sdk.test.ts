@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type HookdHooks, hookdHooks } from '../../src/agents/claude-agent-sdk/index.js'
 import { type AnthropicApi, startAnthropicApi } from './support/anthropic-api.js'
-import { type BashCall, oneCallPerTurn, resultOf } from './support/bash-calls.js'
+import { type BashCall, oneCallPerTurn, resultOf, survived } from './support/bash-calls.js'
 import { agentCli } from './support/cli.js'
 import { offlineEnv, projectDir } from './support/claude-run.js'
 import { EXAMPLE_HOOKS, type Running, hook, startSidecar, writeTree } from '../support/sidecar.js'
@@ -85,8 +85,6 @@ async function run(calls: readonly BashCall[], files: Record<string, string>, ho
     await stand.stop()
   }
 }
-
-const survived = (dir: string, victim: string): boolean => existsSync(join(dir, victim, 'keep.txt'))
 
 describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332: one query, the hooks guard,rewrite-shell,shout,lifecycle and a confirm handler', () => {
   const calls = [

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AnthropicApi, startAnthropicApi } from './support/anthropic-api.js'
-import { type BashCall, oneCallPerTurn, resultOf } from './support/bash-calls.js'
+import { type BashCall, oneCallPerTurn, resultOf, survived } from './support/bash-calls.js'
 import { agentCli } from './support/cli.js'
 import { type ClaudeRun, projectDir, runClaude } from './support/claude-run.js'
 import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
@@ -94,8 +94,6 @@ async function task(calls: readonly BashCall[], files: Record<string, string>, a
     await stand.stop()
   }
 }
-
-const survived = (dir: string, victim: string): boolean => existsSync(join(dir, victim, 'keep.txt'))
 
 describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-shell,shout,strict-thrower,lifecycle', () => {
   const calls = [

@@ -4,6 +4,8 @@
  * model was told about each call by that id, so every scenario's assertion sees its own call only,
  * however many calls share the run.
  */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { type AnthropicApi, type MessagesRequest, type Reply, toolResults } from './anthropic-api.js'
 
 export interface BashCall {
@@ -32,4 +34,9 @@ export function resultOf(api: AnthropicApi, calls: readonly BashCall[], id: stri
   const result = toolResults(next).find((r) => r.tool_use_id === id)
   if (!result) throw new Error(`the turn after '${id}' carries no tool_result for it: ${JSON.stringify(toolResults(next))}`)
   return result
+}
+
+/** Whether the victim folder `victim` under `dir` still holds its keep.txt: the call on it did not run. */
+export function survived(dir: string, victim: string): boolean {
+  return existsSync(join(dir, victim, 'keep.txt'))
 }
