@@ -3,7 +3,7 @@
  * already capped its size and depth), and only the fields hookd reads are declared; the rest pass
  * through untouched. `parseEvent` says what is wrong with an event in a message a person can act on.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { stringifyJson } from '../protocol/bounded-json.js'
 import { issueText } from '../protocol/issue-text.js'
 import { HookdError } from '../protocol/status.js'

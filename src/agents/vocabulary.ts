@@ -12,7 +12,7 @@
  * `ctx.file` and hookd's own agent take them), and absolute otherwise. Agents that want absolute paths
  * get them back absolute.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 
 const text = z.string()
 const count = z.number().int().nonnegative()

@@ -8,7 +8,7 @@
  * invalid (/work/notes/claude-code.md, M7), so the entries written here use only fields measured to
  * work: `type`, `url`, `headers`, `timeout` (seconds) and `onFailure`.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { issueText } from '../protocol/issue-text.js'
 import type { MappedEvent } from '../agents/claude-code/events.js'

@@ -9,7 +9,7 @@
  * moving them, or the user's hooks after them, would untrust them), appends it otherwise, and takes
  * hookd's entries out of the events it no longer needs.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { issueText } from '../protocol/issue-text.js'
 import { CommandError } from './args.js'

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process'
 import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { DEFAULT_HTTP_TOKEN_FILE } from '../sidecar/http/http-token.js'
 import { CommandError, UsageError, list } from './args.js'

@@ -10,7 +10,7 @@
  * would end the whole session's stream instead of failing one call. JSON escaping can grow a string
  * up to six times, so the largest text a hook may send (1 MiB characters) stays under that ceiling.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 
 /** The longest text `ctx.file.write` and `ctx.file.append` and a `ctx.http.fetch` body may carry, in characters. */
 export const MAX_TEXT_CHARS = 1024 * 1024

@@ -7,7 +7,7 @@
  * context and "awaited in order, last write wins" holds across the process boundary. This file is part
  * of the one catalog: points.ts merges it into `points`.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import type { Alias, PointSpec } from './point-spec.js'
 import { sameJson } from './json.js'
 

@@ -2,7 +2,7 @@
  * The shape of one entry of the point catalog (points.ts): what a point's payload is, which fields a
  * hook may change, how an answer merges into the chain's value, and what the host receives.
  */
-import type { z } from 'zod'
+import type * as z from 'zod'
 
 /** The six step points' names (step-points.ts), which event points may alias. */
 export type StepPointName = 'beforeRun' | 'afterRun' | 'beforeModelRequest' | 'afterModelResponse' | 'beforeToolExecute' | 'afterToolExecute'

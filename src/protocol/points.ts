@@ -8,7 +8,7 @@
  * are given. A step-point handler also serves the event point that aliases it (tool:gate <-
  * beforeToolExecute, ...), so one hook serves both kinds of host.
  */
-import type { z } from 'zod'
+import type * as z from 'zod'
 import { eventPoints } from './event-points.js'
 import type { PointSpec } from './point-spec.js'
 import { stepPoints } from './step-points.js'

@@ -6,7 +6,7 @@
  * replaces only itself (`reason` included); `undefined`/`null` keep the current value; returning nothing
  * means no opinion; `beforeToolExecute` stops at the first `allow: false`.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import type { PointSpec, StepPointName } from './point-spec.js'
 
 const jsonObject = z.record(z.string(), z.unknown())

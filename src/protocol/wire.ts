@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
-import { z } from 'zod'
+import * as z from 'zod'
 import { DEFAULT_JSON_LIMITS, type JsonLimits, parseJson } from './bounded-json.js'
 import { DIAGNOSTIC_KINDS, type Diagnostic, kindFromWire, kindToWire } from './diagnostic.js'
 

@@ -3,7 +3,7 @@
  * for a remote hook, by the sidecar around its stream). One schema validates them wherever they come
  * from: `hookd serve` flags, a tenants file, an embedding program's options.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { issueText } from '../protocol/issue-text.js'
 
 export interface Limits {

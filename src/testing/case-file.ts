@@ -12,7 +12,7 @@
  * The case file is the author's own, but it is still outside input: parsed with the bounded parser,
  * and its paths are confined to the case's temporary workdir.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { DIAGNOSTIC_KINDS } from '../protocol/diagnostic.js'
 import { issueText } from '../protocol/issue-text.js'

@@ -20,7 +20,7 @@
  *
  * Anything else (Notification, PreCompact, SubagentStop, ...) is answered `{}`: no opinion.
  */
-import type { z } from 'zod'
+import type * as z from 'zod'
 import { HookdError } from '../../protocol/status.js'
 import { issueText } from '../../protocol/issue-text.js'
 import type { AgentRun, RunKey, RunStart } from '../agent-run.js'

@@ -4,7 +4,7 @@
  * Only the fields hookd uses are declared; the rest pass through untouched. Every string is bounded:
  * the body is untrusted, and the bounded-JSON parser has already capped its size and depth.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 
 /** The events hookd maps onto points (docs/agents.md has the table). */
 export const MAPPED_EVENTS = [

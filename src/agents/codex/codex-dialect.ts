@@ -16,7 +16,7 @@
  * Codex parses answers strictly: one unknown field and the whole answer is ignored, which would let
  * the call through. Every answer here uses only fields measured to work.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
 import { CODEX, CODEX_TOOLS } from './tools.js'

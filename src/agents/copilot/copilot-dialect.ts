@@ -16,7 +16,7 @@
  * Copilot's PascalCase events (`PreToolUse`, ...) send Claude Code's JSON instead: post them to the
  * /claude-code/ route, or let setup register the camelCase ones.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'

@@ -21,7 +21,7 @@
  * The session is `conversation_id`; the workdir the first of `workspace_roots`. Cursor wants JSON
  * from every hook, so no opinion is `{}`.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'

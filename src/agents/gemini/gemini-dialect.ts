@@ -16,7 +16,7 @@
  * Not mapped: BeforeModel and AfterModel (AfterModel fires per streamed chunk and sees only its text;
  * a rewritten chunk drops the chunk's tool calls), BeforeToolSelection, PreCompress, Notification.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
 import { GEMINI, GEMINI_TOOLS } from './tools.js'

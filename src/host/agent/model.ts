@@ -4,7 +4,7 @@
  * types are the subset of the Messages API wire format the loop uses, so a saved conversation can be
  * sent to the API as it is, and zod can check one a hook rewrote (context:transform).
  */
-import { z } from 'zod'
+import * as z from 'zod'
 
 const jsonObject = z.record(z.string(), z.unknown())
 

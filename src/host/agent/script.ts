@@ -12,7 +12,7 @@
  * turn's `stopReason` to `tool_use` when it calls tools and `end_turn` otherwise.
  */
 import { readFile } from 'node:fs/promises'
-import { z } from 'zod'
+import * as z from 'zod'
 import { AgentError } from './errors.js'
 import type { ModelTurn, StopReason, TextBlock, ToolUseBlock } from './model.js'
 import { issueText } from '../../protocol/issue-text.js'

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process'
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { z } from 'zod'
+import * as z from 'zod'
 import { CapabilityError, confine } from '../capabilities.js'
 import type { ToolSpec } from './model.js'
 import { issueText } from '../../protocol/issue-text.js'

@@ -4,7 +4,7 @@
  * the closest point name to a misspelt one). The registry and `hookd check` share these.
  */
 import { createHash } from 'node:crypto'
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { CONFIG_MAX_BYTES } from './hook-folder.js'
 import { didYouMean } from '../../protocol/did-you-mean.js'

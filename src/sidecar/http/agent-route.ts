@@ -16,7 +16,7 @@
  * Profiles are read when a run opens, so an edit applies to the runs that start after it.
  */
 import { join } from 'node:path'
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { HookdError } from '../../protocol/status.js'

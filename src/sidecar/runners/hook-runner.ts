@@ -7,7 +7,7 @@
  * A runner never rejects: whatever happens (a throw, a limit, a crash, an unreachable server) becomes an
  * `InvokeOutcome` with a diagnostic kind, which the chain judges with the point catalog's rules.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { z } from 'zod'
+import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { originOf } from '../../protocol/capabilities.js'
 import { HookdError } from '../../protocol/status.js'

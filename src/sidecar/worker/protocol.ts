@@ -6,7 +6,7 @@
  * The worker runs hook code, so the sidecar treats what a worker sends as untrusted and validates it with
  * the schemas below. The worker trusts the sidecar.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 import { type CapabilityReply, type CtxData, invokeOutcome } from '../runners/hook-runner.js'

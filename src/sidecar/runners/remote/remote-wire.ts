@@ -7,7 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
-import { z } from 'zod'
+import * as z from 'zod'
 import { LOADER_OPTIONS } from '../../../protocol/wire.js'
 import { issueText } from '../../../protocol/issue-text.js'
 
