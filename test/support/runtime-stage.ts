@@ -1,8 +1,8 @@
 /**
  * Replays the Dockerfile's runtime stage on this machine, without Docker: lays out the image's files in
- * a temp folder exactly as its COPY lines say (the build context filtered by .dockerignore, and what the
- * build stage's steps produce), runs its RUN lines there, and reports its USER, ENV, WORKDIR,
- * ENTRYPOINT, CMD and HEALTHCHECK with image paths mapped into that folder.
+ * a temp folder beside its cache exactly as its COPY lines say (the build context filtered by
+ * .dockerignore, and what the build stage's steps produce), runs its RUN lines there, and reports its
+ * USER, ENV, WORKDIR, ENTRYPOINT, CMD and HEALTHCHECK with image paths mapped into that folder.
  *
  * The build stage is not run; each of its steps is mapped to what it leaves behind:
  *   COPY from the context   the same files here;
@@ -18,7 +18,6 @@ import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { dirname, join, posix, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { type Dockerfile, type Instruction, type Stage, envPairs, healthcheckCommand } from './dockerfile.js'
@@ -68,7 +67,10 @@ export async function replayRuntimeStage(file: Dockerfile, options: ReplayOption
   const stage = file.stages.at(-1) as Stage
   const ignore = new DockerIgnore(await readFile(join(options.context, '.dockerignore'), 'utf8').catch(() => ''))
   const built = new Map<string, { kind: 'context' | 'dist' | 'node_modules' | 'pruned'; path: string }>()
-  const root = await mkdtemp(join(tmpdir(), 'hookd-image-'))
+  // Beside the cache, not in TMPDIR: the COPY --from steps hard-link the cached tree, which needs one
+  // filesystem (the suite keeps TMPDIR on a tmpfs, test/support/global-setup.ts).
+  await mkdir(options.cacheDir, { recursive: true })
+  const root = await mkdtemp(join(options.cacheDir, 'image-'))
   await chmod(root, 0o755)
   let cacheHit = true
   const image: RuntimeImage = {
