@@ -219,7 +219,8 @@ describe("a worker's code", () => {
   // esbuild names each module it bundles in a comment: what a worker loads, and compiles at every start.
   const bundled = (): string[] => {
     const bundle = readFileSync(fileURLToPath(new URL('../../dist/sidecar/worker/process/main.bundle.js', import.meta.url)), 'utf8')
-    return [...bundle.matchAll(/^\/\/ (\S+\.js)$/gm)].map((m) => m[1] as string)
+    // Paths as esbuild wrote them, relative to where it ran; node_modules may be a link elsewhere.
+    return [...bundle.matchAll(/^\/\/ (\S+\.js)$/gm)].map((m) => (m[1] as string).replace(/^.*?node_modules\//, 'node_modules/'))
   }
 
   it('is hookd’s worker modules and what they use of zod: no gRPC, and no translations of zod’s messages', () => {
