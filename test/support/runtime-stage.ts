@@ -18,6 +18,7 @@ import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { dirname, join, posix, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { type Dockerfile, type Instruction, type Stage, envPairs, healthcheckCommand } from './dockerfile.js'
@@ -67,10 +68,11 @@ export async function replayRuntimeStage(file: Dockerfile, options: ReplayOption
   const stage = file.stages.at(-1) as Stage
   const ignore = new DockerIgnore(await readFile(join(options.context, '.dockerignore'), 'utf8').catch(() => ''))
   const built = new Map<string, { kind: 'context' | 'dist' | 'node_modules' | 'pruned'; path: string }>()
-  // Beside the cache, not in TMPDIR: the COPY --from steps hard-link the cached tree, which needs one
-  // filesystem (the suite keeps TMPDIR on a tmpfs, test/support/global-setup.ts).
+  // Beside the cache when the image's user may enter that folder: the COPY --from steps then hard-link
+  // the cached tree (one filesystem; the suite keeps TMPDIR on a tmpfs, test/support/global-setup.ts).
+  // A checkout under a private folder (/root is 0700) lays it out in TMPDIR instead, and copies.
   await mkdir(options.cacheDir, { recursive: true })
-  const root = await mkdtemp(join(options.cacheDir, 'image-'))
+  const root = await mkdtemp(join((await everyoneMayEnter(options.cacheDir)) ? options.cacheDir : tmpdir(), 'hookd-image-'))
   await chmod(root, 0o755)
   let cacheHit = true
   const image: RuntimeImage = {
@@ -114,8 +116,10 @@ export async function replayRuntimeStage(file: Dockerfile, options: ReplayOption
             }
             const produced = built.get(posix.resolve(buildWorkdir(file, ins), source)) as { kind: string; path: string }
             await mkdir(dirname(join(root, into)), { recursive: true, mode: 0o755 })
-            // Hard links: the cached tree costs no copy, and stays root's (the image user cannot change it).
-            await run('cp', ['-al', produced.path, join(root, into)])
+            // Hard links on one filesystem: the cached tree costs no copy. Either way the files stay root's
+            // (cp runs as root), so the image's user cannot change them.
+            const link = (await stat(produced.path)).dev === (await stat(root)).dev
+            await run('cp', [link ? '-al' : '-a', produced.path, join(root, into)])
           }
           break
         }
@@ -218,6 +222,14 @@ async function fromBuildStage(
   const at = posix.resolve(buildWorkdir(file, copy), source)
   if (!built.has(at)) throw new ReplayError(`line ${copy.line}: COPY --from=${copy.flags.from} ${source}: the build stage makes no ${at}`)
   return hit
+}
+
+/** Whether a user who owns nothing on the way may enter `dir`: every folder up to / lets others search it. */
+async function everyoneMayEnter(dir: string): Promise<boolean> {
+  for (let at = dir; ; at = dirname(at)) {
+    if (((await stat(at)).mode & 0o001) === 0) return false
+    if (dirname(at) === at) return true
+  }
 }
 
 /** This checkout's node_modules pruned as `npm prune --omit=dev` prunes it, cached by lockfile and Node version. */
