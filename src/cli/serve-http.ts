@@ -2,21 +2,22 @@
  * The flags of `hookd serve` for the HTTP front door (docs/agents.md): where it listens, its token
  * file, and how long an agent session may stay quiet. Kept here so that serve.ts only wires them in.
  */
-import { writeFile } from 'node:fs/promises'
 import { isIP } from 'node:net'
-import { dirname, join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { parseAddress } from '../protocol/address.js'
 import type { Sidecar } from '../sidecar/sidecar.js'
 import { DEFAULT_IDLE_MS } from '../agents/agent-runs.js'
 import { DEFAULT_HTTP_TOKEN_FILE, loadHttpToken } from '../sidecar/http/http-token.js'
+import type { StateFolder } from '../sidecar/state/state-folder.js'
 import { UsageError, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 
 export const HTTP_HELP = `  --http [HOST:]PORT       also serve the HTTP front door for agents (Claude Code's http hooks, see
                            docs/agents.md) on HOST:PORT; a bare PORT means 127.0.0.1:PORT, port 0 picks
                            one. Loopback only unless --insecure. Prints "hookd: http on URL" when ready
-  --http-token-file FILE   without --tenants, the token every HTTP request must carry, made (0600) on the
-                           first start (default: ${DEFAULT_HTTP_TOKEN_FILE}); with --tenants, tenants' tokens
+  --http-token-file FILE   without --tenants, the token every HTTP request must carry: a file you made
+                           (a regular file only you can read); by default hookd makes ${DEFAULT_HTTP_TOKEN_FILE}
+                           (folder 0700, file 0600) on the first start. With --tenants, tenants' tokens
   --http-idle-ms N         end an agent session's run (afterRun: interrupted) after N ms without an event
                            (default: ${DEFAULT_IDLE_MS})`
 
@@ -39,6 +40,8 @@ export interface HttpSettings {
   port: number
   /** Absent with tenants. */
   tokenFile?: string
+  /** True when the operator named the token file (--http-token-file): it must exist; hookd makes none there. */
+  tokenNamed?: boolean
   idleMs?: number
 }
 
@@ -70,7 +73,10 @@ export function httpSettings(values: HttpValues, cwd: string): HttpSettings | un
     throw new UsageError("--http-token-file does not apply with --tenants: each tenant's own token is its HTTP credential")
   }
   const settings: HttpSettings = { host: address.host, port: address.port }
-  if (values.tenants === undefined) settings.tokenFile = resolve(cwd, values['http-token-file'] ?? DEFAULT_HTTP_TOKEN_FILE)
+  if (values.tenants === undefined) {
+    settings.tokenFile = resolve(cwd, values['http-token-file'] ?? DEFAULT_HTTP_TOKEN_FILE)
+    if (values['http-token-file'] !== undefined) settings.tokenNamed = true
+  }
   if (idleMs !== undefined) settings.idleMs = idleMs
   return settings
 }
@@ -78,10 +84,12 @@ export function httpSettings(values: HttpValues, cwd: string): HttpSettings | un
 /** Starts the front door on a sidecar that is already listening, and says where on stderr. */
 export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: CliIo): Promise<void> {
   let token: string | undefined
+  let folder: StateFolder | undefined
   if (settings.tokenFile !== undefined) {
-    const loaded = await loadHttpToken(settings.tokenFile)
+    const loaded = await loadHttpToken(settings.tokenFile, { create: !settings.tokenNamed })
     token = loaded.token
-    if (loaded.created) io.stderr.write(`hookd: made the HTTP token in ${settings.tokenFile} (mode 0600); 'hookd setup claude-code' puts it in Claude Code's settings\n`)
+    folder = loaded.folder
+    if (loaded.created) io.stderr.write(`hookd: made the HTTP token in ${settings.tokenFile} (mode 0600); 'hookd setup claude-code' points Claude Code at it\n`)
   }
   const url = await sidecar.listenHttp(settings.host, settings.port, {
     // The front door's lines (errors it answered, runs it ended) go to the command's stderr, and so through its log.
@@ -89,7 +97,8 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
     ...(token !== undefined ? { token } : {}),
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
   })
-  if (settings.tokenFile !== undefined) await writeFile(join(dirname(settings.tokenFile), HTTP_URL_FILE), `${url}\n`, { mode: 0o600 })
+  // Recorded for `hookd setup`, in hookd's own state folder only (never beside a token in a folder hookd did not make).
+  if (folder) await folder.write(HTTP_URL_FILE, `${url}\n`)
   io.stderr.write(`hookd: http on ${url}\n`)
 }
 

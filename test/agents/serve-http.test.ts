@@ -25,6 +25,8 @@ describe('hookd serve --http', () => {
       expect((await stat(join(dir, '.hookd'))).mode & 0o777).toBe(0o700)
       expect((await stat(join(dir, '.hookd', 'http-token'))).mode & 0o777).toBe(0o600)
       expect((await readFile(join(dir, '.hookd', 'http-url'), 'utf8')).trim()).toBe(url)
+      // git never shows (or commits) the state folder's token.
+      expect(await readFile(join(dir, '.hookd', '.gitignore'), 'utf8')).toMatch(/^\*$/m)
       const token = (await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()
       expect(token).toMatch(/^hkd_[A-Za-z0-9_-]{43}$/)
       expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'serving' })
@@ -58,7 +60,8 @@ describe('hookd serve --http', () => {
         { cwd: dir },
       )
       expect(readable.code).toBe(1)
-      expect(readable.stderr).toContain(`the HTTP token file ${join(dir, 'token')} can be read by other users (mode 644); run 'chmod 600 ${join(dir, 'token')}'`)
+      expect(readable.stderr).toContain(`${join(dir, 'token')} can be read or changed by other users (mode 0644, hookd makes it 0600), so hookd does not trust it as its own state`)
+      expect(readable.stderr).toContain(`'chmod 600 ${join(dir, 'token')}'`)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
