@@ -18,9 +18,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -29,6 +31,116 @@
 /* An event or an answer over this is refused rather than held: the front door's own limit is lower. */
 #define MAX_BYTES (64u << 20)
 #define MAX_TOKEN 4096
+
+/* SHA-256 (FIPS 180-4) and HMAC (RFC 2104): the proofs of src/sidecar/http/request-proof.ts. The
+ * token never crosses the connection; hookd proves its answer with the same key, so whatever else
+ * listens on the port while hookd is down can neither learn the token nor answer in its place. */
+struct sha256 {
+  uint32_t h[8];
+  uint64_t bytes;
+  unsigned char block[64];
+  size_t used;
+};
+
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
+    0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
+    0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
+    0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+    0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+    0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(struct sha256 *s, const unsigned char *p) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; i++) w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (int i = 16; i < 64; i++) {
+    uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
+  for (int i = 0; i < 64; i++) {
+    uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+    uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d, s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
+}
+
+static void sha256_init(struct sha256 *s) {
+  static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(s->h, h0, sizeof h0);
+  s->bytes = 0;
+  s->used = 0;
+}
+
+static void sha256_update(struct sha256 *s, const void *data, size_t len) {
+  const unsigned char *p = data;
+  s->bytes += len;
+  while (len > 0) {
+    size_t take = 64 - s->used < len ? 64 - s->used : len;
+    memcpy(s->block + s->used, p, take);
+    s->used += take;
+    p += take;
+    len -= take;
+    if (s->used == 64) {
+      sha256_block(s, s->block);
+      s->used = 0;
+    }
+  }
+}
+
+static void sha256_final(struct sha256 *s, unsigned char out[32]) {
+  uint64_t bits = s->bytes * 8;
+  unsigned char pad = 0x80, zero = 0, len[8];
+  sha256_update(s, &pad, 1);
+  while (s->used != 56) sha256_update(s, &zero, 1);
+  for (int i = 0; i < 8; i++) len[i] = (unsigned char)(bits >> (56 - 8 * i));
+  sha256_update(s, len, 8);
+  for (int i = 0; i < 8; i++) out[4 * i] = (unsigned char)(s->h[i] >> 24), out[4 * i + 1] = (unsigned char)(s->h[i] >> 16), out[4 * i + 2] = (unsigned char)(s->h[i] >> 8), out[4 * i + 3] = (unsigned char)s->h[i];
+}
+
+static void hex(const unsigned char *bytes, size_t n, char *out) {
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) out[2 * i] = digits[bytes[i] >> 4], out[2 * i + 1] = digits[bytes[i] & 15];
+  out[2 * n] = '\0';
+}
+
+/* The hex SHA-256 of data. */
+static void sha256_hex(const void *data, size_t len, char out[65]) {
+  struct sha256 s;
+  unsigned char digest[32];
+  sha256_init(&s);
+  sha256_update(&s, data, len);
+  sha256_final(&s, digest);
+  hex(digest, 32, out);
+}
+
+/* HMAC-SHA256 of text under a 32-byte key, as hex. */
+static void hmac_hex(const unsigned char key[32], const char *text, char out[65]) {
+  unsigned char pad[64], inner[32], outer[32];
+  struct sha256 s;
+  for (int i = 0; i < 64; i++) pad[i] = (unsigned char)((i < 32 ? key[i] : 0) ^ 0x36);
+  sha256_init(&s);
+  sha256_update(&s, pad, 64);
+  sha256_update(&s, text, strlen(text));
+  sha256_final(&s, inner);
+  for (int i = 0; i < 64; i++) pad[i] = (unsigned char)((i < 32 ? key[i] : 0) ^ 0x5c);
+  sha256_init(&s);
+  sha256_update(&s, pad, 64);
+  sha256_update(&s, inner, 32);
+  sha256_final(&s, outer);
+  hex(outer, 32, out);
+}
 
 static int fail_open = 0;
 static int consumed = 0;
@@ -291,6 +403,15 @@ int main(int argc, char **argv) {
       close(fd);
       refuse("cannot read the token file %s (not a regular file)", token_file);
     }
+    /* hookd's own rule for its state files: this user's, closed to everyone else. */
+    if (fd >= 0 && info.st_uid != geteuid()) {
+      close(fd);
+      refuse("the token file %s belongs to another user (uid %u); use the token file hookd made for you", token_file, (unsigned)info.st_uid);
+    }
+    if (fd >= 0 && (info.st_mode & 077)) {
+      close(fd);
+      refuse("the token file %s can be read by other users (mode %03o); run 'chmod 600 %s'", token_file, (unsigned)(info.st_mode & 0777), token_file);
+    }
     ssize_t n = fd < 0 ? -1 : read(fd, token, MAX_TOKEN);
     if (fd >= 0) close(fd);
     /* The first line, as bin/hookd-hook's `read` takes it. */
@@ -352,12 +473,33 @@ int main(int argc, char **argv) {
 
   /* HTTP/1.0: the answer is never chunked and ends when hookd closes the connection. The route is as
    * long as the agent's settings make it: the request head is sized to it. */
+  /* The token proves the request without crossing the connection (hookd-hmac, request-proof.ts), and the
+   * answer must prove it came from hookd with the same key. */
+  unsigned char key[32];
+  {
+    struct sha256 k;
+    sha256_init(&k);
+    sha256_update(&k, token, token_len);
+    sha256_final(&k, key);
+    memset(token, 0, sizeof token);
+  }
+  unsigned char nonce_bytes[16];
+  if (getrandom(nonce_bytes, sizeof nonce_bytes, 0) != (ssize_t)sizeof nonce_bytes) refuse("cannot make a nonce (%s)", strerror(errno));
+  char nonce[33], body_hash[65], mac[65];
+  hex(nonce_bytes, sizeof nonce_bytes, nonce);
+  sha256_hex(event.data ? event.data : "", event.len, body_hash);
+  long ts = (long)time(NULL);
+  size_t signed_len = strlen(path) + 256;
+  char *to_sign = malloc(signed_len);
+  if (!to_sign) refuse("out of memory writing the request");
+  snprintf(to_sign, signed_len, "hookd-request/1\n%ld\n%s\nPOST\n%s\n%s", ts, nonce, path, body_hash);
+  hmac_hex(key, to_sign, mac);
   static const char head_format[] =
-      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
-  int head_len = snprintf(NULL, 0, head_format, path, host, token, event.len);
+      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: hookd-hmac ts=%ld,nonce=%s,mac=%s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
+  int head_len = snprintf(NULL, 0, head_format, path, host, ts, nonce, mac, event.len);
   char *head = head_len < 0 ? NULL : malloc((size_t)head_len + 1);
   if (!head) refuse("out of memory writing the request");
-  snprintf(head, (size_t)head_len + 1, head_format, path, host, token, event.len);
+  snprintf(head, (size_t)head_len + 1, head_format, path, host, ts, nonce, mac, event.len);
   const char *parts[2] = {head, event.data ? event.data : ""};
   size_t sizes[2] = {(size_t)head_len, event.len};
   for (int part = 0; part < 2; part++) {
@@ -396,13 +538,34 @@ int main(int argc, char **argv) {
   *body = '\0';
   body += 4;
   size_t body_len = answer.len - (size_t)(body - answer.data);
+  char proof[65] = "";
   for (char *line = strstr(answer.data, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
     if (strncasecmp(line + 2, "content-length:", 15) == 0) {
       unsigned long declared = strtoul(line + 17, NULL, 10);
       if (declared > body_len) refuse("cannot reach hookd at %s (the answer was cut short)", url);
       body_len = declared;
       body[body_len] = '\0';
+    } else if (strncasecmp(line + 2, "x-hookd-proof:", 14) == 0) {
+      const char *v = line + 16;
+      while (*v == ' ' || *v == '\t') v++;
+      size_t n = strspn(v, "0123456789abcdef");
+      if (n == 64) {
+        memcpy(proof, v, 64);
+        proof[64] = '\0';
+      }
     }
+  }
+  /* The answer is hookd's only when it proves it: HMAC(key, "hookd-answer/1\n" nonce "\n" status "\n"
+   * hex(SHA-256(body))). A stranger's 204, {} or allow would otherwise let the call through. */
+  char answer_hash[65], expected[65], answer_text[160];
+  sha256_hex(body, body_len, answer_hash);
+  snprintf(answer_text, sizeof answer_text, "hookd-answer/1\n%s\n%d\n%s", nonce, status, answer_hash);
+  hmac_hex(key, answer_text, expected);
+  unsigned char differ = proof[0] ? 0 : 1;
+  for (int i = 0; i < 64; i++) differ |= (unsigned char)(proof[i] ^ expected[i]);
+  if (differ) {
+    if (status == 401) refuse("hookd at %s refused the token (HTTP 401): check the --token-file this entry names (the sidecar's is .hookd/http-token where it runs)", url);
+    refuse("the answer from %s does not prove it came from hookd (HTTP %d): something other than hookd may be listening on that port", url, status);
   }
   if (status == 200) {
     write_all(1, body, body_len);

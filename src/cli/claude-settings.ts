@@ -1,15 +1,20 @@
 /**
  * hookd's entries in a Claude Code settings file, merged without touching anything else: every other
- * key, event, matcher group and hook keeps its place and value. hookd's own entries are the `http`
- * hooks whose URL path starts with `/claude-code/`; a new setup replaces them all, so running it again
- * (with other hooks, or another port) leaves no stale entry behind.
+ * key, event, matcher group and hook keeps its place and value. hookd's own entries are the `command`
+ * hooks that run hookd's shim (`hookd-hook ... /claude-code/...`) and the `http` hooks whose URL path
+ * starts with `/claude-code/`; a new setup replaces them all, so running it again (with other hooks,
+ * another port, the other transport) leaves no stale entry behind.
  *
- * Claude Code 2.1.328 skips a whole settings file, silently, in `-p` runs when one hook entry in it is
- * invalid (/work/notes/claude-code.md, M7), so the entries written here use only fields measured to
- * work: `type`, `url`, `headers`, `timeout` (seconds) and `onFailure`.
+ * The entries written here use only fields measured to work with Claude Code 2.1.328: `type`,
+ * `command` or `url`, `headers`, `timeout` (seconds) and `onFailure`. Measured there too: Claude Code
+ * drops a whole settings file, silently, when one of its known settings has the wrong type
+ * (`"env": "x"`, `"permissions": "x"`, `"model": 5`), hookd's entries with it, while it keeps the
+ * file's valid hooks when another hook entry is malformed; `warnings` says which.
  */
+import { join } from 'node:path'
 import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
+import { readRegularFile } from '../sidecar/hooks/read-regular-file.js'
 import { issueText } from '../protocol/issue-text.js'
 import type { MappedEvent } from '../agents/claude-code/events.js'
 import { CommandError } from './args.js'
@@ -51,16 +56,44 @@ export function parseSettings(text: string, file: string): Settings {
   return json.value as Settings
 }
 
-/** True for the entries hookd writes (an http hook posting to a /claude-code/ route). */
+/** A command that runs hookd's shim on a Claude Code route. */
+const HOOKD_COMMAND = /(^|[/'"\s])hookd-hook['"]?\s.*\/claude-code\//s
+
+/** True for the entries hookd writes: an http hook posting to a /claude-code/ route, or a command running the shim on one. */
 export function isHookdEntry(entry: unknown): boolean {
   if (entry === null || typeof entry !== 'object') return false
-  const { type, url } = entry as { type?: unknown; url?: unknown }
+  const { type, url, command } = entry as { type?: unknown; url?: unknown; command?: unknown }
+  if (type === 'command') return typeof command === 'string' && HOOKD_COMMAND.test(command)
   if (type !== 'http' || typeof url !== 'string') return false
   try {
     return new URL(url).pathname.startsWith('/claude-code/')
   } catch {
     return false
   }
+}
+
+/** The bearer tokens in hookd's http entries (an older setup's), so that a dry run can mask them. */
+export function hookdSecrets(settings: Settings): string[] {
+  const found: string[] = []
+  const hooks = settings.hooks
+  if (hooks === null || typeof hooks !== 'object' || Array.isArray(hooks)) return found
+  for (const groups of Object.values(hooks as Record<string, unknown>)) {
+    if (!Array.isArray(groups)) continue
+    for (const g of groups) {
+      const entries = g !== null && typeof g === 'object' ? (g as { hooks?: unknown }).hooks : undefined
+      if (!Array.isArray(entries)) continue
+      for (const h of entries) {
+        if (!isHookdEntry(h)) continue
+        const headers = (h as { headers?: unknown }).headers
+        if (headers === null || typeof headers !== 'object') continue
+        for (const value of Object.values(headers as Record<string, unknown>)) {
+          const bearer = typeof value === 'string' ? /^Bearer\s+(\S+)/i.exec(value)?.[1] : undefined
+          if (bearer && !bearer.startsWith('$')) found.push(bearer)
+        }
+      }
+    }
+  }
+  return found
 }
 
 /** `settings` without hookd's entries: groups and event lists left empty by that are removed too. */
@@ -87,18 +120,30 @@ export function withoutHookd(settings: Settings): Settings {
   return out
 }
 
-/** `settings` with hookd's entries for `events` (and no other hookd entry). */
+/** `settings` with hookd's `http` entries for `events` (and no other hookd entry). */
 export function withHookd(settings: Settings, events: readonly MappedEvent[], entry: HookdEntry): Settings {
+  return withEntries(settings, events, (event) => ({
+    type: 'http',
+    url: entry.url,
+    headers: { Authorization: `Bearer ${entry.token}` },
+    timeout: entry.timeoutS,
+    ...(FAIL_CLOSED_EVENTS.has(event) ? { onFailure: 'block' } : {}),
+  }))
+}
+
+/** `settings` with hookd's `command` entries for `events` (and no other hookd entry): `of(event)` gives each one's command and timeout. */
+export function withHookdCommands(settings: Settings, events: readonly MappedEvent[], of: (event: MappedEvent) => { command: string; timeoutS: number }): Settings {
+  return withEntries(settings, events, (event) => {
+    const { command, timeoutS } = of(event)
+    return { type: 'command', command, timeout: timeoutS }
+  })
+}
+
+function withEntries(settings: Settings, events: readonly MappedEvent[], hookOf: (event: MappedEvent) => Record<string, unknown>): Settings {
   const out = withoutHookd(settings)
   const hooks: Record<string, unknown> = { ...((out.hooks as Record<string, unknown> | undefined) ?? {}) }
   for (const event of events) {
-    const hook: Record<string, unknown> = {
-      type: 'http',
-      url: entry.url,
-      headers: { Authorization: `Bearer ${entry.token}` },
-      timeout: entry.timeoutS,
-      ...(FAIL_CLOSED_EVENTS.has(event) ? { onFailure: 'block' } : {}),
-    }
+    const hook = hookOf(event)
     const groupOut = TOOL_EVENTS.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] }
     const existing = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : []
     hooks[event] = [...existing, groupOut]
@@ -106,15 +151,99 @@ export function withHookd(settings: Settings, events: readonly MappedEvent[], en
   return { ...out, hooks }
 }
 
-/** Where settings may switch hookd off, worded for the person running setup. */
-export function warnings(settings: Settings, file: string, url: string): string[] {
+/**
+ * The types of the settings Claude Code knows, as far as a wrong one makes it drop the whole file
+ * (measured with 2.1.328: `env`, `permissions`, `permissions.allow`, `model`, `disableAllHooks`; the
+ * others are the documented types of the same family). Unknown settings are left alone, as Claude Code
+ * leaves them.
+ */
+const strings = z.array(z.string())
+const knownSettings = z.looseObject({
+  env: z.record(z.string(), z.string()).optional(),
+  model: z.string().optional(),
+  permissions: z
+    .looseObject({ allow: strings.optional(), deny: strings.optional(), ask: strings.optional(), additionalDirectories: strings.optional(), defaultMode: z.string().optional() })
+    .optional(),
+  disableAllHooks: z.boolean().optional(),
+  allowedHttpHookUrls: strings.optional(),
+  apiKeyHelper: z.string().optional(),
+  cleanupPeriodDays: z.number().optional(),
+  includeCoAuthoredBy: z.boolean().optional(),
+  outputStyle: z.string().optional(),
+  hooks: z.record(z.string(), z.unknown()).optional(),
+})
+
+export interface WarningContext {
+  transport: 'command' | 'http'
+  /** The user's home: ~/.claude/settings.json may switch every project's hooks off. */
+  home: string | undefined
+  /** The project whose settings are written (undefined for --user). */
+  project: string | undefined
+}
+
+/** Where settings may keep hookd's entries from running, worded for the person running setup. */
+export async function warnings(settings: Settings, file: string, url: string, context: WarningContext): Promise<string[]> {
   const out: string[] = []
-  if (settings.disableAllHooks === true) {
-    out.push(`${file} sets "disableAllHooks": true, which turns off every hook of every settings file, hookd's too`)
+  const checked = knownSettings.safeParse(settings)
+  if (!checked.success) {
+    out.push(`${file}: ${issueText(checked.error)}; Claude Code drops this whole file when a setting has the wrong type, hookd's entries with it: fix it by hand`)
+  }
+  // Every settings file Claude Code reads for this project, the one written included.
+  const others = [
+    ...(context.project ? [join(context.project, '.claude', 'settings.json'), join(context.project, '.claude', 'settings.local.json')] : []),
+    ...(context.home ? [join(context.home, '.claude', 'settings.json')] : []),
+    '/etc/claude-code/managed-settings.json',
+  ]
+  for (const other of [...new Set(others)]) {
+    const read = other === file ? settings : await settingsAt(other)
+    if (read?.disableAllHooks === true) {
+      out.push(`${other} sets "disableAllHooks": true, which turns off every hook of every settings file, hookd's too`)
+    }
   }
   const allowed = settings.allowedHttpHookUrls
-  if (Array.isArray(allowed) && !allowed.some((p) => typeof p === 'string' && globMatches(p, url))) {
+  if (context.transport === 'http' && Array.isArray(allowed) && !allowed.some((p) => typeof p === 'string' && globMatches(p, url))) {
     out.push(`${file} lists "allowedHttpHookUrls" and none matches ${url}: Claude Code will not post to hookd (add "${new URL(url).origin}/*")`)
+  }
+  for (const entry of malformedEntries(settings)) out.push(`${file}: ${entry}; Claude Code runs nothing for it (hookd's entries still run)`)
+  return out
+}
+
+/**
+ * The settings in `file`, or undefined when it is missing, not a regular file or not JSON (it is not
+ * setup's to judge); read without waiting on a FIFO a repository may have put there.
+ */
+async function settingsAt(file: string): Promise<Settings | undefined> {
+  const read = await readRegularFile(file, 4 * 1024 * 1024, true)
+  if (!read.ok) return undefined
+  const json = parseJson(read.text, file, { maxBytes: 4 * 1024 * 1024, maxDepth: 32 })
+  return json.ok && json.value !== null && typeof json.value === 'object' && !Array.isArray(json.value) ? (json.value as Settings) : undefined
+}
+
+/** Hook entries that name no command or URL, or a type Claude Code does not have. */
+function malformedEntries(settings: Settings): string[] {
+  const out: string[] = []
+  const hooks = settings.hooks
+  if (hooks === null || typeof hooks !== 'object' || Array.isArray(hooks)) return out
+  for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
+    if (!Array.isArray(groups)) {
+      out.push(`hooks.${event} is not a list of matcher groups`)
+      continue
+    }
+    for (const [i, g] of groups.entries()) {
+      const entries = g !== null && typeof g === 'object' ? (g as { hooks?: unknown }).hooks : undefined
+      if (!Array.isArray(entries)) {
+        out.push(`hooks.${event}[${i}] has no "hooks" list`)
+        continue
+      }
+      for (const [j, h] of entries.entries()) {
+        const { type, command, url, prompt } = (h ?? {}) as { type?: unknown; command?: unknown; url?: unknown; prompt?: unknown }
+        const where = `hooks.${event}[${i}].hooks[${j}]`
+        if (type === 'command' && typeof command !== 'string') out.push(`${where} is a command hook with no "command"`)
+        else if (type === 'http' && typeof url !== 'string') out.push(`${where} is an http hook with no "url"`)
+        else if ((type === 'prompt' || type === 'agent') && typeof prompt !== 'string') out.push(`${where} is a ${type} hook with no "prompt"`)
+        else if (type !== 'command' && type !== 'http' && type !== 'prompt' && type !== 'agent') out.push(`${where} has the type ${JSON.stringify(type) ?? 'undefined'}, which Claude Code does not know`)
+      }
+    }
   }
   return out
 }

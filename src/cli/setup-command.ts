@@ -9,34 +9,19 @@
  * Codex also needs its hooks trusted: setup records them in $CODEX_HOME/config.toml
  * (setup-codex-trust.ts).
  */
-import { createHash } from 'node:crypto'
-import { accessSync, constants } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
 import { type CommandAgent, DIALECTS } from '../agents/dialects.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { withTrust } from './setup-codex-trust.js'
-import { SETUP_FLAGS, type FileChange, type TokenFlags, applyChanges, askEvents, frontDoorUrl, gitIgnores, givenToken, readText, routeOf, tokenFileOf } from './setup-shared.js'
+import { type FileChange, applyChanges, readConfig } from './setup-files.js'
+import { SETUP_FLAGS, askEvents, frontDoorUrl, gitIgnores, routeOf, tokenFileFor } from './setup-shared.js'
 import { type Config, type HookShape, type Placement, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
+import { shimCommand, shimPath } from './shim-command.js'
+
+export { NATIVE_SHIM, SCRIPT_SHIM, shellQuote, shimPath } from './shim-command.js'
 
 export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'copilot', 'cursor'] as const
-
-const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-/** The shim as a script (sh, then bash or curl): works wherever sh does. */
-export const SCRIPT_SHIM = join(PACKAGE, 'bin', 'hookd-hook')
-/** The shim compiled at install (scripts/build-shim.sh): the same answers, a process start cheaper. */
-export const NATIVE_SHIM = join(PACKAGE, 'build', 'hookd-hook')
-
-/** The shim setup writes: the compiled one when the install built it, else the script. */
-export function shimPath(): string {
-  try {
-    accessSync(NATIVE_SHIM, constants.X_OK)
-    return NATIVE_SHIM
-  } catch {
-    return SCRIPT_SHIM
-  }
-}
 
 interface AgentFiles {
   /** The user's hooks file (under $HOME, or the agent's own home variable). */
@@ -125,11 +110,6 @@ cannot be reached, the shim refuses the call.
   --timeout S           seconds the shim waits for hookd before refusing (default: 30); the agent's
                         own timeout is S + 5, since every agent lets the call through on its timeout`
 
-/** A word shell-quoted for the agents' shells (sh, bash): single quotes, with ' spelled '\''. */
-export function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`
-}
-
 export async function setupCommandAgent(agent: CommandAgent, argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(COMMAND_SETUP_HELP, {
     args: argv,
@@ -144,13 +124,16 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
   const dialect = DIALECTS[agent]
   const home = io.env.HOME
   if (values.dir === undefined && !home) throw new UsageError(`the user's ${dialect.title} hooks file is under $HOME, which is not set; set it, or pass --dir DIR`)
-  const file = values.dir !== undefined ? spec.project(resolve(io.cwd, values.dir)) : spec.user(io.env, home as string)
-  const before = await readText(file)
+  const project = values.dir !== undefined ? resolve(io.cwd, values.dir) : undefined
+  const file = project !== undefined ? spec.project(project) : spec.user(io.env, home as string)
+  // No part of the path below the project (or the user's home, or $CODEX_HOME) may be a link.
+  const base = project ?? (agent === 'codex' && io.env.CODEX_HOME ? io.env.CODEX_HOME : (home as string))
+  const before = await readConfig(file, base)
   const current = parseConfig(before, file)
   const changes: FileChange[] = []
   const summary: string[] = []
   let placements: Placement[] = []
-  let mask: string | undefined
+  const masks: string[] = []
   let next: Config
   let moved: string[]
   if (values.remove) {
@@ -160,16 +143,14 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
     const route = routeOf(values.hooks, values.profile, dialect.title)
     const base = await frontDoorUrl(values.url, io.cwd)
     const timeoutS = positiveInt('timeout', values.timeout) ?? 30
-    const token = await tokenFile(values, io, changes)
-    mask = token.secret
+    const token = await tokenFileFor(values, io, changes)
+    masks.push(token.value)
     const url = `${base}/${agent}/${route}`
     const events = values.events !== undefined ? eventList(list(values.events).join(','), agent) : known(await askEvents(url, token.value, dialect.title, io), agent)
     const shim = shimPath()
     placements = events.map((event) => {
       const eventUrl = agent === 'copilot' ? `${url}?event=${event}` : url
-      const command = [shim, ...(spec.failOpen.includes(event) ? ['--fail-open'] : []), '--token-file', token.file, '--timeout', String(timeoutS), eventUrl]
-        .map(shellQuote)
-        .join(' ')
+      const command = shimCommand({ shim, url: eventUrl, tokenFile: token.file, timeoutS, failOpen: spec.failOpen.includes(event) })
       const tool = dialect.eventsForPoints(new Set(['beforeToolExecute', 'afterToolExecute'])).includes(event)
       return { event, entry: spec.entry(command, timeoutS + 5), ...(tool && spec.toolMatcher !== undefined ? { matcher: spec.toolMatcher } : {}) }
     })
@@ -185,8 +166,8 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
     if (!placements.length) summary.push(`no events: none of these hooks serves a point ${dialect.title} can reach`)
   }
   if (values.remove && agent === 'codex') await codexTrust(io, home, file, [], changes, summary)
-  changes.unshift({ file, before, after: `${JSON.stringify(next, null, 2)}\n` })
-  const written = await applyChanges(changes, io, { dryRun: values['dry-run'], mask })
+  changes.unshift({ file, base, before, after: `${JSON.stringify(next, null, 2)}\n` })
+  const written = await applyChanges(changes, io, { dryRun: values['dry-run'], masks })
   if (agent === 'codex' && moved.length) {
     io.stderr.write(`hookd setup: warning: other hooks of ${moved.join(', ')} in ${file} moved; Codex trusts hooks by their place, so review them in Codex (/hooks) or they are skipped\n`)
   }
@@ -199,32 +180,13 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
   return 0
 }
 
-/**
- * The token's file the entries name: the sidecar's (--token-file, or .hookd/http-token), or for a
- * token given as such (a tenant's), a file setup keeps it in under ~/.config/hookd/tokens/.
- */
-async function tokenFile(values: TokenFlags, io: CliIo, changes: FileChange[]): Promise<{ file: string; value: string; secret?: string }> {
-  const given = givenToken(values, io)
-  if (given) {
-    if (!io.env.HOME) throw new UsageError('a --token is kept in ~/.config/hookd/tokens/, and $HOME is not set; write it to a file (chmod 600) and pass --token-file FILE')
-    const file = join(io.env.HOME, '.config', 'hookd', 'tokens', createHash('sha256').update(given).digest('hex').slice(0, 16))
-    changes.push({ file, before: await readText(file), after: `${given}\n`, secret: true })
-    return { file, value: given, secret: given }
-  }
-  const file = tokenFileOf(values, io)
-  const value = (await readText(file)).trim()
-  if (!value) {
-    throw new UsageError(`no token: ${file} is missing or empty. Run setup where 'hookd serve --http' runs (it makes the token there), or pass --token-file FILE, or --token TOKEN for a tenant`)
-  }
-  return { file, value }
-}
-
 async function codexTrust(io: CliIo, home: string | undefined, hooksFile: string, trusted: Parameters<typeof withTrust>[2], changes: FileChange[], summary: string[]): Promise<void> {
   const config = join(io.env.CODEX_HOME || join(home ?? '', '.codex'), 'config.toml')
   if (!io.env.CODEX_HOME && !home) return
-  const before = await readText(config)
+  const base = io.env.CODEX_HOME || (home as string)
+  const before = await readConfig(config, base)
   const { text, dropped } = withTrust(before, hooksFile, trusted)
-  changes.push({ file: config, before, after: text })
+  changes.push({ file: config, base, before, after: text })
   if (trusted.length) summary.push(`${trusted.length} hook${trusted.length > 1 ? 's' : ''} recorded as trusted in ${config}`)
   for (const key of dropped) summary.push(`stale trust for ${key} taken out of ${config}`)
 }

@@ -3,15 +3,18 @@
  * route's hooks need, and write the agent's files with a backup (or show the change with --dry-run).
  */
 import { execFile } from 'node:child_process'
-import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { createHash } from 'node:crypto'
+import { isIP } from 'node:net'
+import { basename, dirname, join, resolve } from 'node:path'
 import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
+import { HookdError } from '../protocol/status.js'
 import { DEFAULT_HTTP_TOKEN_FILE } from '../sidecar/http/http-token.js'
+import { PROJECT_STATE_DIR, StateFolder, readStateFile } from '../sidecar/state/state-folder.js'
 import { CommandError, UsageError, list } from './args.js'
 import type { CliIo } from './io.js'
 import { HTTP_URL_FILE } from './serve-http.js'
-import { lineDiff } from './text-diff.js'
+import { type FileChange, readConfig } from './setup-files.js'
 
 /** The route's text after the agent: `a,b` for --hooks, `profile/NAME` for --profile. */
 export function routeOf(hooks: readonly string[] | undefined, profile: string | undefined, agent: string): string {
@@ -22,24 +25,58 @@ export function routeOf(hooks: readonly string[] | undefined, profile: string | 
   return names.join(',')
 }
 
-/** The front door's origin: --url, or what `hookd serve --http` recorded in .hookd/http-url. */
+/**
+ * The front door's origin: --url, or what `hookd serve --http` recorded in `.hookd/http-url`, read only
+ * from a state folder hookd made (state-folder.ts) and only when it names a loopback address: a
+ * repository can commit a `.hookd/` whose URL would receive the token.
+ */
 export async function frontDoorUrl(flag: string | undefined, cwd: string): Promise<string> {
   let text = flag
+  let recordedIn: string | undefined
   if (text === undefined) {
-    const recorded = await readText(join(cwd, '.hookd', HTTP_URL_FILE))
-    if (!recorded) {
-      throw new UsageError(`pass --url http://HOST:PORT (the 'hookd: http on ...' line of 'hookd serve --http'), or run setup where hookd serve runs (it records the URL in .hookd/${HTTP_URL_FILE})`)
+    const folder = await stateFolder(cwd)
+    const recorded = folder && (await readState(folder, HTTP_URL_FILE))
+    if (!folder || !recorded) {
+      throw new UsageError(`pass --url http://HOST:PORT (the 'hookd: http on ...' line of 'hookd serve --http'), or run setup where hookd serve runs (it records the URL in ${PROJECT_STATE_DIR}/${HTTP_URL_FILE})`)
     }
     text = recorded.trim()
+    recordedIn = folder.file(HTTP_URL_FILE)
   }
   let url: URL
   try {
     url = new URL(text)
   } catch {
-    throw new UsageError(`--url '${text}' is not a URL; write http://HOST:PORT`)
+    throw new UsageError(`${recordedIn ? `${recordedIn} holds` : '--url'} '${text}', which is not a URL; write http://HOST:PORT`)
   }
-  if (url.protocol !== 'http:' || url.pathname !== '/' || url.search) throw new UsageError(`--url '${text}': write the front door's address alone, http://HOST:PORT`)
+  if (url.protocol !== 'http:' || url.pathname !== '/' || url.search) throw new UsageError(`${recordedIn ? `${recordedIn} holds` : '--url'} '${text}': write the front door's address alone, http://HOST:PORT`)
+  if (recordedIn && !isLoopback(url.hostname)) {
+    throw new UsageError(`${recordedIn} names ${url.origin}, which is not a loopback address; hookd serve records only where it listens on this machine, so this file is not its own. To use a front door elsewhere, pass --url`)
+  }
   return url.origin
+}
+
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '')
+  if (bare === 'localhost') return true
+  if (isIP(bare) === 4) return bare.startsWith('127.')
+  return bare === '::1'
+}
+
+/** The project's state folder where setup runs, when there is one that passes the rule. */
+async function stateFolder(cwd: string): Promise<StateFolder | undefined> {
+  try {
+    return await StateFolder.open(join(cwd, PROJECT_STATE_DIR), { create: false })
+  } catch (err) {
+    throw new CommandError(HookdError.from(err).message)
+  }
+}
+
+async function readState(folder: StateFolder, name: string): Promise<string | undefined> {
+  try {
+    return await folder.read(name)
+  } catch (err) {
+    throw new CommandError(HookdError.from(err).message)
+  }
 }
 
 export interface TokenFlags {
@@ -57,16 +94,48 @@ export function tokenFileOf(values: TokenFlags, io: CliIo): string {
   return resolve(io.cwd, values['token-file'] ?? DEFAULT_HTTP_TOKEN_FILE)
 }
 
-/** The token: given, or read from the token file; a UsageError saying where to find one otherwise. */
+/**
+ * The token: given, or read from the token file, which must pass the state files' rule (a regular
+ * file of this user's, closed to others, not a link); a UsageError saying where to find one otherwise.
+ */
 export async function tokenOf(values: TokenFlags, io: CliIo): Promise<string> {
   const given = givenToken(values, io)
   if (given) return given
-  const file = tokenFileOf(values, io)
-  const text = (await readText(file)).trim()
-  if (!text) {
+  return readTokenFile(tokenFileOf(values, io))
+}
+
+/** The token in `file` (state files' rule); a UsageError when there is none, a CommandError when it cannot be trusted. */
+export async function readTokenFile(file: string): Promise<string> {
+  let text: string | undefined
+  try {
+    if (basename(dirname(file)) === PROJECT_STATE_DIR) await StateFolder.open(dirname(file), { create: false })
+    text = await readStateFile(file, 4096)
+  } catch (err) {
+    throw new CommandError(HookdError.from(err).message)
+  }
+  const token = (text ?? '').trim()
+  if (!token) {
     throw new UsageError(`no token: ${file} is missing or empty. Run setup where 'hookd serve --http' runs (it makes the token there), or pass --token-file FILE, or --token TOKEN for a tenant`)
   }
-  return text
+  return token
+}
+
+/**
+ * The token's file the entries name: the sidecar's (--token-file, or .hookd/http-token), or for a
+ * token given as such (a tenant's), a file setup keeps it in under ~/.config/hookd/tokens/ (0600),
+ * added to `changes`.
+ */
+export async function tokenFileFor(values: TokenFlags, io: CliIo, changes: FileChange[]): Promise<{ file: string; value: string }> {
+  const given = givenToken(values, io)
+  if (given) {
+    const home = io.env.HOME
+    if (!home) throw new UsageError('a --token is kept in ~/.config/hookd/tokens/, and $HOME is not set; write it to a file (chmod 600) and pass --token-file FILE')
+    const file = join(home, '.config', 'hookd', 'tokens', createHash('sha256').update(given).digest('hex').slice(0, 16))
+    changes.push({ file, base: home, before: await readConfig(file, home), after: `${given}\n`, secret: true })
+    return { file, value: given }
+  }
+  const file = tokenFileOf(values, io)
+  return { file, value: await readTokenFile(file) }
 }
 
 const describeAnswer = z.object({
@@ -97,62 +166,19 @@ export async function askEvents(url: string, token: string, agent: string, io: C
   return parsed.data.events
 }
 
-/** A file's text, or '' when there is none. */
-export async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return ''
-    throw new CommandError(`cannot read ${file}: ${(err as Error).message}`)
-  }
-}
-
-/** One file setup changes: its text before and after. */
-export interface FileChange {
-  file: string
-  before: string
-  after: string
-  /** 0600 for files that hold a token; the mode the file has, or 0644, otherwise. */
-  secret?: boolean
-}
-
 /**
- * Shows the changes (--dry-run, with `mask` replaced by `<token>`), or writes them: each changed file
- * backed up first as FILE.<time>.bak. Returns the files written.
+ * git's options that keep a repository's own config from running anything: a checkout's `.git/config`
+ * (or a bare repository planted in the folder) can name commands that git runs on its own, such as
+ * `core.fsmonitor` on any command that reads the index.
  */
-export async function applyChanges(changes: readonly FileChange[], io: CliIo, options: { dryRun: boolean; mask?: string | undefined }): Promise<string[]> {
-  if (options.dryRun) {
-    const shown = (text: string): string => (options.mask ? text.split(options.mask).join('<token>') : text)
-    for (const c of changes) io.stdout.write(`hookd setup: would write ${c.file}:\n${c.before === c.after ? '  (no change)' : lineDiff(shown(c.before), shown(c.after))}\n`)
-    return []
-  }
-  const written: string[] = []
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')
-  for (const c of changes) {
-    if (c.before === c.after) {
-      io.stdout.write(`hookd setup: ${c.file} already says this; nothing changed\n`)
-      continue
-    }
-    const backup = c.before === '' ? undefined : `${c.file}.${stamp}.bak`
-    if (backup) {
-      await copyFile(c.file, backup)
-      await chmod(backup, 0o600)
-    }
-    await mkdir(dirname(c.file), { recursive: true })
-    await writeFile(c.file, c.after, { mode: c.secret ? 0o600 : 0o644 })
-    if (c.secret) await chmod(c.file, 0o600)
-    io.stdout.write(`hookd setup: wrote ${c.file}${backup ? ` (the old one is ${backup})` : ''}\n`)
-    written.push(c.file)
-  }
-  return written
-}
+export const SAFE_GIT = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'safe.bareRepository=explicit', '--no-optional-locks']
 
 /** Whether git ignores `file`; undefined when it is not in a git work tree (or git is missing). */
 export function gitIgnores(file: string): Promise<boolean | undefined> {
   return new Promise((resolveIgnored) => {
-    execFile('git', ['-C', dirname(file), 'rev-parse', '--is-inside-work-tree'], { timeout: 5000 }, (err) => {
+    execFile('git', [...SAFE_GIT, '-C', dirname(file), 'rev-parse', '--is-inside-work-tree'], { timeout: 5000 }, (err) => {
       if (err) return resolveIgnored(undefined)
-      execFile('git', ['-C', dirname(file), 'check-ignore', '-q', file], { timeout: 5000 }, (e) => {
+      execFile('git', [...SAFE_GIT, '-C', dirname(file), 'check-ignore', '-q', file], { timeout: 5000 }, (e) => {
         resolveIgnored(e ? ((e as { code?: unknown }).code === 1 ? false : undefined) : true)
       })
     })

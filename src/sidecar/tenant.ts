@@ -56,6 +56,12 @@ export interface Tenancy {
    * (UNAUTHENTICATED) saying what was wrong.
    */
   identify(authorization: ReadonlyArray<string | Buffer>): Tenant
+  /**
+   * The tenant whose token's SHA-256 makes `matches` true (the front door's hookd-hmac requests, which
+   * prove a token without sending it: request-proof.ts), and that digest; undefined when none does or the
+   * tenancy holds no tokens. Every tenant is tried, whatever matched first.
+   */
+  identifyByDigest?(matches: (digest: Buffer) => boolean): { tenant: Tenant; digest: Buffer } | undefined
   /** Stops watching (hooks and tenants file), closes the tenants' runners and the audit log. */
   close(): Promise<void>
 }

@@ -27,10 +27,9 @@ import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
 import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
-import { bearerToken } from '../tenancy/tenant-token.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
-import { readBody, sendError, sendJson } from './http-exchange.js'
-import { sameToken } from './http-token.js'
+import { type Credentials, DoorAuth } from './door-auth.js'
+import { type Prove, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
 import { SidecarRun } from './sidecar-run.js'
 
 export interface FrontDoorOptions {
@@ -67,6 +66,9 @@ export class FrontDoor {
    * only (no file-system checks, no ctx.file).
    */
   private readonly local: boolean
+  private readonly auth: DoorAuth
+  /** Each request's verified credentials, for the proof its answer carries (errors included). */
+  private readonly credentials = new WeakMap<IncomingMessage, Credentials>()
   private closing = false
 
   private constructor(
@@ -76,6 +78,7 @@ export class FrontDoor {
     this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes
     this.local = options.token !== undefined
+    this.auth = new DoorAuth(options.tenancy, options.token)
   }
 
   /** Listens on host:port (port 0 picks one). */
@@ -121,10 +124,18 @@ export class FrontDoor {
       return
     }
     if (this.closing) throw new HookdError('unavailable', 'hookd is shutting down')
-    const tenant = this.authenticate(req.headers.authorization)
+    const presented = this.auth.identify(req.headers.authorization)
+    const target = req.url ?? '/'
     const route = parseAgentRoute(path)
-    if (!route) throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_PREFIXES.join(', ')} (see docs/agents.md)`)
-    if (req.method === 'GET') return sendJson(res, 200, await this.describe(tenant, route))
+    if (!route) {
+      if (presented.hmac) this.credentials.set(req, this.auth.verify(presented, req.method ?? '', target, Buffer.alloc(0)))
+      throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_PREFIXES.join(', ')} (see docs/agents.md)`)
+    }
+    if (req.method === 'GET') {
+      const credentials = this.auth.verify(presented, 'GET', target, Buffer.alloc(0))
+      this.credentials.set(req, credentials)
+      return sendJson(res, 200, await this.describe(credentials.tenant, route), {}, this.prover(req))
+    }
     if (req.method !== 'POST') {
       sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
       return
@@ -135,20 +146,24 @@ export class FrontDoor {
     } catch (err) {
       return this.fail(req, res, HookdError.from(err), true)
     }
+    const credentials = this.auth.verify(presented, 'POST', target, body)
+    this.credentials.set(req, credentials)
+    const prove = this.prover(req)
     const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
     if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
-    const door = this.door(tenant)
+    const door = this.door(credentials.tenant)
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
-    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel))
+    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel), {}, prove)
     const event = new URLSearchParams(query).get('event') ?? undefined
     const answer = await door.commands[route.agent].handle(json.value, channel, event)
-    if (answer === undefined) {
-      res.writeHead(204)
-      res.end()
-      return
-    }
-    sendJson(res, 200, answer)
+    if (answer === undefined) return sendEmpty(res, 204, prove)
+    sendJson(res, 200, answer, {}, prove)
+  }
+
+  /** The proof of answers to `req`, once its credentials are verified (hookd-hmac requests only). */
+  private prover(req: IncomingMessage): Prove {
+    return (status, body) => this.auth.prove(this.credentials.get(req), status, body)
   }
 
   /**
@@ -157,18 +172,7 @@ export class FrontDoor {
    */
   fail(req: IncomingMessage, res: ServerResponse, err: HookdError, tooLarge = false): void {
     this.report(`http: ${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
-    sendError(res, err, tooLarge)
-  }
-
-  /** The tenant the request's token names; a HookdError (401) saying what to send otherwise. */
-  private authenticate(header: string | undefined): Tenant {
-    const values = header === undefined ? [] : [header]
-    if (this.options.token === undefined) return this.options.tenancy.identify(values)
-    const bearer = bearerToken(values)
-    const how = "send 'authorization: Bearer <token>' with the token in the sidecar's HTTP token file (.hookd/http-token by default; 'hookd setup' puts it in the agent's settings)"
-    if (!bearer.ok) throw new HookdError('unauthenticated', `${bearer.why.replace('metadata', 'header')}; ${how}`)
-    if (!sameToken(bearer.token, this.options.token)) throw new HookdError('unauthenticated', `the bearer token is not this sidecar's HTTP token; ${how}`)
-    return this.options.tenancy.identify([])
+    sendError(res, err, tooLarge, this.prover(req))
   }
 
   /** The runs and adapter of a tenant, made on its first request. */

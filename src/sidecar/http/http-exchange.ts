@@ -48,15 +48,25 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   })
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** Headers that prove an answer (door-auth.ts), made from its status and exact body. */
+export type Prove = (status: number, body: string) => Record<string, string>
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, prove?: Prove): void {
   if (res.headersSent) return
   const text = JSON.stringify(body)
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers })
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers, ...prove?.(status, text) })
   res.end(text)
 }
 
+/** An answer with no body (no opinion), proved like any other. */
+export function sendEmpty(res: ServerResponse, status: number, prove?: Prove): void {
+  if (res.headersSent) return
+  res.writeHead(status, { ...prove?.(status, '') })
+  res.end()
+}
+
 /** An error answer: the status for its code, and `{error}` saying what was wrong and what to do. */
-export function sendError(res: ServerResponse, err: HookdError, tooLarge = false): void {
+export function sendError(res: ServerResponse, err: HookdError, tooLarge = false, prove?: Prove): void {
   const status = tooLarge ? 413 : httpStatus(err)
-  sendJson(res, status, { error: err.message }, status === 401 ? { 'www-authenticate': 'Bearer' } : {})
+  sendJson(res, status, { error: err.message }, status === 401 ? { 'www-authenticate': 'Bearer' } : {}, prove)
 }

@@ -146,6 +146,14 @@ export class Tenants implements Tenancy {
     return tenant
   }
 
+  identifyByDigest(matches: (digest: Buffer) => boolean): { tenant: Tenant; digest: Buffer } | undefined {
+    let found: { tenant: Tenant; digest: Buffer } | undefined
+    for (const tenant of this.tenants) {
+      if (matches(tenant.hash) && !found) found = { tenant, digest: tenant.hash }
+    }
+    return found
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
