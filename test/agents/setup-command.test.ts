@@ -30,7 +30,7 @@ beforeAll(async () => {
   await writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o600 })
   sidecar = await Sidecar.create({ hooks: EXAMPLE_HOOKS, workers: 1, watch: false })
   url = await sidecar.listenHttp('127.0.0.1', 0, { token: TOKEN, report: () => {} })
-  await writeFile(join(state, '.hookd', 'http-url'), `${url}\n`)
+  await writeFile(join(state, '.hookd', 'http-url'), `${url}\n`, { mode: 0o600 })
 }, 60_000)
 
 afterAll(async () => {
@@ -83,8 +83,14 @@ describe('hookd setup codex', () => {
     )
     expect(ran.stdout).toContain(`  4 hooks recorded as trusted in ${join(codexHome, 'config.toml')}`)
     expect(ran.stdout).toContain(`  PreToolUse           -> ${route}`)
-    const backups = (await readdir(codexHome)).filter((f) => f.endsWith('.bak')).sort()
+    // The old files are kept in the user's state folder, 0600, none beside them.
+    expect((await readdir(codexHome)).filter((f) => f.endsWith('.bak'))).toEqual([])
+    const backups = [...ran.stdout.matchAll(/\(the old one is (\S+)\)/g)].map((m) => m[1] as string)
     expect(backups).toHaveLength(2)
+    for (const backup of backups) {
+      expect(backup.startsWith(join(process.env.HOOKD_STATE_DIR as string, 'backups'))).toBe(true)
+      expect((await stat(backup)).mode & 0o777).toBe(0o600)
+    }
     for (const file of ['hooks.json', 'config.toml']) expect(await readFile(join(codexHome, file), 'utf8')).not.toContain(TOKEN)
 
     const again = await runInProcess(['setup', 'codex', '--hooks', 'guard'], { cwd: state, env: { HOME: home, CODEX_HOME: codexHome } })

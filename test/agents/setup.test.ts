@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shimPath } from '../../src/cli/shim-command.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { runInProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
@@ -24,7 +25,7 @@ beforeAll(async () => {
   await writeFile(join(state, '.hookd', 'http-token'), `${TOKEN}\n`, { mode: 0o600 })
   sidecar = await Sidecar.create({ hooks: EXAMPLE_HOOKS, workers: 1, watch: false })
   url = await sidecar.listenHttp('127.0.0.1', 0, { token: TOKEN, report: () => {} })
-  await writeFile(join(state, '.hookd', 'http-url'), `${url}\n`)
+  await writeFile(join(state, '.hookd', 'http-url'), `${url}\n`, { mode: 0o600 })
 }, 60_000)
 
 afterAll(async () => {
@@ -43,7 +44,15 @@ async function project(local?: unknown): Promise<string> {
 
 const settingsOf = async (dir: string): Promise<Record<string, unknown>> => JSON.parse(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')) as Record<string, unknown>
 
-const entry = (route: string, failClosed: boolean): Record<string, unknown> => ({
+/** hookd's entry for one event: the shim, proving itself with the sidecar's token file (failing open at the end events). */
+const entry = (route: string, failClosed: boolean, origin = url): Record<string, unknown> => ({
+  type: 'command',
+  command: `${shimPath()}${failClosed ? '' : ' --fail-open'} --token-file ${join(state, '.hookd', 'http-token')} --timeout 30 ${origin}/claude-code/${route}`,
+  timeout: 35,
+})
+
+/** The same with --transport http: Claude Code's own http entry, the token in its header. */
+const httpEntry = (route: string, failClosed: boolean): Record<string, unknown> => ({
   type: 'http',
   url: `${url}/claude-code/${route}`,
   headers: { Authorization: `Bearer ${TOKEN}` },
@@ -74,9 +83,27 @@ describe('hookd setup claude-code', () => {
       },
     })
     expect((await stat(join(dir, '.claude', 'settings.local.json'))).mode & 0o777).toBe(0o600)
-    const backups = (await readdir(join(dir, '.claude'))).filter((f) => f.endsWith('.bak'))
-    expect(backups).toHaveLength(1)
-    expect(JSON.parse(await readFile(join(dir, '.claude', backups[0] as string), 'utf8'))).toEqual(old)
+    // No secret in the settings, and the backup lives in the user's state folder, not in the project.
+    expect(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')).not.toContain(TOKEN)
+    expect((await readdir(join(dir, '.claude'))).filter((f) => f.endsWith('.bak'))).toEqual([])
+    const backup = /\(the old one is (\S+)\)/.exec(ran.stdout)?.[1] as string
+    expect(backup.startsWith(join(process.env.HOOKD_STATE_DIR as string, 'backups'))).toBe(true)
+    expect((await stat(backup)).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(await readFile(backup, 'utf8'))).toEqual(old)
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("--transport http writes Claude Code's own http entries, with the token, failing closed", async () => {
+    const dir = await project()
+    const ran = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'guard', '--transport', 'http', '--events', 'PreToolUse'], { cwd: state })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(await settingsOf(dir)).toEqual({ hooks: { PreToolUse: [{ matcher: '*', hooks: [httpEntry('guard', true)] }] } })
+    // Run again with the command transport: the http entries go, the command entries come.
+    expect((await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'guard', '--events', 'PreToolUse'], { cwd: state })).code).toBe(0)
+    expect(await settingsOf(dir)).toEqual({ hooks: { PreToolUse: [{ matcher: '*', hooks: [entry('guard', true)] }] } })
+    const bad = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'guard', '--transport', 'carrier-pigeon'], { cwd: state })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("--transport takes command or http, not 'carrier-pigeon'")
     await rm(dir, { recursive: true, force: true })
   })
 
@@ -93,15 +120,24 @@ describe('hookd setup claude-code', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('--dry-run shows the change, without the token, and writes nothing', async () => {
+  it('--dry-run shows the change, without the token, and writes nothing; --remove --dry-run masks an old setup\'s token too', async () => {
     const dir = await project()
-    const ran = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'https-only', '--dry-run'], { cwd: state })
+    const ran = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'https-only', '--dry-run', '--transport', 'http'], { cwd: state })
     expect(ran.code).toBe(0)
     expect(ran.stdout).toContain(`would write ${join(dir, '.claude', 'settings.local.json')}`)
     expect(ran.stdout).toContain('+               "Authorization": "Bearer <token>"')
     expect(ran.stdout).not.toContain(TOKEN)
     await expect(stat(join(dir, '.claude'))).rejects.toThrow()
+    // A file an older setup wrote, its token in the header, and one from another sidecar's token.
+    const other = 'hkd_another-sidecars-token-0123456789abcdefghijk'
+    const old = await project({ hooks: { PreToolUse: [{ matcher: '*', hooks: [httpEntry('guard', true), { ...httpEntry('audit', true), headers: { Authorization: `Bearer ${other}` } }] }] } })
+    const remove = await runInProcess(['setup', 'claude-code', '--dir', old, '--remove', '--dry-run'], { cwd: state })
+    expect(remove.code).toBe(0)
+    expect(remove.stdout).toContain('"Authorization":"Bearer <token>"')
+    expect(remove.stdout).not.toContain(TOKEN)
+    expect(remove.stdout).not.toContain(other)
     await rm(dir, { recursive: true, force: true })
+    await rm(old, { recursive: true, force: true })
   })
 
   it('--hooks given twice runs both hooks, in the order given; a one-value flag given twice is refused', async () => {
@@ -124,18 +160,30 @@ describe('hookd setup claude-code', () => {
     expect(ran.code, ran.stderr).toBe(0)
     const user = JSON.parse(await readFile(join(home, '.claude', 'settings.json'), 'utf8')) as Record<string, unknown>
     expect(user).toEqual({
-      hooks: { PreToolUse: [{ matcher: '*', hooks: [{ ...entry('profile/strict', true), url: 'http://127.0.0.1:9/claude-code/profile/strict' }] }] },
+      hooks: { PreToolUse: [{ matcher: '*', hooks: [entry('profile/strict', true, 'http://127.0.0.1:9')] }] },
     })
     await rm(home, { recursive: true, force: true })
   })
 
   it('warns when other settings would keep the hooks from running', async () => {
     const dir = await project({ disableAllHooks: true, allowedHttpHookUrls: ['https://corp.example/*'] })
-    const ran = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'https-only'], { cwd: state })
+    const ran = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'https-only', '--transport', 'http'], { cwd: state })
     expect(ran.code).toBe(0)
     expect(ran.stderr).toContain('sets "disableAllHooks": true, which turns off every hook of every settings file')
     expect(ran.stderr).toContain(`lists "allowedHttpHookUrls" and none matches ${url}/claude-code/https-only: Claude Code will not post to hookd (add "${url}/*")`)
     await rm(dir, { recursive: true, force: true })
+    // The committed settings.json may switch hooks off too; a setting of the wrong type drops the file
+    // written (measured: Claude Code skips a file whose "env" is a string); a malformed entry does nothing.
+    const other = await project({ env: 'PATH=/x', hooks: { Stop: [{ hooks: [{ type: 'command' }] }] } })
+    await writeFile(join(other, '.claude', 'settings.json'), JSON.stringify({ disableAllHooks: true }))
+    const more = await runInProcess(['setup', 'claude-code', '--dir', other, '--hooks', 'https-only'], { cwd: state })
+    expect(more.code).toBe(0)
+    expect(more.stderr).toContain(`hookd setup: warning: ${join(other, '.claude', 'settings.json')} sets "disableAllHooks": true`)
+    expect(more.stderr).toContain(`hookd setup: warning: ${join(other, '.claude', 'settings.local.json')}: env`)
+    expect(more.stderr).toContain("Claude Code drops this whole file when a setting has the wrong type, hookd's entries with it")
+    expect(more.stderr).toContain(`${join(other, '.claude', 'settings.local.json')}: hooks.Stop[0].hooks[0] is a command hook with no "command"; Claude Code runs nothing for it`)
+    expect(more.stderr).not.toContain('allowedHttpHookUrls')
+    await rm(other, { recursive: true, force: true })
   })
 
   it('says what is wrong, and changes nothing, when it cannot do its job', async () => {
@@ -163,7 +211,7 @@ describe('hookd setup claude-code', () => {
     const both = await runInProcess(['setup', 'claude-code', '--dir', fresh, '--hooks', 'guard', '--profile', 'x'], { cwd: state })
     expect(both.code).toBe(2)
     expect(both.stderr).toContain('pass --hooks a,b or --profile NAME (one of them)')
-    const start = await runInProcess(['setup', 'claude-code', '--dir', fresh, '--events', 'SessionStart', '--hooks', 'guard'], { cwd: state })
+    const start = await runInProcess(['setup', 'claude-code', '--dir', fresh, '--events', 'SessionStart', '--hooks', 'guard', '--transport', 'http'], { cwd: state })
     expect(start.stderr).toContain('Claude Code does not send SessionStart to http hooks')
     await expect(stat(join(fresh, '.claude'))).rejects.toThrow()
     await rm(fresh, { recursive: true, force: true })

@@ -50,9 +50,26 @@ function tmpfsTmpdir(): string | undefined {
   }
 }
 
+/**
+ * hookd's per-user state folder (setup's backups, `hookd up`'s sidecar) for the whole run, in a temp
+ * folder of its own, so that no test writes into the real user's ~/.local/state/hookd. Tests that are
+ * about where that folder is pass HOOKD_STATE_DIR or HOME themselves.
+ */
+function stateDir(): string | undefined {
+  if (process.env.HOOKD_STATE_DIR) return undefined
+  const dir = mkdtempSync(join(process.env.TMPDIR ?? '/tmp', 'hookd-suite-state-'))
+  process.env.HOOKD_STATE_DIR = join(dir, 'state')
+  return dir
+}
+
 export default function setup(): () => void {
   const tmp = tmpfsTmpdir()
+  const state = stateDir()
   const teardown = (): void => {
+    if (state) {
+      rmSync(state, { recursive: true, force: true })
+      delete process.env.HOOKD_STATE_DIR
+    }
     if (!tmp) return
     rmSync(tmp, { recursive: true, force: true })
     delete process.env.TMPDIR
