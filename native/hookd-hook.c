@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -148,8 +149,30 @@ static char agent[64] = "";
 
 static void usage(void) {
   fputs("usage: hookd-hook [--fail-open] [--token-file FILE] [--timeout SECONDS] URL\n"
-        "  e.g. hookd-hook --token-file .hookd/http-token http://127.0.0.1:7390/codex/guard < event.json\n",
+        "       hookd-hook [--fail-open] [--project DIR] [--hooks-dir DIR] [--timeout SECONDS] /AGENT/HOOKS\n"
+        "  e.g. hookd-hook --token-file .hookd/http-token http://127.0.0.1:7390/codex/guard < event.json\n"
+        "       hookd-hook --hooks-dir hooks /claude-code/guard < event.json   (the user's hookd: 'hookd up')\n",
         stderr);
+}
+
+/* A header value as the front door reads it: bytes outside a plain set percent-encoded (a path may
+ * hold spaces or UTF-8; a header line may not hold a newline). */
+static void percent_encode(const char *in, char *out, size_t cap) {
+  static const char digits[] = "0123456789ABCDEF";
+  size_t o = 0;
+  for (const unsigned char *c = (const unsigned char *)in; *c && o + 4 < cap; c++) {
+    if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '/' || *c == '.' || *c == '_' || *c == '-' || *c == '~') out[o++] = (char)*c;
+    else out[o++] = '%', out[o++] = digits[*c >> 4], out[o++] = digits[*c & 15];
+  }
+  out[o] = '\0';
+}
+
+/* The agent's own variable naming the project it runs in, where it has one. */
+static const char *project_variable(void) {
+  if (strcmp(agent, "claude-code") == 0) return "CLAUDE_PROJECT_DIR";
+  if (strcmp(agent, "gemini") == 0) return "GEMINI_PROJECT_DIR";
+  if (strcmp(agent, "cursor") == 0) return "CURSOR_PROJECT_DIR";
+  return NULL;
 }
 
 static void write_all(int fd, const char *data, size_t len) {
@@ -280,17 +303,21 @@ int main(int argc, char **argv) {
   if (token_file && !*token_file) token_file = NULL;
   const char *timeout_text = "30";
   const char *url = NULL;
+  const char *project = NULL;
+  const char *hooks_dir = "hooks";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--fail-open") == 0) fail_open = 1;
     else if (strcmp(a, "--fail-closed") == 0) fail_open = 0;
-    else if (strcmp(a, "--token-file") == 0 || strcmp(a, "--timeout") == 0) {
+    else if (strcmp(a, "--token-file") == 0 || strcmp(a, "--timeout") == 0 || strcmp(a, "--project") == 0 || strcmp(a, "--hooks-dir") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "hookd-hook: %s needs a value\n", a);
         usage();
         return 2;
       }
       if (strcmp(a, "--timeout") == 0) timeout_text = argv[++i];
+      else if (strcmp(a, "--project") == 0) project = argv[++i];
+      else if (strcmp(a, "--hooks-dir") == 0) hooks_dir = argv[++i];
       else token_file = argv[++i];
     } else if (strncmp(a, "--token-file=", 13) == 0) token_file = a + 13;
     else if (strncmp(a, "--timeout=", 10) == 0) timeout_text = a + 10;
@@ -322,13 +349,45 @@ int main(int argc, char **argv) {
     if ((unsigned char)*c <= 0x20 || *c == 0x7f) refuse("the URL holds a space or a control character; write http://HOST:PORT/AGENT/HOOKS");
   }
 
-  /* Plain http to a loopback address, with a route of two segments at least; else the script. */
+  /* Plain http to a loopback address, with a route of two segments at least; else the script. A bare
+   * route (/AGENT/HOOKS) goes to the user's own hookd ('hookd up'), on the socket in the user's state
+   * folder, which only the user can enter. */
   int family = 0;
   unsigned char addr[16];
   char host[256] = "";
   int port = 80;
   const char *path = NULL;
-  if (strncmp(url, "http://", 7) == 0) {
+  char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = "";
+  char state_token[PATH_MAX + 16] = "";
+  char project_header[6 * PATH_MAX + 64] = "";
+  if (url[0] == '/') {
+    char state[PATH_MAX];
+    const char *given = getenv("HOOKD_STATE_DIR");
+    const char *home = getenv("HOME");
+    if (given && *given) snprintf(state, sizeof state, "%s", given);
+    else if (home && *home) snprintf(state, sizeof state, "%s/.local/state/hookd", home);
+    else refuse("neither HOOKD_STATE_DIR nor HOME is set: cannot find the user's hookd");
+    struct stat folder;
+    if (lstat(state, &folder) != 0) refuse("hookd is not set up for this user (no %s): run 'npx hookd-sandbox up'", state);
+    if (!S_ISDIR(folder.st_mode) || folder.st_uid != geteuid() || (folder.st_mode & 077))
+      refuse("%s is not this user's hookd state folder (it must be a folder of yours, mode 0700); remove it and run 'npx hookd-sandbox up'", state);
+    if ((size_t)snprintf(socket_path, sizeof socket_path, "%s/front.sock", state) >= sizeof socket_path)
+      refuse("the socket path %s/front.sock is too long for a Unix socket; set HOOKD_STATE_DIR to a shorter folder", state);
+    if ((size_t)snprintf(state_token, sizeof state_token, "%s/http-token", state) >= sizeof state_token) refuse("the state folder's path is too long");
+    if (!token_file) token_file = state_token;
+    const char *variable = project_variable();
+    const char *from_env = variable ? getenv(variable) : NULL;
+    char cwd[PATH_MAX];
+    if (!project || !*project) project = from_env && *from_env ? from_env : getcwd(cwd, sizeof cwd);
+    if (!project || project[0] != '/') refuse("cannot tell which project this is: pass --project DIR");
+    char encoded_project[3 * PATH_MAX], encoded_hooks[3 * PATH_MAX];
+    percent_encode(project, encoded_project, sizeof encoded_project);
+    percent_encode(hooks_dir, encoded_hooks, sizeof encoded_hooks);
+    snprintf(project_header, sizeof project_header, "X-Hookd-Project: %s\r\nX-Hookd-Hooks: %s\r\n", encoded_project, encoded_hooks);
+    family = AF_UNIX;
+    path = url;
+    strcpy(host, "localhost");
+  } else if (strncmp(url, "http://", 7) == 0) {
     const char *hp = url + 7;
     const char *end = strchr(hp, '/');
     size_t hp_len = end ? (size_t)(end - hp) : strlen(hp);
@@ -449,7 +508,12 @@ int main(int argc, char **argv) {
   int sock = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (sock < 0) refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
   int r;
-  if (family == AF_INET) {
+  if (family == AF_UNIX) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+    r = connect(sock, (struct sockaddr *)&sa, sizeof sa);
+    if (r < 0 && (errno == ENOENT || errno == ECONNREFUSED)) refuse("hookd is not running for this user (nothing answers on %s): start it with 'npx hookd-sandbox up'", socket_path);
+  } else if (family == AF_INET) {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
     memcpy(&sa.sin_addr, addr, 4);
     r = connect(sock, (struct sockaddr *)&sa, sizeof sa);
@@ -495,11 +559,11 @@ int main(int argc, char **argv) {
   snprintf(to_sign, signed_len, "hookd-request/1\n%ld\n%s\nPOST\n%s\n%s", ts, nonce, path, body_hash);
   hmac_hex(key, to_sign, mac);
   static const char head_format[] =
-      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: hookd-hmac ts=%ld,nonce=%s,mac=%s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
-  int head_len = snprintf(NULL, 0, head_format, path, host, ts, nonce, mac, event.len);
+      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: hookd-hmac ts=%ld,nonce=%s,mac=%s\r\n%sContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
+  int head_len = snprintf(NULL, 0, head_format, path, host, ts, nonce, mac, project_header, event.len);
   char *head = head_len < 0 ? NULL : malloc((size_t)head_len + 1);
   if (!head) refuse("out of memory writing the request");
-  snprintf(head, (size_t)head_len + 1, head_format, path, host, ts, nonce, mac, event.len);
+  snprintf(head, (size_t)head_len + 1, head_format, path, host, ts, nonce, mac, project_header, event.len);
   const char *parts[2] = {head, event.data ? event.data : ""};
   size_t sizes[2] = {(size_t)head_len, event.len};
   for (int part = 0; part < 2; part++) {

@@ -3,7 +3,9 @@
  * file, and how long an agent session may stay quiet. Kept here so that serve.ts only wires them in.
  */
 import { isIP } from 'node:net'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
+import { prepareSocket } from '../sidecar/grpc/socket.js'
+import { userStateDir } from '../sidecar/state/state-folder.js'
 import { parseAddress } from '../protocol/address.js'
 import type { Sidecar } from '../sidecar/sidecar.js'
 import { DEFAULT_IDLE_MS } from '../agents/agent-runs.js'
@@ -37,7 +39,10 @@ export interface HttpValues {
 
 export interface HttpSettings {
   host: string
+  /** -1: no TCP listener (the user's hookd with its socket alone). */
   port: number
+  /** The Unix socket the front door also listens on (the user's hookd, --projects). */
+  socket?: string
   /** Absent with tenants. */
   tokenFile?: string
   /** True when the operator named the token file (--http-token-file): it must exist; hookd makes none there. */
@@ -81,8 +86,31 @@ export function httpSettings(values: HttpValues, cwd: string): HttpSettings | un
   return settings
 }
 
-/** Starts the front door on a sidecar that is already listening, and says where on stderr. */
-export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: CliIo): Promise<void> {
+/** The file in the user's state folder the user's hookd listens on (--projects), and the shim connects to. */
+export const PROJECTS_SOCKET = 'front.sock'
+
+/**
+ * The front door of the user's hookd (--projects): its socket and token in the user's state folder, and
+ * a TCP listener too when --http is given.
+ */
+export function projectsHttp(values: HttpValues, io: CliIo): HttpSettings {
+  const state = userStateDir(io.env)
+  const tcp = values.http === undefined ? undefined : httpSettings({ ...values, tenants: undefined, 'http-token-file': undefined }, io.cwd)
+  const idleMs = positiveInt('http-idle-ms', values['http-idle-ms'])
+  return {
+    host: tcp?.host ?? '127.0.0.1',
+    port: tcp?.port ?? -1,
+    socket: join(state, PROJECTS_SOCKET),
+    tokenFile: join(state, 'http-token'),
+    ...(idleMs !== undefined ? { idleMs } : {}),
+  }
+}
+
+/**
+ * Starts the front door on a sidecar that is already listening (or, for the user's hookd, on its
+ * socket), and says where on stderr. Returns where it listens first (the socket, else the URL).
+ */
+export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: CliIo): Promise<string> {
   let token: string | undefined
   let folder: StateFolder | undefined
   if (settings.tokenFile !== undefined) {
@@ -91,15 +119,24 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
     folder = loaded.folder
     if (loaded.created) io.stderr.write(`hookd: made the HTTP token in ${settings.tokenFile} (mode 0600); 'hookd setup claude-code' points Claude Code at it\n`)
   }
-  const url = await sidecar.listenHttp(settings.host, settings.port, {
+  const door = {
     // The front door's lines (errors it answered, runs it ended) go to the command's stderr, and so through its log.
-    report: (line) => void io.stderr.write(`hookd: ${line}\n`),
+    report: (line: string) => void io.stderr.write(`hookd: ${line}\n`),
     ...(token !== undefined ? { token } : {}),
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
-  })
+  }
+  let first: string | undefined
+  if (settings.socket !== undefined) {
+    await prepareSocket(settings.socket)
+    first = await sidecar.listenHttp('', 0, { ...door, socket: settings.socket })
+    io.stderr.write(`hookd: http on ${first}\n`)
+  }
+  if (settings.port < 0) return first as string
+  const url = await sidecar.listenHttp(settings.host, settings.port, door)
   // Recorded for `hookd setup`, in hookd's own state folder only (never beside a token in a folder hookd did not make).
   if (folder) await folder.write(HTTP_URL_FILE, `${url}\n`)
   io.stderr.write(`hookd: http on ${url}\n`)
+  return first ?? url
 }
 
 function isLoopback(host: string): boolean {

@@ -11,19 +11,25 @@ import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js
 import { captureTap } from '../testing/capture-tap.js'
 import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
-import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, startHttp } from './serve-http.js'
+import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, projectsHttp, startHttp } from './serve-http.js'
 import { OBSERVABILITY_FLAGS, OBSERVABILITY_HELP, observabilitySettings, startObservability } from './serve-observability.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
+       hookd serve --projects [--http [HOST:]PORT] [options]
 
 Runs the hookd sidecar: serves hookd.v1.HookExecutor and grpc.health.v1.Health on ADDR, running the
 hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
 
   --hooks DIR              hooks folder (default: ./hooks; not with --tenants)
   --listen ADDR            unix:PATH or HOST:PORT (default: ${DEFAULT_ADDRESS})
+  --projects               serve this user's agents in every project instead (what 'hookd up' runs):
+                           the front door on the socket front.sock in the user's state folder
+                           ($HOOKD_STATE_DIR, else ~/.local/state/hookd), each event running the hooks
+                           folder its project commits (the entries 'hookd init' writes). No gRPC
   --workers N              sandbox worker processes (default: one per core); with --tenants, each
-                           tenant's "workers" in the tenants file instead
+                           tenant's "workers" in the tenants file instead; with --projects, each
+                           project's (default 1)
   --memory-mb N            heap limit per invocation (default: ${DEFAULT_LIMITS.memoryMb})
   --cpu-ms N               CPU time per invocation (default: ${DEFAULT_LIMITS.cpuMs})
   --wall-ms N              wall time per invocation, not counting host waits (default: ${DEFAULT_LIMITS.wallMs})
@@ -89,6 +95,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'fail-closed': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
         capture: { type: 'string' },
+        projects: { type: 'boolean', default: false },
         ...TENANCY_FLAGS,
         ...HTTP_FLAGS,
         ...OBSERVABILITY_FLAGS,
@@ -98,6 +105,11 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   if (values.help) {
     io.stdout.write(`${SERVE_HELP}\n`)
     return 0
+  }
+  if (values.projects) {
+    const clash = (['hooks', 'tenants', 'capture', 'http-token-file'] as const).find((flag) => values[flag] !== undefined)
+    if (clash) throw new UsageError(`--${clash} does not apply with --projects: each project's own hooks folder is served, with this user's token in the state folder`)
+    if (argv.some((a) => a === '--listen' || a.startsWith('--listen='))) throw new UsageError("--listen does not apply with --projects: the user's hookd serves the front door on its socket, no gRPC")
   }
   const listenAddress = addressFlag('listen', values.listen, io.cwd)
   const limits: Partial<Limits> = {}
@@ -135,19 +147,21 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     throw new UsageError((err as Error).message)
   }
   const tenancy = await tenancySettings(values)
+  if (values.projects) delete tenancy.sidecar.hooks
   if (values['fail-closed'] && values.tenants !== undefined) {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
   }
-  const http = httpSettings(values, io.cwd)
+  const http = values.projects ? projectsHttp(values, io) : httpSettings(values, io.cwd)
   // Before anything starts: what stands at each address, in one line (never a gRPC log line).
-  await listenable('listen', listenAddress)
+  if (!values.projects) await listenable('listen', listenAddress)
+  if (http?.socket !== undefined) await listenable('projects', { kind: 'unix', path: http.socket })
   if (healthListen !== undefined) await listenable('health-listen', addressFlag('health-listen', healthListen, io.cwd))
-  if (http) await listenable('http', { kind: 'tcp', host: http.host, port: http.port })
+  if (http && http.port >= 0) await listenable('http', { kind: 'tcp', host: http.host, port: http.port })
   const observability = observabilitySettings(values, io.env)
   const options: SidecarOptions = {
     ...tenancy.sidecar,
     limits,
-    ...(workers !== undefined ? { workers } : {}),
+    ...(workers !== undefined && !values.projects ? { workers } : {}),
     ...(values['allow-symlinks'] ? { followSymlinks: true } : {}),
     waits: { ...(confirmMs !== undefined ? { confirmMs } : {}), ...(capabilityMs !== undefined ? { capabilityMs } : {}) },
     ...(graceMs !== undefined ? { graceMs } : {}),
@@ -158,6 +172,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
     ...(values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}),
+    ...(values.projects ? { projects: workers !== undefined ? { workers } : {} } : {}),
   }
 
   // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process
@@ -221,8 +236,12 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
   io.stderr.write(`hookd: walls: ${sidecar.wallLines().join('; ')}\n`)
   let address: string
   try {
-    address = await sidecar.listen(listeners.listen, listeners.tls)
-    if (listeners.http) await startHttp(sidecar, listeners.http, io)
+    if (sidecar.projects) {
+      address = await startHttp(sidecar, listeners.http as HttpSettings, io)
+    } else {
+      address = await sidecar.listen(listeners.listen, listeners.tls)
+      if (listeners.http) await startHttp(sidecar, listeners.http, io)
+    }
   } catch (err) {
     await sidecar.stop()
     throw err
@@ -235,6 +254,7 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
   // Hot reload news, worker exits and decisions are logged by the observer (serve-observability.ts).
   const tenants = sidecar.tenants
   if (tenants) io.stderr.write(`hookd: serving ${tenants.ids().length} tenant(s): ${tenants.ids().join(', ') || 'none yet'}\n`)
+  if (sidecar.projects) io.stderr.write("hookd: serving this user's projects: each event runs the hooks folder its project's entries name\n")
   await sidecar.stop(await signalled)
   return 0
 }

@@ -28,6 +28,7 @@ import { Readiness } from './observability/readiness.js'
 import { AuditLog, type AuditOptions } from './session/audit.js'
 import { SingleTenant, type Tenancy } from './tenant.js'
 import { Tenants, type TenantsOptions } from './tenancy/tenants.js'
+import { Projects, type ProjectsOptions } from './projects/projects.js'
 import { walls } from './worker/pool/walls.js'
 import { type PoolOptions, WorkerPool } from './worker/pool/worker-pool.js'
 import { fromSource } from './worker/pool/worker-process.js'
@@ -74,6 +75,12 @@ export interface SidecarOptions {
    * --capture DIR`: testing/capture-tap.ts). Not with tenants: it would see every tenant's payloads.
    */
   tap?: () => StreamTap
+  /**
+   * Serve the user's projects (`hookd serve --projects`, projects.ts) instead of one hooks folder or
+   * tenants: each front-door request names its project, whose own hooks folder it runs. Only the HTTP
+   * front door serves them.
+   */
+  projects?: Omit<ProjectsOptions, 'pool' | 'limits' | 'waits' | 'watch' | 'audit' | 'observer'>
 }
 
 /** How long a drain waits for open sessions by default (`hookd serve --grace-ms`). */
@@ -96,7 +103,8 @@ export class Sidecar {
   private readonly health: HealthImplementation
   private readonly sessions = new OpenStreams()
   private readonly healthListeners: HealthListener[] = []
-  private frontDoor: FrontDoor | undefined
+  /** The front door's listeners (a TCP port, the user's socket): each one its own FrontDoor. */
+  private readonly frontDoors: FrontDoor[] = []
   private stopping: Promise<{ cut: number }> | undefined
 
   private constructor(
@@ -128,7 +136,10 @@ export class Sidecar {
     } catch (err) {
       throw new HookdError('invalid-argument', (err as Error).message)
     }
-    if (options.tenants === undefined && options.hooks === undefined) {
+    if (options.projects !== undefined && (options.tenants !== undefined || options.hooks !== undefined)) {
+      throw new HookdError('invalid-argument', "a sidecar serving the user's projects runs each project's own hooks folder: no hooks folder or tenants file of its own")
+    }
+    if (options.tenants === undefined && options.hooks === undefined && options.projects === undefined) {
       throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
     }
     if (options.tenants !== undefined && options.tap !== undefined) {
@@ -164,6 +175,18 @@ export class Sidecar {
         })
         loaded()
         return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
+      }
+      if (options.projects !== undefined) {
+        const projects = new Projects({
+          ...options.projects,
+          pool: options.pool ?? {},
+          limits,
+          waits,
+          watch,
+          ...(audit ? { audit } : {}),
+          ...(options.observer ? { observer } : {}),
+        })
+        return new Sidecar(projects, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
       }
       const loaded = readiness.loading('hooks')
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
@@ -241,13 +264,24 @@ export class Sidecar {
    * Serves the HTTP front door for the agents people use (docs/agents.md) on host:port, beside the gRPC
    * listener; returns its URL. Without tenants every request must carry `token`; with them, a tenant's.
    */
-  async listenHttp(host: string, port: number, options: Omit<FrontDoorOptions, 'tenancy'> = {}): Promise<string> {
-    if (this.frontDoor) throw new HookdError('failed-precondition', `the HTTP front door already listens on ${this.frontDoor.url}`)
-    const single = this.tenancy instanceof SingleTenant
-    if (single && options.token === undefined) throw new HookdError('invalid-argument', 'a sidecar without tenants needs a token for its HTTP front door (FrontDoorOptions.token)')
+  async listenHttp(host: string, port: number, options: Omit<FrontDoorOptions, 'tenancy' | 'projects'> & { socket?: string } = {}): Promise<string> {
+    const own = this.tenancy instanceof SingleTenant || this.tenancy instanceof Projects
+    if (own && options.token === undefined) throw new HookdError('invalid-argument', 'a sidecar without tenants needs a token for its HTTP front door (FrontDoorOptions.token)')
     const { token, ...rest } = options
-    this.frontDoor = await FrontDoor.listen(host, port, { observer: this.observer, ...rest, tenancy: this.tenancy, ...(single && token !== undefined ? { token } : {}) })
-    return this.frontDoor.url
+    const door = await FrontDoor.listen(host, port, {
+      observer: this.observer,
+      ...rest,
+      tenancy: this.tenancy,
+      ...(own && token !== undefined ? { token } : {}),
+      ...(this.tenancy instanceof Projects ? { projects: this.tenancy } : {}),
+    })
+    this.frontDoors.push(door)
+    return door.url
+  }
+
+  /** The projects of a sidecar serving the user's projects. */
+  get projects(): Projects | undefined {
+    return this.tenancy instanceof Projects ? this.tenancy : undefined
   }
 
   /** Session streams open now (a drain waits for them). */
@@ -269,7 +303,7 @@ export class Sidecar {
       const began = Date.now()
       this.readiness.drain()
       this.observer.draining({ sessions: this.sessions.size, graceMs: this.graceMs, ...(cause ? { cause } : {}) })
-      const frontDoor = this.frontDoor?.close(this.graceMs)
+      const frontDoor = Promise.all(this.frontDoors.map((door) => door.close(this.graceMs)))
       const deadline = Date.now() + this.graceMs
       let graceTimer: NodeJS.Timeout | undefined
       const graceOver = new Promise<'over'>((resolve) => (graceTimer = setTimeout(() => resolve('over'), this.graceMs)))

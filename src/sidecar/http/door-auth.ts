@@ -22,9 +22,12 @@ export interface Presented {
   hmac?: { key: Buffer | undefined; auth: HmacAuth }
 }
 
-/** A request's verified credentials. */
+/**
+ * A request's verified credentials. `tenant` is undefined for the sidecar's own token (a sidecar
+ * without tenants), whose requests the front door gives its one tenant, or the project they name.
+ */
 export interface Credentials {
-  tenant: Tenant
+  tenant?: Tenant
   /** A hookd-hmac request: the key its answer is proved with, and its nonce. */
   hmac?: { key: Buffer; auth: HmacAuth }
 }
@@ -54,7 +57,7 @@ export class DoorAuth {
     const bearer = bearerToken(values)
     if (!bearer.ok) throw new HookdError('unauthenticated', `${bearer.why.replace('metadata', 'header')}; ${HOW_LOCAL}`)
     if (!sameToken(bearer.token, this.token)) throw new HookdError('unauthenticated', `the bearer token is not this sidecar's HTTP token; ${HOW_LOCAL}`)
-    return { tenant: this.tenancy.identify([]) }
+    return {}
   }
 
   /**
@@ -64,13 +67,13 @@ export class DoorAuth {
    */
   verify(presented: Presented, method: string, path: string, body: Buffer): Credentials {
     const hmac = presented.hmac
-    if (!hmac) return { tenant: presented.tenant as Tenant }
+    if (!hmac) return presented.tenant ? { tenant: presented.tenant } : {}
     let found: Credentials
     if (hmac.key) {
       if (!macMatches(hmac.key, hmac.auth, method, path, body)) {
         throw new HookdError('unauthenticated', "the request's hookd-hmac does not match this sidecar's HTTP token; check the --token-file the agent's entry names")
       }
-      found = { tenant: this.tenancy.identify([]), hmac: { key: hmac.key, auth: hmac.auth } }
+      found = { hmac: { key: hmac.key, auth: hmac.auth } }
     } else {
       const match = this.tenancy.identifyByDigest?.((digest) => macMatches(digest, hmac.auth, method, path, body))
       if (!match) throw new HookdError('unauthenticated', "the request's hookd-hmac matches no tenant of this sidecar; check the token, or ask the operator whether it was revoked")

@@ -16,6 +16,7 @@
  * tenants (http-token.ts), a tenant's token with them. Bodies are bounded in size and depth before
  * anything reads them. The runs of each tenant are bounded and reaped when idle (agents/agent-runs.ts).
  */
+import { chmod } from 'node:fs/promises'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
@@ -31,6 +32,7 @@ import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from
 import { type Credentials, DoorAuth } from './door-auth.js'
 import { type Prove, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
 import { SidecarRun } from './sidecar-run.js'
+import { type Projects, checkProject } from '../projects/projects.js'
 
 export interface FrontDoorOptions {
   tenancy: Tenancy
@@ -46,7 +48,25 @@ export interface FrontDoorOptions {
   report?(line: string): void
   /** Metrics, traces and logs of the runs' sessions; a request's traceparent header is their calls' parent. */
   observer?: Observer
+  /**
+   * The user's own sidecar (projects.ts): each request names its project and hooks folder
+   * (`x-hookd-project`, `x-hookd-hooks`, sent by the shim), which it runs as.
+   */
+  projects?: Projects
 }
+
+/** A path sent in a header, percent-encoded (the shim encodes every byte outside a plain set). */
+function headerPath(name: string, value: string): string {
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    throw new HookdError('invalid-argument', `the ${name} header is not a percent-encoded path`)
+  }
+}
+
+/** The headers a request to the user's own sidecar names its project with (the shim sends them). */
+export const PROJECT_HEADER = 'x-hookd-project'
+export const HOOKS_HEADER = 'x-hookd-hooks'
 
 /** What one tenant's requests share: its runs and the adapters over them. */
 interface TenantDoor {
@@ -81,8 +101,11 @@ export class FrontDoor {
     this.auth = new DoorAuth(options.tenancy, options.token)
   }
 
-  /** Listens on host:port (port 0 picks one). */
-  static async listen(host: string, port: number, options: FrontDoorOptions): Promise<FrontDoor> {
+  /**
+   * Listens on host:port (port 0 picks one), or on the Unix socket `socket` (made 0600; its folder must
+   * be the user's own state folder, which only the user can enter).
+   */
+  static async listen(host: string, port: number, options: FrontDoorOptions & { socket?: string }): Promise<FrontDoor> {
     const server = createServer({ requestTimeout: 60_000, headersTimeout: 15_000, maxHeaderSize: 16 * 1024 })
     server.maxConnections = 512
     server.maxHeadersCount = 64
@@ -92,16 +115,28 @@ export class FrontDoor {
       const carrier = { get: (key: string) => [req.headers[key]].flat()[0] }
       observer.withRequest(carrier, () => door.serve(req, res)).catch((err: unknown) => door.fail(req, res, HookdError.from(err)))
     })
+    const socket = options.socket
+    if (options.projects) {
+      options.projects.onRetire((id) => {
+        const gone = door.doors.get(id)
+        door.doors.delete(id)
+        void gone?.runs.closeAll('interrupted', 5000)
+      })
+    }
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => reject(new HookdError('unavailable', `cannot serve HTTP on ${host}:${port}: ${err.message}`)))
-      server.listen(port, host, () => resolve())
+      server.once('error', (err) => reject(new HookdError('unavailable', `cannot serve HTTP on ${socket ? `unix:${socket}` : `${host}:${port}`}: ${err.message}`)))
+      if (socket) server.listen(socket, () => resolve())
+      else server.listen(port, host, () => resolve())
     })
+    if (socket) await chmod(socket, 0o600)
     return door
   }
 
-  /** `http://HOST:PORT` as bound. */
+  /** `http://HOST:PORT` as bound, or `unix:PATH`. */
   get url(): string {
-    const { address, port } = this.server.address() as AddressInfo
+    const bound = this.server.address()
+    if (typeof bound === 'string') return `unix:${bound}`
+    const { address, port } = bound as AddressInfo
     return `http://${address.includes(':') ? `[${address}]` : address}:${port}`
   }
 
@@ -134,7 +169,7 @@ export class FrontDoor {
     if (req.method === 'GET') {
       const credentials = this.auth.verify(presented, 'GET', target, Buffer.alloc(0))
       this.credentials.set(req, credentials)
-      return sendJson(res, 200, await this.describe(credentials.tenant, route), {}, this.prover(req))
+      return sendJson(res, 200, await this.describe(await this.tenantOf(req, credentials), route), {}, this.prover(req))
     }
     if (req.method !== 'POST') {
       sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
@@ -151,7 +186,7 @@ export class FrontDoor {
     const prove = this.prover(req)
     const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
     if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
-    const door = this.door(credentials.tenant)
+    const door = this.door(await this.tenantOf(req, credentials))
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
     if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel), {}, prove)
@@ -159,6 +194,19 @@ export class FrontDoor {
     const answer = await door.commands[route.agent].handle(json.value, channel, event)
     if (answer === undefined) return sendEmpty(res, 204, prove)
     sendJson(res, 200, answer, {}, prove)
+  }
+
+  /** The tenant a verified request runs as: its tenant's, or for the sidecar's own token, the one tenant. */
+  private async tenantOf(req: IncomingMessage, credentials: Credentials): Promise<Tenant> {
+    if (credentials.tenant) return credentials.tenant
+    const projects = this.options.projects
+    if (!projects) return this.options.tenancy.identify([])
+    const project = req.headers[PROJECT_HEADER]
+    const hooks = req.headers[HOOKS_HEADER]
+    if (typeof project !== 'string' || typeof hooks !== 'string') {
+      throw new HookdError('invalid-argument', `this hookd serves the user's projects: a request names its project and hooks folder in the ${PROJECT_HEADER} and ${HOOKS_HEADER} headers (hookd-hook sends them: use the entries 'hookd init' writes)`)
+    }
+    return projects.project(await checkProject(headerPath(PROJECT_HEADER, project), headerPath(HOOKS_HEADER, hooks)))
   }
 
   /** The proof of answers to `req`, once its credentials are verified (hookd-hmac requests only). */

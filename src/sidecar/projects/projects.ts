@@ -1,0 +1,252 @@
+/**
+ * The user's own sidecar (`hookd up`, `hookd serve --projects`): one hookd for every project of the
+ * user, each guarded by the hooks folder its repository commits. The agents' entries (`hookd init`)
+ * name the project and its hooks folder; the shim sends both with each event. Each project is served
+ * like a tenant: a registry of its own hooks folder (watched), and sandbox workers of its own, so
+ * that one repository's hooks never share a process with another's. Projects are opened on their
+ * first event, retired after `idleMs` without one, and at most `maxProjects` are served at once (the
+ * least recently used makes room).
+ *
+ * What a project may be (`checkProject`): a folder of the user's own (the sidecar runs as the user),
+ * not a system folder, and its hooks folder a real folder inside it, with no symbolic link on the way.
+ */
+import { lstat, realpath, stat } from 'node:fs/promises'
+import { isAbsolute, join, normalize, sep } from 'node:path'
+import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
+import { HookdError } from '../../protocol/status.js'
+import { inert } from '../../protocol/text.js'
+import type { WatchOptions } from '../hooks/hook-watcher.js'
+import { Registry } from '../hooks/registry.js'
+import type { HostWaits, Limits } from '../limits.js'
+import type { Observer } from '../observability/observer.js'
+import type { AuditLog } from '../session/audit.js'
+import type { Admission, Tenancy, Tenant } from '../tenant.js'
+import { type PoolOptions, WorkerPool } from '../worker/pool/worker-pool.js'
+
+export interface ProjectsOptions {
+  pool: Omit<PoolOptions, 'size'>
+  /** Sandbox workers per project. Default 1. */
+  workers?: number
+  limits: Limits
+  waits: HostWaits
+  watch: false | WatchOptions
+  audit?: AuditLog
+  observer?: Observer
+  /** Projects served at once. Default 16. */
+  maxProjects?: number
+  /** A project with no event for this long is retired (its workers stop). Default 30 minutes. */
+  idleMs?: number
+  /** News for the operator. Default: stderr. */
+  report?(line: string): void
+}
+
+/** Folders that are never a project: the system's own, whose files are nobody's project. */
+const SYSTEM = ['/', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/dev', '/proc', '/sys', '/run', '/var', '/opt', '/srv', '/snap', '/tmp', '/var/tmp', '/home', '/Users', '/root']
+const SYSTEM_TREES = ['/etc', '/usr', '/proc', '/sys', '/dev', '/boot', '/run', '/bin', '/sbin', '/lib', '/lib64', '/snap', '/nix/store']
+
+/** A project as an event names it, checked: its real folder and its hooks folder. */
+export interface ProjectRef {
+  root: string
+  hooks: string
+}
+
+/**
+ * `root` (absolute) and `hooksDir` (relative to it) as a project, or a HookdError (failed-precondition)
+ * saying what is wrong and what to do.
+ */
+export async function checkProject(root: string, hooksDir: string): Promise<ProjectRef> {
+  const bad = (why: string): HookdError => new HookdError('failed-precondition', why)
+  if (!isAbsolute(root) || root.includes('\0')) throw bad(`the project folder '${inert(root)}' is not an absolute path; the agent's entry passes its project folder (hookd init writes it)`)
+  let real: string
+  try {
+    real = await realpath(root)
+    if (!(await stat(real)).isDirectory()) throw new Error('not a folder')
+  } catch (err) {
+    throw bad(`the project folder ${inert(root)} cannot be used (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message})`)
+  }
+  if (SYSTEM.includes(real) || SYSTEM_TREES.some((t) => real.startsWith(`${t}${sep}`))) {
+    throw bad(`${inert(real)} is a system folder, not a project; start the agent in your project's folder`)
+  }
+  const me = process.geteuid?.()
+  const info = await stat(real)
+  if (me !== undefined && info.uid !== me) throw bad(`the project folder ${inert(real)} belongs to uid ${info.uid}, not to the user this hookd runs as (uid ${me}); each user runs their own hookd ('hookd up')`)
+  if (hooksDir.includes('\0') || isAbsolute(hooksDir) || normalize(hooksDir).split(sep).includes('..') || normalize(hooksDir) === '.') {
+    throw bad(`the hooks folder '${inert(hooksDir)}' must be a folder inside the project, written relative to it (e.g. hooks)`)
+  }
+  let path = real
+  for (const part of normalize(hooksDir).split(sep).filter((p) => p !== '')) {
+    path = join(path, part)
+    let entry
+    try {
+      entry = await lstat(path)
+    } catch {
+      throw bad(`the project ${inert(real)} has no hooks folder ${inert(hooksDir)}: create it (hookd new NAME --dir ${inert(hooksDir)}), or run the agent in the project's root folder`)
+    }
+    if (entry.isSymbolicLink()) throw bad(`${inert(path)} is a symbolic link; a project's hooks folder is a real folder inside it`)
+    if (!entry.isDirectory()) throw bad(`${inert(path)} is not a folder`)
+    if (me !== undefined && entry.uid !== me) throw bad(`${inert(path)} belongs to uid ${entry.uid}, not to this user`)
+  }
+  return { root: real, hooks: path }
+}
+
+/** One project while it is served: the `Tenant` its calls run as. */
+class ProjectTenant implements Tenant {
+  readonly onError = 'default' as const
+  readonly audit: AuditLog | undefined
+  lastUsed = Date.now()
+  private readonly ends = new Set<(err: HookdError) => void>()
+
+  constructor(
+    readonly id: string,
+    readonly registry: Registry,
+    readonly pool: WorkerPool,
+    readonly limits: Limits,
+    readonly waits: HostWaits,
+    audit: AuditLog | undefined,
+  ) {
+    this.audit = audit
+  }
+
+  get runner(): WorkerPool {
+    return this.pool
+  }
+
+  refusal<N extends CapabilityName>(_capability: N, _args: CapabilityArgs<N>): undefined {
+    return undefined
+  }
+
+  env(offered: Readonly<Record<string, string>>): Record<string, string> {
+    return { ...offered }
+  }
+
+  admit(): Admission {
+    return { ok: true, release: () => {} }
+  }
+
+  track(end: (err: HookdError) => void): () => void {
+    this.ends.add(end)
+    return () => this.ends.delete(end)
+  }
+
+  async retire(why: string): Promise<void> {
+    for (const end of [...this.ends]) end(new HookdError('unavailable', why))
+    await this.registry.close()
+    await this.pool.close()
+  }
+}
+
+export class Projects implements Tenancy {
+  private readonly served = new Map<string, Promise<ProjectTenant>>()
+  private readonly retiring = new Set<(id: string) => void>()
+  private readonly report: (line: string) => void
+  private readonly reaper: NodeJS.Timeout
+  private closed = false
+
+  constructor(private readonly options: ProjectsOptions) {
+    this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${inert(line)}\n`))
+    const idle = options.idleMs ?? 30 * 60_000
+    this.reaper = setInterval(() => void this.reap(idle), Math.max(10, Math.min(idle / 2, 60_000)))
+    this.reaper.unref()
+  }
+
+  /** Calls are made for a project, never for the sidecar as a whole. */
+  identify(): Tenant {
+    throw new HookdError('failed-precondition', "this hookd serves the user's projects: each request names its project (hookd-hook does, from the entry 'hookd init' writes)")
+  }
+
+  /** Says when a project is retired, so that what holds its sessions lets them go. Returns the unsubscribe. */
+  onRetire(listener: (id: string) => void): () => void {
+    this.retiring.add(listener)
+    return () => this.retiring.delete(listener)
+  }
+
+  /** The project's tenant, opened (its hooks loaded on workers of its own) on first use. */
+  async project(ref: ProjectRef): Promise<Tenant> {
+    if (this.closed) throw new HookdError('unavailable', 'hookd is shutting down')
+    // A project is its hooks folder: two entries naming different folders of one repository are two.
+    const id = ref.hooks
+    let entry = this.served.get(id)
+    if (!entry) {
+      await this.makeRoom()
+      entry = this.open(id, ref)
+      this.served.set(id, entry)
+      entry.catch(() => {
+        if (this.served.get(id) === entry) this.served.delete(id)
+      })
+    }
+    const tenant = await entry
+    tenant.lastUsed = Date.now()
+    return tenant
+  }
+
+  /** The projects served now. */
+  ids(): string[] {
+    return [...this.served.keys()]
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.reaper)
+    const all = await Promise.allSettled([...this.served.values()])
+    this.served.clear()
+    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.retire('hookd is shutting down') : undefined)))
+    await this.options.audit?.close()
+  }
+
+  private async open(id: string, ref: ProjectRef): Promise<ProjectTenant> {
+    const pool = new WorkerPool({ ...this.options.pool, size: this.options.workers ?? 1 })
+    let registry: Registry | undefined
+    try {
+      await pool.start()
+      pool.onBroken((reason) => this.report(`project ${id}: ${reason}; its hooks cannot run until hookd restarts`))
+      registry = new Registry(ref.hooks, { loader: pool, runner: pool, limits: this.options.limits })
+      for (const d of await registry.loadAll()) this.report(`project ${id}: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
+      if (this.options.watch !== false) await registry.watch(this.options.watch)
+      if (this.options.observer) this.options.observer.served({ tenant: id, registry, pool })
+      else registry.subscribe((event) => this.report(`project ${id}: ${event.diagnostic.message}`))
+      this.report(`serving project ${id} (hooks: ${registry.list().map((h) => h.name).join(', ') || 'none'})`)
+      return new ProjectTenant(id, registry, pool, this.options.limits, this.options.waits, this.options.audit)
+    } catch (err) {
+      await registry?.close()
+      await pool.close()
+      throw err
+    }
+  }
+
+  private async retire(id: string, why: string): Promise<void> {
+    const entry = this.served.get(id)
+    if (!entry) return
+    this.served.delete(id)
+    for (const listener of this.retiring) listener(id)
+    const tenant = await entry.catch(() => undefined)
+    await tenant?.retire(why)
+  }
+
+  /** At the cap, the least recently used project is retired to make room for a new one. */
+  private async makeRoom(): Promise<void> {
+    const max = this.options.maxProjects ?? 16
+    if (this.served.size < max) return
+    let oldest: { id: string; at: number } | undefined
+    for (const [id, entry] of this.served) {
+      const tenant = await entry.catch(() => undefined)
+      const at = tenant?.lastUsed ?? 0
+      if (!oldest || at < oldest.at) oldest = { id, at }
+    }
+    if (oldest) {
+      this.report(`project ${oldest.id} retired to make room: ${max} projects are served`)
+      await this.retire(oldest.id, `hookd serves at most ${max} projects at once and retired this one; its next event opens it again`)
+    }
+  }
+
+  private async reap(idleMs: number): Promise<void> {
+    const now = Date.now()
+    for (const [id, entry] of [...this.served]) {
+      const tenant = await entry.catch(() => undefined)
+      if (tenant && now - tenant.lastUsed >= idleMs) {
+        this.report(`project ${id} retired: no event for ${Math.round(idleMs / 60_000)} min`)
+        await this.retire(id, 'no event for a while; the next event opens the project again')
+      }
+    }
+  }
+}
