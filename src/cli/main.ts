@@ -18,6 +18,10 @@ Commands:
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
   new       create a hook folder to start from: typed handlers, hook.json, passing test cases
   test      run the hooks' test cases (HOOK/tests/*.json) in the sandbox
+  init      set a project up for the whole team: hookd's entries in the agent's committed settings
+  up        start this user's hookd (a user service), which guards every project set up with init
+  down      stop this user's hookd
+  status    whether this user's hookd runs, and where
   setup     point an agent's hooks at 'hookd serve --http' (hookd setup claude-code --hooks guard)
   tenant    make a tenant token (hookd tenant token) or check a tenants file, for 'serve --tenants'
   agent     run a Claude tool-use agent on a task, with hooks at every step (needs ANTHROPIC_API_KEY)
@@ -35,6 +39,10 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   new: async (argv, io) => (await import('./new.js')).newHook(argv, io),
   test: async (argv, io) => (await import('./test.js')).test(argv, io),
   setup: async (argv, io) => (await import('./setup.js')).setup(argv, io),
+  init: async (argv, io) => (await import('./init.js')).init(argv, io),
+  up: async (argv, io) => (await import('./up/up.js')).up(argv, io),
+  down: async (argv, io) => (await import('./up/up.js')).down(argv, io),
+  status: async (argv, io) => (await import('./up/up.js')).status(argv, io),
   tenant: async (argv, io) => (await import('./tenant.js')).tenant(argv, io),
   agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),
 }
