@@ -119,11 +119,13 @@ const PRETTY_UP_TO_CHARS = 64 * 1024
 const PRETTY_MAX_CHARS = 1024 * 1024
 
 /**
- * Writes the captured call as a new case file in `dir` (created if needed), named after the point and
- * the time; never replaces a file. Returns its path.
+ * Writes the captured call as a new case file in `dir` (created if needed, 0700), named after the point
+ * and the time, 0600; never replaces a file, and never writes through a link at the name (`wx` is
+ * O_CREAT | O_EXCL: a link already there takes the next name). Returns its path.
  */
 export async function writeCapturedCase(dir: string, captured: CapturedCall): Promise<string> {
-  await mkdir(dir, { recursive: true })
+  // Folders it makes are the operator's alone; folders that were there keep their modes.
+  await mkdir(dir, { recursive: true, mode: 0o700 })
   const at = captured.at ?? new Date()
   const value = capturedCase({ ...captured, at })
   const compact = JSON.stringify(value)

@@ -3,7 +3,7 @@
  * with `writeCapturedCase`, is a valid case that `hookd test` replays and passes; what the call read
  * (files, confirm answers, HTTP responses) is set up again; env values are never written.
  */
-import { readFile, readdir, rm, stat } from 'node:fs/promises'
+import { chmod, lstat, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CallOrigin, workdirFiles } from '../../src/host/index.js'
@@ -110,6 +110,35 @@ describe('writeCapturedCase', () => {
       `PASS hooks/reader/tests/beforeToolExecute-20260102T030405Z.json: captured beforeToolExecute (${options.sessionId})\n1 case: 1 passed, 0 failed\n`,
     )
     expect(ran.code).toBe(0)
+  })
+
+  it('makes the folders it creates 0700 and its files 0600 under umask 022, follows no link planted at a case name, and opens no existing folder', async () => {
+    const old = process.umask(0o022)
+    try {
+      const root = join(dir, 'private')
+      const out = join(root, 'a', 'b')
+      const at = new Date('2026-01-02T03:04:05Z')
+      await mkdir(join(root, 'a'), { recursive: true })
+      await chmod(root, 0o750)
+      await chmod(join(root, 'a'), 0o711)
+      await writeFile(join(root, 'victim.txt'), 'keep me\n')
+      const first = await writeCapturedCase(join(root, 'a', 'fresh', 'deeper'), { hooks: ['a'], point: 'beforeRun', payload: {}, at })
+      expect((await stat(join(root, 'a', 'fresh'))).mode & 0o777).toBe(0o700)
+      expect((await stat(join(root, 'a', 'fresh', 'deeper'))).mode & 0o777).toBe(0o700)
+      expect((await stat(first)).mode & 0o777).toBe(0o600)
+      // The folders that were there keep their modes: capture never opens (or closes) what it did not make.
+      expect((await stat(root)).mode & 0o777).toBe(0o750)
+      expect((await stat(join(root, 'a'))).mode & 0o777).toBe(0o711)
+
+      await mkdir(out)
+      await symlink(join(root, 'victim.txt'), join(out, 'beforeRun-20260102T030405Z.json'))
+      const written = await writeCapturedCase(out, { hooks: ['a'], point: 'beforeRun', payload: {}, at })
+      expect(written).toBe(join(out, 'beforeRun-20260102T030405Z-2.json'))
+      expect(await readFile(join(root, 'victim.txt'), 'utf8')).toBe('keep me\n')
+      expect((await lstat(written)).mode & 0o777).toBe(0o600)
+    } finally {
+      process.umask(old)
+    }
   })
 
   it('never replaces a file: a second capture at the same time gets its own name', async () => {
