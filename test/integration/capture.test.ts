@@ -177,6 +177,40 @@ describe('capturedCase', () => {
   })
 })
 
+describe('capturedCase, given the env values', () => {
+  const base = { hooks: ['a'], point: 'beforeToolExecute', at: new Date('2026-01-02T03:04:05Z') }
+
+  it('replaces the longer of two values that overlap, in keys and the session id too; a short value only where it is a whole string, never in a number', () => {
+    const value = capturedCase({
+      ...base,
+      payload: { id: '1', name: 'shell', arguments: { command: 'curl -H token-abc-long', ['token-abc']: 'x', count: 1, n: 12345678, flag: true } },
+      session: { id: 'run-token-abc', env: { LONG: 'token-abc-long', SHORT: 'token-abc', ONE: '1', NUM: '345' + '6' } },
+    })
+    expect(value.name).toBe('captured beforeToolExecute (run-<env SHORT>)')
+    expect(value.description).toBe(
+      'Captured 2026-01-02T03:04:05.000Z in session run-<env SHORT>. The session allowed the environment variables LONG, SHORT, ONE, NUM; their values are not recorded: add them to ctx.env. Where a value appeared in the call it is written as <env NAME>. Workdir files the hook only listed or checked are not recorded; add them to ctx.files.',
+    )
+    expect(value.payload).toEqual({ id: '<env ONE>', name: 'shell', arguments: { command: 'curl -H <env LONG>', '<env SHORT>': 'x', count: 1, n: '12<env NUM>78', flag: true } })
+  })
+
+  it('keeps a key "__proto__" a key, and says nothing of values when none appeared', () => {
+    const payload = JSON.parse('{"id":"c1","name":"shell","arguments":{"__proto__":{"polluted":"secret-value"}}}') as unknown
+    const value = capturedCase({ ...base, payload, session: { env: { T: 'secret-value' } } })
+    expect(JSON.stringify(value.payload)).toBe('{"id":"c1","name":"shell","arguments":{"__proto__":{"polluted":"<env T>"}}}')
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    const quiet = capturedCase({ ...base, payload: { id: 'c1', name: 'shell', arguments: {} }, session: { env: { T: 'secret-value' } } })
+    expect(quiet.description).not.toContain('<env NAME>')
+  })
+
+  it('refuses a session with more values than it keeps out, rather than write one of them', async () => {
+    const env = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, `value-${i}`]))
+    await expect(writeCapturedCase(join(dir, 'too-many'), { ...base, payload: { id: 'c1', name: 'shell', arguments: { command: 'echo value-64' } }, session: { env } })).rejects.toThrow(
+      'the session sent 65 environment values (510 characters), over the 64 values of 65536 characters in all that capture keeps out of its cases; its calls were not captured (send fewer to capture them)',
+    )
+    expect(await readdir(join(dir, 'too-many')).catch(() => [])).toEqual([])
+  })
+})
+
 describe('casesFromRecording', () => {
   it("turns a recorded run's answers and tool calls into valid cases", () => {
     const cases = casesFromRecording(
