@@ -5,11 +5,15 @@
  * touches, with the content it says for each added file. The patches are the ones whose reading
  * depends on how whitespace is trimmed (Rust's Unicode trim, not JavaScript's), how lines split, and
  * where a header's path starts and ends; a patch Codex refuses must be one hookd's parser refuses.
+ *
+ * Then the canonical call hooks see for the same headers: a header with a character that is not
+ * plain (patch-header.ts) is refused, whichever way the agent would read it.
  */
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { APPLY_PATCH } from '../../src/agents/codex/apply-patch.js'
 import { type PatchHunk, parsePatch } from '../../src/agents/codex/patch-parser.js'
 import { agentCli } from './support/cli.js'
 import { run } from './support/other-clis.js'
@@ -94,5 +98,31 @@ describe('Codex 0.169.0 applies each patch to the files hookd reads in it', () =
       expect(ran.code, ran.stderr).toBe(0)
       expect(await files(root)).toEqual(expected(before, hunks, root, project))
     }
+  })
+})
+
+describe('the canonical call hooks see for those headers', () => {
+  const W = '/home/me/project'
+  const canonical = (text: string) => APPLY_PATCH.toCanonical({ command: text }, W)
+
+  it('is the file Codex writes, in the canonical path convention', () => {
+    expect(canonical(patch('*** Add File: trail.txt   ', '+x'))).toEqual({ name: 'write_file', arguments: { path: 'trail.txt', content: 'x\n' } })
+    expect(canonical(patch('*** Add File:  lead.txt', '+x'))).toEqual({ name: 'write_file', arguments: { path: ' lead.txt', content: 'x\n' } })
+    expect(canonical(patch('*** Add File: src/../../outside.txt', '+x'))).toEqual({ name: 'write_file', arguments: { path: '/home/me/outside.txt', content: 'x\n' } })
+    expect(canonical('*** Begin Patch\r\n*** Update File: a.txt\r\n@@\r\n-a\r\n+b\r\n*** End Patch\r\n')).toEqual({ name: 'edit_file', arguments: { path: 'a.txt', old_string: 'a', new_string: 'b' } })
+  })
+
+  it('is refused for a header that is not plain, whichever way an agent trims it', () => {
+    for (const header of ['*** Add File: .env\u0085', '*** Add File: bom\ufeff', '*** Add File: a\u200bb', '\t *** Add File: indented.txt', '*** Add File: a\u00a0', '*** Add File: trail.txt \t ']) {
+      expect(canonical(patch(header, '+x')), JSON.stringify(header)).toEqual({ unreadable: expect.stringMatching(/^the patch header '.*' holds U\+[0-9A-F]{4} \(.*\); a patch header must name its file in plain characters$/) })
+    }
+    expect(canonical(patch('*** Update File: a.txt', '*** Move to: moved.txt \u0085', '@@', '-a', '+b'))).toEqual({
+      unreadable: "the patch header '*** Move to: moved.txt <U+0085>' holds U+0085 (whitespace other than a space); a patch header must name its file in plain characters",
+    })
+  })
+
+  it('a patch Codex refuses has none: it reaches hooks as apply_patch with its text', () => {
+    expect(canonical(patch('*** Add File: stray.txt', '+x', 'stray'))).toBeUndefined()
+    expect(canonical('*** Begin Patch\n*** Add File: no-end.txt\n+x\n')).toBeUndefined()
   })
 })
