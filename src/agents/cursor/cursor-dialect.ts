@@ -5,7 +5,7 @@
  * reference/cursor_hooks.md) for the events below; the current page's event list for sessionStart,
  * sessionEnd, preToolUse and postToolUse, whose fields are not documented there (read as noted).
  *
- *   beforeShellExecution {command, cwd}      beforeToolExecute on `Shell` (shell {command})
+ *   beforeShellExecution {command, cwd}      beforeToolExecute on `Shell` (shell {command, cwd})
  *   beforeMCPExecution {tool_name, tool_input: "<json>"}   beforeToolExecute on `MCP:<tool_name>`
  *   beforeReadFile {file_path, content}      beforeToolExecute on `Read` (read_file {path})
  *   preToolUse {tool_name, tool_input}       beforeToolExecute on the tool as named (not documented)
