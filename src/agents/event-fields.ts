@@ -47,10 +47,8 @@ export function jsonArguments(text: string, field: string, tool: string): JsonAr
   const what = `${field} for ${quoted(tool)}`
   if (!text.trimStart().startsWith('{')) return { ok: false, problem: `${what} is not a JSON object` }
   const json = parseJson(text, what)
-  if (json.ok) {
-    const value = json.value
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? { ok: true, value: value as Record<string, unknown> } : { ok: false, problem: `${what} is not a JSON object` }
-  }
+  // JSON text that starts with `{` and parses is an object.
+  if (json.ok) return { ok: true, value: json.value as Record<string, unknown> }
   switch (json.problem) {
     case 'too-deep':
       return { ok: false, problem: `${what} is nested too deep (more than ${DEFAULT_JSON_LIMITS.maxDepth} levels of arrays and objects)` }

@@ -5,7 +5,8 @@
  *
  * This follows Codex's own parser (codex-rs/apply-patch/src/parser.rs in openai/codex, lenient mode,
  * which Codex uses for every call) rule for rule, where the pinned Codex 0.169.0 agrees; the pinned
- * binary is the oracle in test/agents/codex-patch-contract.test.ts. What differs from a JavaScript reading:
+ * binary is the oracle in test/agents/codex-patch-contract.test.ts. Where it differs from a
+ * JavaScript reading:
  *
  * - Rust's `str::trim` strips Unicode White_Space, which includes U+0085 (NEL) and excludes U+FEFF
  *   (BOM); JavaScript's `trim` is the other way round. `rustTrim` is Rust's.
@@ -13,7 +14,7 @@
  * - The whole patch is trimmed; a marker line (`*** Begin Patch`, a hunk header) is trimmed before it
  *   is compared, so a header's path loses its trailing whitespace and keeps any after the marker's
  *   one space. `*** Move to: ` is matched on the untrimmed line (indented, it is a context line) and
- *   its path loses its trailing whitespace (measured: the stored parser.rs keeps it, 0.169.0 does not).
+ *   its path loses its trailing whitespace (measured with the pinned binary; that parser.rs keeps it).
  * - An added file's content runs while lines start with `+`; an update's chunks run until a line
  *   starting with `*`, blank lines between them skipped.
  * - A patch wrapped in a heredoc (`<<'EOF'` ... `EOF`) is read inside it.
