@@ -213,7 +213,13 @@ class PathGuard {
   }
 
   private async checkPin(pinned: WorkdirPin): Promise<void> {
-    const now = await pinOf(this.workdir).catch(() => undefined)
+    let now: WorkdirPin | undefined
+    try {
+      now = await pinOf(this.workdir)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new CapabilityError(code ?? 'failed', `the session's folder ${this.workdir} cannot be reached (${fsReason(err)})`)
+    }
     if (now?.dev === pinned.dev && now.ino === pinned.ino && (await lstat(this.workdir)).isDirectory()) return
     throw denied(`the session's folder ${this.workdir} is no longer the folder the run opened in (it was moved, removed or replaced); start a new session`)
   }
@@ -241,6 +247,11 @@ async function realish(path: string, depth = 0): Promise<string> {
   }
 }
 
+/** "ENOENT: no such file or directory, open '/abs/path'" -> "no such file or directory" */
+function fsReason(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/^[A-Z0-9_]+: /, '').replace(/, \w+ '.*'$/s, '')
+}
+
 /** The error a hook sees when a default file handler fails: says which capability, on what, and why. */
 function fileError(capability: string, path: string, err: unknown): CapabilityError {
   const asked = `ctx.${capability}(${quoted(path)})`
@@ -248,9 +259,7 @@ function fileError(capability: string, path: string, err: unknown): CapabilityEr
     return new CapabilityError(err.code, `${asked} ${err.code === 'denied' ? 'refused' : 'failed'}: ${err.message}`)
   }
   const code = (err as NodeJS.ErrnoException).code ?? 'failed'
-  // "ENOENT: no such file or directory, open '/abs/path'" -> "no such file or directory"
-  const why = (err instanceof Error ? err.message : String(err)).replace(/^[A-Z0-9_]+: /, '').replace(/, \w+ '.*'$/s, '')
-  return new CapabilityError(code, `${asked} failed: ${why}`)
+  return new CapabilityError(code, `${asked} failed: ${fsReason(err)}`)
 }
 
 async function described<T>(capability: string, path: string, run: () => Promise<T>): Promise<T> {

@@ -108,7 +108,7 @@ export interface ProtectedRoot {
   readonly what: string
   readonly why: string
   /** A file (named as it is) or a folder (everything under it). Default folder. */
-  readonly file?: boolean
+  readonly file?: boolean | undefined
 }
 
 /** The hooks folder of a session: hooks may read it, never write it. */
@@ -172,22 +172,23 @@ function nameRule(entry: ProtectedName): string {
 /**
  * The protection `path` falls under for `need`, or undefined when hooks may do that there. `path` is
  * absolute (normalised: no `..`) or relative to a folder the caller knows; names match at any depth,
- * roots only an absolute path.
+ * roots only an absolute path. Names come first, so that both enforcements word one refusal alike
+ * (the sidecar's lexical check knows no token file, the host's may).
  */
 export function protectionOf(path: string, need: FileNeed, roots: readonly ProtectedRoot[] = []): Protection | undefined {
   const parts = folded(path)
+  for (const { entry, parts: wanted } of TABLE) {
+    if (!covers(entry.refuses, need)) continue
+    for (let i = 0; i + wanted.length <= parts.length; i++) {
+      if (wanted.every((p, j) => parts[i + j] === p)) return { rule: nameRule(entry), refuses: entry.refuses, why: entry.why }
+    }
+  }
   for (const root of roots) {
     if (!covers(root.refuses, need) || !isAbsolute(root.path) || !isAbsolute(path)) continue
     const rootParts = folded(root.path)
     if (rootParts.length > parts.length || !rootParts.every((p, i) => parts[i] === p)) continue
     const shown = root.path.replace(/\/+$/, '')
     return { rule: root.file ? `${root.what} ${shown}` : `under ${root.what} ${shown}/`, refuses: root.refuses, why: root.why }
-  }
-  for (const { entry, parts: wanted } of TABLE) {
-    if (!covers(entry.refuses, need)) continue
-    for (let i = 0; i + wanted.length <= parts.length; i++) {
-      if (wanted.every((p, j) => parts[i + j] === p)) return { rule: nameRule(entry), refuses: entry.refuses, why: entry.why }
-    }
   }
   return undefined
 }
