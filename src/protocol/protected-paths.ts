@@ -52,7 +52,7 @@ export const PROTECTED_NAMES: readonly ProtectedName[] = [
     ['.claude/', 'Claude Code runs the commands its settings name'],
   ]),
   // Reads too: a write is refused by `.claude/` above already.
-  ...name('agents and editors', 'read-write', [['.claude/settings.local.json', 'Claude Code runs its hooks, and older hookd setups kept the HTTP token there']]),
+  ...name('agents and editors', 'read-write', [['.claude/settings.local.json', 'Claude Code runs its hooks, and hookd setup writes the HTTP token there']]),
   ...name('agents and editors', 'write', [
     ['.mcp.json', 'Claude Code starts the MCP servers it names'],
     ['CLAUDE.md', 'Claude Code reads it as instructions'],
@@ -124,8 +124,8 @@ export function hooksRoot(path: string): ProtectedRoot {
 export function hookdStateRoots(env: Readonly<Record<string, string | undefined>> = process.env, home: string | undefined = homedir()): ProtectedRoot[] {
   const roots: ProtectedRoot[] = []
   const why = 'hookd keeps its tokens and state there'
-  const state = env.HOOKD_STATE_DIR
-  if (state && isAbsolute(state)) roots.push({ path: resolve(state), refuses: 'read-write', what: "hookd's state folder", why })
+  const state = env.HOOKD_STATE_DIR && isAbsolute(env.HOOKD_STATE_DIR) ? resolve(env.HOOKD_STATE_DIR) : undefined
+  if (state) roots.push({ path: state, refuses: 'read-write', what: "hookd's state folder", why })
   if (home && isAbsolute(home)) {
     if (!state) roots.push({ path: join(home, '.local', 'state', 'hookd'), refuses: 'read-write', what: "hookd's state folder", why })
     roots.push({ path: join(home, '.config', 'hookd'), refuses: 'read-write', what: "hookd's configuration folder", why })

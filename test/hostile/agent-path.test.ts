@@ -162,7 +162,7 @@ describe('writes to what runs outside the sandbox', () => {
       refusedWrite('web/package.json', 'package.json', 'npm runs its scripts on install and test'),
       refusedWrite('.envrc', '.envrc', 'direnv runs it when a shell enters the folder'),
       refusedWrite('.Claude/Settings.Local.JSON', 'under .claude/', CLAUDE_WHY),
-      "ctx.file.read('.claude/settings.local.json') refused: hookd never lets hooks read or write .claude/settings.local.json (Claude Code runs its hooks, and older hookd setups kept the HTTP token there); a hook that needs a secret gets it through ctx.env",
+      "ctx.file.read('.claude/settings.local.json') refused: hookd never lets hooks read or write .claude/settings.local.json (Claude Code runs its hooks, and hookd setup writes the HTTP token there); a hook that needs a secret gets it through ctx.env",
       'ok',
     ])
     expect(await readFile(join(project, '.claude', 'settings.local.json'), 'utf8')).toBe(settingsSource)
@@ -200,7 +200,7 @@ describe('writes to what runs outside the sandbox', () => {
       refusedWrite('h/guard/index.js', `under the hooks folder ${hooks}/`, 'hookd serves hooks from there and reloads them when they change'),
       refusedWrite('pkg', 'package.json', 'npm runs its scripts on install and test'),
       "ctx.file.read('tok') refused: hookd never lets hooks read or write under .hookd/ (hookd keeps its HTTP token, sockets and state there); a hook that needs a secret gets it through ctx.env",
-      "ctx.file.read('cfg/settings.local.json') refused: hookd never lets hooks read or write .claude/settings.local.json (Claude Code runs its hooks, and older hookd setups kept the HTTP token there); a hook that needs a secret gets it through ctx.env",
+      "ctx.file.read('cfg/settings.local.json') refused: hookd never lets hooks read or write .claude/settings.local.json (Claude Code runs its hooks, and hookd setup writes the HTTP token there); a hook that needs a secret gets it through ctx.env",
     ])
     expect(await readFile(join(hooks, 'guard', 'index.js'), 'utf8')).toBe(guardSource)
     expect(await readFile(join(project, '.claude', 'settings.local.json'), 'utf8')).toBe(settingsSource)
