@@ -6,7 +6,9 @@
  */
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { StepPointName } from '../protocol/points.js'
-import type { CheckedWorkdir } from './workdir.js'
+import type { CheckedWorkdir, Peer } from './workdir.js'
+
+export type { Peer }
 
 export type RunEndReason = 'end_turn' | 'interrupted' | 'error'
 
@@ -36,11 +38,6 @@ export interface AgentRun {
   close(reason: RunEndReason): Promise<ChainAnswer | undefined>
   /** Ends the session at once, without afterRun (shutdown, or a run that failed to start). */
   abort(): void
-}
-
-/** Who posted an event over a connection (the front door): the uid owning its client end, undefined when unknown. */
-export interface Peer {
-  uid: number | undefined
 }
 
 /** Which run an event belongs to: one agent session in one folder, of one user. */

@@ -15,8 +15,12 @@
 import { realpath, stat } from 'node:fs/promises'
 import { isAbsolute, parse, relative, sep } from 'node:path'
 import { HookdError } from '../protocol/status.js'
-import type { Peer } from './agent-run.js'
 import { accountOf } from './user-account.js'
+
+/** Who posted an event over a connection (the front door): the uid owning its client end, undefined when unknown. */
+export interface Peer {
+  uid: number | undefined
+}
 
 /** What checkWorkdir found when the run opened: what its file capabilities use. */
 export interface CheckedWorkdir {
