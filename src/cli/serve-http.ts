@@ -86,7 +86,7 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
   const url = await sidecar.listenHttp(settings.host, settings.port, {
     // The front door's lines (errors it answered, runs it ended) go to the command's stderr, and so through its log.
     report: (line) => void io.stderr.write(`hookd: ${line}\n`),
-    ...(token !== undefined ? { token } : {}),
+    ...(token !== undefined ? { token, tokenFile: settings.tokenFile } : {}),
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
   })
   if (settings.tokenFile !== undefined) await writeFile(join(dirname(settings.tokenFile), HTTP_URL_FILE), `${url}\n`, { mode: 0o600 })

@@ -15,9 +15,12 @@
  * Every other request needs `authorization: Bearer <token>`: the sidecar's HTTP token without
  * tenants (http-token.ts), a tenant's token with them. Bodies are bounded in size and depth before
  * anything reads them. The runs of each tenant are bounded and reaped when idle (agents/agent-runs.ts).
+ * Without tenants, each request's user (the uid owning its connection, peer-user.ts) keys its runs and
+ * is whose folder the event's cwd must be and whose privileges its hooks' file calls have.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
+import type { Peer } from '../../agents/agent-run.js'
 import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
 import { ClaudeCodeAdapter } from '../../agents/claude-code/claude-code-adapter.js'
 import { eventsForPoints } from '../../agents/claude-code/events.js'
@@ -31,12 +34,16 @@ import { bearerToken } from '../tenancy/tenant-token.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
 import { readBody, sendError, sendJson } from './http-exchange.js'
 import { sameToken } from './http-token.js'
+import { peerUid } from './peer-user.js'
 import { SidecarRun } from './sidecar-run.js'
+import { UserFiles } from './user-files.js'
 
 export interface FrontDoorOptions {
   tenancy: Tenancy
   /** Without tenants: the token every request must carry. With tenants: absent (tenants' tokens). */
   token?: string
+  /** The token's file, which hooks may neither read nor write (`.hookd/` is protected by name already). */
+  tokenFile?: string
   /** Run limits per tenant (idle time, runs, calls in flight). */
   runs?: Omit<AgentRunsOptions, 'report'>
   /** The largest event body, in bytes. Default: hookd's JSON limit (8 MiB). */
@@ -67,6 +74,9 @@ export class FrontDoor {
    * only (no file-system checks, no ctx.file).
    */
   private readonly local: boolean
+  /** Serves the file calls of agents whose user is not the sidecar's (local only). */
+  private readonly userFiles: UserFiles | undefined
+  private readonly peers = new WeakMap<Socket, Promise<number | undefined>>()
   private closing = false
 
   private constructor(
@@ -76,6 +86,7 @@ export class FrontDoor {
     this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes
     this.local = options.token !== undefined
+    this.userFiles = this.local ? new UserFiles({ report: (line) => this.report(`http: ${line}`) }) : undefined
   }
 
   /** Listens on host:port (port 0 picks one). */
@@ -109,6 +120,7 @@ export class FrontDoor {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     this.server.closeIdleConnections()
     await Promise.all([...this.doors.values()].map((d) => d.runs.closeAll('interrupted', graceMs)))
+    await this.userFiles?.close()
     this.server.closeAllConnections()
     await closed
   }
@@ -140,9 +152,10 @@ export class FrontDoor {
     const door = this.door(tenant)
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
-    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel))
+    const peer = this.local ? await this.peerOf(req.socket) : undefined
+    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel, peer))
     const event = new URLSearchParams(query).get('event') ?? undefined
-    const answer = await door.commands[route.agent].handle(json.value, channel, event)
+    const answer = await door.commands[route.agent].handle(json.value, channel, event, peer)
     if (answer === undefined) {
       res.writeHead(204)
       res.end()
@@ -158,6 +171,20 @@ export class FrontDoor {
   fail(req: IncomingMessage, res: ServerResponse, err: HookdError, tooLarge = false): void {
     this.report(`http: ${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
     sendError(res, err, tooLarge)
+  }
+
+  /** Who posted on this connection: its uid, read once per connection from the kernel's tables. */
+  private async peerOf(socket: Socket): Promise<Peer> {
+    let uid = this.peers.get(socket)
+    if (!uid) {
+      const { localAddress, localPort, remoteAddress, remotePort } = socket
+      uid =
+        localAddress && localPort !== undefined && remoteAddress && remotePort !== undefined
+          ? peerUid({ local: { address: localAddress, port: localPort }, remote: { address: remoteAddress, port: remotePort } })
+          : Promise.resolve(undefined)
+      this.peers.set(socket, uid)
+    }
+    return { uid: await uid }
   }
 
   /** The tenant the request's token names; a HookdError (401) saying what to send otherwise. */
@@ -188,7 +215,7 @@ export class FrontDoor {
         const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
         const profile = await resolveProfile(route, current.registry.root)
         const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: current.id, transport: 'http' })
-        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report, observe })
+        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
       },
       { ...this.options.runs, report, checkWorkdir: this.local },
     )
