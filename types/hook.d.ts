@@ -84,7 +84,12 @@ export interface CapabilityError extends Error {
   code: CapabilityErrorCode | (string & {})
 }
 
-/** Files below the workdir. Paths are relative to `ctx.workdir`; `..`, absolute paths and symbolic links that lead outside are refused. */
+/**
+ * Files below the workdir. Paths are relative to `ctx.workdir`; `..`, absolute paths and symbolic links
+ * that lead outside are refused. Whatever the policy, writes are refused where something outside the
+ * sandbox runs what it finds (`.git/`, `.claude/`, `package.json`, `.envrc`, the hooks folder, ...), and
+ * so are reads of hookd's own files (`.hookd/`): code 'denied' (docs/containment.md, protected names).
+ */
 export interface CtxFile {
   /** The file's text (UTF-8). Throws with code 'ENOENT' when it does not exist. */
   read(path: string): string

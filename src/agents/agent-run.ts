@@ -6,6 +6,9 @@
  */
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { StepPointName } from '../protocol/points.js'
+import type { CheckedWorkdir, Peer } from './workdir.js'
+
+export type { Peer }
 
 export type RunEndReason = 'end_turn' | 'interrupted' | 'error'
 
@@ -37,10 +40,16 @@ export interface AgentRun {
   abort(): void
 }
 
-/** Which run an event belongs to: one agent session in one folder. */
+/** Which run an event belongs to: one agent session in one folder, of one user. */
 export interface RunKey {
   sessionId: string
   workdir: string
+  /**
+   * Who posted the events, when they came over a connection (the front door, src/sidecar/http/peer-user.ts):
+   * the same session id and folder from two users is two runs, each checked for its own user.
+   * Absent when the agent runs in this process (the Claude Agent SDK adapter).
+   */
+  peer?: Peer
   /**
    * Which hook entry the events came through (the front door's route, e.g. `guard,audit`): two
    * entries with different hooks are two runs, each with its own hooks.
@@ -61,6 +70,8 @@ export interface RunStart {
    * false for agents with no such answer, where a confirm is answered no at once.
    */
   canAsk?: boolean
+  /** The folder as checked when the run opened (workdir.ts); absent when it was not checked (tenants' agents). */
+  checked?: CheckedWorkdir
 }
 
 export type OpenRun = (start: RunStart) => Promise<AgentRun>

@@ -138,8 +138,8 @@ export class AgentRuns {
   }
 
   private async begin(start: RunStart): Promise<AgentRun> {
-    if (this.checkWorkdir) await checkWorkdir(start.key.workdir)
-    const run = await this.open(start)
+    const checked = this.checkWorkdir ? await checkWorkdir(start.key.workdir, 'cwd', start.key.peer ? { peer: start.key.peer } : {}) : undefined
+    const run = await this.open(checked ? { ...start, checked } : start)
     if (run.serves('beforeRun')) {
       try {
         await run.call('beforeRun', { sessionId: start.key.sessionId, agentId: start.agentId, modelId: start.modelId })
@@ -174,5 +174,5 @@ export class AgentRuns {
 }
 
 function keyOf(key: RunKey): string {
-  return JSON.stringify([key.sessionId, key.workdir, key.channel ?? ''])
+  return JSON.stringify([key.sessionId, key.workdir, key.channel ?? '', key.peer ? (key.peer.uid ?? 'unknown') : ''])
 }

@@ -10,7 +10,7 @@
  * the agent might shrug off.
  */
 import { HookdError } from '../protocol/status.js'
-import type { RunKey, RunStart } from './agent-run.js'
+import type { Peer, RunKey, RunStart } from './agent-run.js'
 import type { AgentRuns } from './agent-runs.js'
 import type { Dialect, DialectAnswer } from './hook-event.js'
 import { filterResult, gateTool } from './tool-gate.js'
@@ -33,12 +33,12 @@ export class CommandAdapter<E> {
   }
 
   /**
-   * Answers one event (already parsed within size and depth limits). `channel` keys the runs (RunKey);
-   * `name` is the event's name when the route gives it (`?event=`).
+   * Answers one event (already parsed within size and depth limits). `channel` and `peer` key the runs
+   * (RunKey); `name` is the event's name when the route gives it (`?event=`).
    */
-  async handle(body: unknown, channel?: string, name?: string): Promise<DialectAnswer> {
+  async handle(body: unknown, channel?: string, name?: string, peer?: Peer): Promise<DialectAnswer> {
     try {
-      return (await this.dispatch(body, channel, name)) ?? this.dialect.quiet
+      return (await this.dispatch(body, channel, name, peer)) ?? this.dialect.quiet
     } catch (err) {
       if (!this.dialect.isGate(body, name)) throw err
       const reason = `hookd could not check this call, so it is refused: ${HookdError.from(err).message}`
@@ -47,12 +47,12 @@ export class CommandAdapter<E> {
     }
   }
 
-  private async dispatch(body: unknown, channel: string | undefined, name: string | undefined): Promise<DialectAnswer> {
+  private async dispatch(body: unknown, channel: string | undefined, name: string | undefined, peer: Peer | undefined): Promise<DialectAnswer> {
     const d = this.dialect
     const { session, event, native } = d.parse(body, name)
     if (event.kind === 'other') return undefined
     const workdir = workdirPath(session.cwd, d.cwdField)
-    const key: RunKey = { sessionId: session.sessionId, workdir, ...(channel !== undefined ? { channel } : {}) }
+    const key: RunKey = { sessionId: session.sessionId, workdir, ...(channel !== undefined ? { channel } : {}), ...(peer ? { peer } : {}) }
     const start: RunStart = {
       key,
       agentId: d.agent,

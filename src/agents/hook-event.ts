@@ -21,6 +21,12 @@ export interface NativeToolEvent {
   id: string
   tool: string
   input: Record<string, unknown>
+  /**
+   * Why hookd could not read the call's arguments (a JSON string past the depth limit, or not an
+   * object); `input` then holds nothing of them. The gate refuses such a call; elsewhere hooks see it
+   * under its own name with `input`.
+   */
+  unreadable?: string
 }
 
 /** An agent event, by what hookd does with it. */

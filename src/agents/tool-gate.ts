@@ -6,16 +6,32 @@
  */
 import type { AgentRun, Ask } from './agent-run.js'
 import type { NativeToolEvent, ResultVerdict, ToolVerdict } from './hook-event.js'
-import type { ToolTable } from './tool-mapping.js'
+import type { ToolRead, ToolTable } from './tool-mapping.js'
 
 /** What the agent's permission prompt shows: each hook's question, title and body. */
 export function askReason(asks: readonly Ask[]): string {
   return asks.map((a) => `${a.title}${a.body ? `: ${a.body}` : ''} (asked by hookd hook '${a.hook}')`).join('\n')
 }
 
+/** The refusal of a call whose arguments hookd cannot read: no hook could check what it would do. */
+export function unreadableReason(why: string): string {
+  return `hookd refused this call, which no hook could check: ${why}`
+}
+
 /**
- * beforeToolExecute for one call. A rewrite the agent's tool cannot take (a field of the wrong type)
- * refuses the call, saying which field; canonical fields the tool does not know are reported and dropped.
+ * The call hooks see for an agent's tool event, and why its arguments have no canonical reading when
+ * they have none (the dialect could not read them, or the table cannot: tool-mapping.ts).
+ */
+export function readCall(tools: ToolTable, event: NativeToolEvent, workdir: string): ToolRead {
+  if (event.unreadable === undefined) return tools.read(event.id, event.tool, event.input, workdir)
+  const native = { agent: tools.agent, name: event.tool, input: event.input }
+  return { call: { id: event.id, name: event.tool, arguments: event.input, native }, unreadable: event.unreadable }
+}
+
+/**
+ * beforeToolExecute for one call. A call whose arguments hookd cannot read is refused without asking
+ * the hooks, saying why. A rewrite the agent's tool cannot take (a field of the wrong type) refuses the
+ * call, saying which field; canonical fields the tool does not know are reported and dropped.
  */
 export async function gateTool(
   run: AgentRun,
@@ -26,7 +42,12 @@ export async function gateTool(
   report: (line: string) => void,
 ): Promise<ToolVerdict> {
   if (!run.serves('beforeToolExecute')) return { kind: 'allow' }
-  const call = tools.toCanonical(event.id, event.tool, event.input, workdir)
+  const { call, unreadable } = readCall(tools, event, workdir)
+  if (unreadable !== undefined) {
+    const reason = unreadableReason(unreadable)
+    report(`${event.tool} call ${call.id}: ${reason}`)
+    return { kind: 'deny', reason }
+  }
   const answer = await run.call('beforeToolExecute', call)
   const decision = answer.result as { allow?: unknown; reason?: unknown; arguments?: unknown }
   if (decision.allow !== true) {
@@ -56,7 +77,8 @@ export async function filterResult(
   isError: boolean,
 ): Promise<ResultVerdict> {
   if (!run.serves('afterToolExecute')) return { kind: 'keep' }
-  const call = tools.toCanonical(event.id, event.tool, event.input, workdir)
+  // A call hookd could not read is shown under its own name, with nothing hookd could not read.
+  const { call } = readCall(tools, event, workdir)
   const answer = await run.call('afterToolExecute', { call, result: { text, isError } })
   const result = answer.result as { text?: unknown; isError?: unknown }
   const newText = typeof result.text === 'string' ? result.text : text

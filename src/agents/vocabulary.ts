@@ -8,9 +8,10 @@
  * its native tools onto these with `ToolMapping`s (tool-mapping.ts); a tool no table maps reaches
  * hooks under its own name with its own input.
  *
- * Paths: a canonical `path` is relative to the session's workdir when the file is inside it (as
- * `ctx.file` and hookd's own agent take them), and absolute otherwise. Agents that want absolute paths
- * get them back absolute.
+ * Paths: a canonical `path` (and a shell's `cwd`) is resolved against the session's workdir, `.` and
+ * `..` taken out, and then relative to the workdir when it lies inside it (as `ctx.file` and hookd's
+ * own agent take them) and absolute otherwise (canonical-path.ts). Agents that want absolute paths get
+ * them back absolute.
  */
 import * as z from 'zod'
 
@@ -19,8 +20,13 @@ const count = z.number().int().nonnegative()
 
 /** Each canonical tool's arguments. Only these fields are mapped; the rest of a native input stays native. */
 export const CANONICAL_TOOLS = {
-  /** A command line run by a shell. */
-  shell: z.object({ command: text }),
+  /**
+   * A command line run by a shell: in `cwd` when the agent's call names a folder (a path, in the
+   * convention above; without it, wherever the agent runs its commands), and outside the agent's
+   * sandbox when `unsandboxed` is true (the call asks to bypass it, as Claude Code's
+   * `dangerouslyDisableSandbox`).
+   */
+  shell: z.object({ command: text, cwd: text.optional(), unsandboxed: z.boolean().optional() }),
   /** Read a text file (optionally a window of lines: `offset` is the first line, `limit` the count). */
   read_file: z.object({ path: text, offset: count.optional(), limit: count.optional() }),
   /** Create or replace a file with `content`. */
@@ -40,6 +46,15 @@ export const CANONICAL_TOOLS = {
 } as const
 
 export type CanonicalToolName = keyof typeof CANONICAL_TOOLS
+
+/**
+ * Canonical fields that change what a call does, not only how it is shown: a rewrite that sets one
+ * the agent's tool has no place for refuses the call (dropping it would run the call somewhere else,
+ * or outside the sandbox, than the hook said). `flag`: false and absent are the same.
+ */
+export const BINDING_FIELDS: Partial<Record<CanonicalToolName, readonly { name: string; flag?: boolean }[]>> = {
+  shell: [{ name: 'cwd' }, { name: 'unsandboxed', flag: true }],
+}
 
 export const CANONICAL_TOOL_NAMES = Object.keys(CANONICAL_TOOLS) as CanonicalToolName[]
 

@@ -7,6 +7,7 @@ import { AgentError } from '../host/agent/errors.js'
 import { AnthropicModel } from '../host/agent/anthropic-model.js'
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, runAgent } from '../host/agent/loop.js'
 import type { Model } from '../host/agent/model.js'
+import { recordingProblem } from '../host/agent/record.js'
 import { SCRIPTED_PREFIX, ScriptedModel } from '../host/agent/scripted-model.js'
 import { TerminalUI } from '../host/agent/terminal.js'
 import { HookdError } from '../protocol/status.js'
@@ -126,7 +127,11 @@ export async function agent(argv: string[], io: CliIo): Promise<number> {
   const maxTurns = positiveInt('max-turns', values['max-turns'])
   const maxTokens = positiveInt('max-tokens', values['max-tokens'])
   const workdir = await requireDir('--workdir', values.workdir, io.cwd)
-  if (values.record) await requireDir('the folder of --record', dirname(resolve(io.cwd, values.record)), io.cwd)
+  if (values.record) {
+    await requireDir('the folder of --record', dirname(resolve(io.cwd, values.record)), io.cwd)
+    const problem = await recordingProblem(resolve(io.cwd, values.record))
+    if (problem) throw new UsageError(`--record '${values.record}': ${problem}`)
+  }
   const model = await chooseModel(values.model, io.env)
 
   let sidecar: Sidecar | undefined

@@ -37,7 +37,7 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
     }),
   },
   afterRun: {
-    config: [['runLog', 'string', '.hookd/runs.log']],
+    config: [['runLog', 'string', 'logs/runs.log']],
     params: 'event',
     body: () => ["ctx.file.append(ctx.config.runLog, ctx.session.id + ' ended: ' + event.reason + '\\n')"],
     cases: () => ({
@@ -45,8 +45,8 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
         name: 'appends the end of the run to the log',
         point: 'afterRun',
         payload: { reason: 'end_turn' },
-        ctx: { session: { id: 'run-1' }, files: { '.hookd/runs.log': 'run-0 ended: error\n' } },
-        expect: { files: { '.hookd/runs.log': 'run-0 ended: error\nrun-1 ended: end_turn\n' } },
+        ctx: { session: { id: 'run-1' }, files: { 'logs/runs.log': 'run-0 ended: error\n' } },
+        expect: { files: { 'logs/runs.log': 'run-0 ended: error\nrun-1 ended: end_turn\n' } },
       },
     }),
   },

@@ -122,7 +122,7 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
   const door = {
     // The front door's lines (errors it answered, runs it ended) go to the command's stderr, and so through its log.
     report: (line: string) => void io.stderr.write(`hookd: ${line}\n`),
-    ...(token !== undefined ? { token } : {}),
+    ...(token !== undefined ? { token, tokenFile: settings.tokenFile as string } : {}),
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
   }
   let first: string | undefined

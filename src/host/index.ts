@@ -13,10 +13,14 @@ export {
   FETCH_TIMEOUT_MS,
   confine,
   workdirFiles,
+  type WorkdirFilesOptions,
+  pinOf,
+  type WorkdirPin,
   allowlistedFetch,
   terminalConfirm,
   type ConfirmTerminal,
 } from './capabilities.js'
+export { PROTECTED_NAMES, protectionOf, protectedReason, hooksRoot, hookdStateRoots, type ProtectedRoot } from '../protocol/protected-paths.js'
 export { points, POINT_NAMES, type PointName, type PointPayload, type PointOutput } from '../protocol/points.js'
 export type { Diagnostic, DiagnosticKind } from '../protocol/diagnostic.js'
 export type { HookTrace, HookOutcome, HookInfoData, LogLineData } from '../protocol/wire.js'

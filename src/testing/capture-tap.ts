@@ -108,7 +108,8 @@ export class CaptureRecorder {
               modelId: open.modelId,
               interactive: open.interactive,
               autoApprove: open.autoApprove,
-              env: Object.keys(open.env),
+              // The values, so that the case is cleaned of them (only the names are written).
+              env: open.env,
               ...(open.policy
                 ? { policy: { file: open.policy.file, httpOrigins: open.policy.httpOrigins, ...(open.policy.denyConfirm ? { confirm: false } : {}) } }
                 : {}),

@@ -3,7 +3,8 @@
  * (case-file.ts) that replays it. What the call read is set up again (files it read, confirm answers,
  * HTTP responses), and what came out is expected (the result, diagnostics by kind, logs, the calls).
  * Move the file into a hook's tests/ folder, trim what you do not care about, and `hookd test` keeps the
- * behaviour from changing unnoticed.
+ * behaviour from changing unnoticed. No environment value is ever written (env-redactor.ts): the case
+ * names the session's variables and shows `<env NAME>` where a value was.
  *
  * `hookd serve --capture DIR` calls `writeCapturedCase` for each point call; `casesFromRecording` turns
  * the tool calls and answers of a `hookd agent --record` script into cases that at least must run
@@ -14,6 +15,7 @@ import { join } from 'node:path'
 import type { ScriptFile } from '../host/agent/script.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { FileAccess } from '../protocol/wire.js'
+import { envRedactor } from './env-redactor.js'
 
 /** A capability call of the point call, and how the host answered it. */
 export interface CapturedCapability {
@@ -26,22 +28,29 @@ export interface CapturedCapability {
   error?: { code: string; message: string }
 }
 
+/** A captured call's session, as it was opened. */
+export interface CapturedSession {
+  id?: string
+  agentId?: string
+  modelId?: string
+  interactive?: boolean
+  autoApprove?: boolean
+  /**
+   * The environment it sent: its values (then no string of the case holds one: each becomes
+   * `<env NAME>`), or only the names. Either way only the names are written, as a note.
+   */
+  env?: Readonly<Record<string, string>> | readonly string[]
+  policy?: { file?: FileAccess; httpOrigins?: readonly string[]; confirm?: boolean }
+}
+
 /** One point call as it happened. */
 export interface CapturedCall {
   /** The session's hooks, in order. */
   hooks: readonly string[]
   point: string
   payload: unknown
-  /** The session as it was opened. Environment values are never written: only their names are noted. */
-  session?: {
-    id?: string
-    agentId?: string
-    modelId?: string
-    interactive?: boolean
-    autoApprove?: boolean
-    env?: Readonly<Record<string, string>> | readonly string[]
-    policy?: { file?: FileAccess; httpOrigins?: readonly string[]; confirm?: boolean }
-  }
+  /** The session as it was opened. */
+  session?: CapturedSession
   /** The chain's result; absent: the case does not check it. */
   result?: unknown
   diagnostics?: readonly Diagnostic[]
@@ -98,18 +107,28 @@ export function capturedCase(captured: CapturedCall): Record<string, unknown> {
   if (captured.capabilities) expect.calls = calls.map((c) => (c.hook ? { capability: c.capability, args: [...c.args], hook: c.hook } : { capability: c.capability, args: [...c.args] }))
 
   const envNames = Array.isArray(session.env) ? session.env : Object.keys(session.env ?? {})
-  const notes = [`Captured ${at.toISOString()}${session.id ? ` in session ${session.id}` : ''}.`]
+  // Given the values, every string of the case is cleaned of them (env-redactor.ts); names are notes.
+  const redactor = isEnvValues(session.env) ? envRedactor(session.env) : undefined
+  const clean = <T>(value: T): T => (redactor ? (redactor.redact(value) as T) : value)
+  const id = session.id ? clean(session.id) : undefined
+  const parts = clean({ payload: captured.payload, ctx, expect })
+  const notes = [`Captured ${at.toISOString()}${id ? ` in session ${id}` : ''}.`]
   if (envNames.length) notes.push(`The session allowed the environment variables ${envNames.join(', ')}; their values are not recorded: add them to ctx.env.`)
+  if (redactor?.replaced.size) notes.push('Where a value appeared in the call it is written as <env NAME>.')
   notes.push('Workdir files the hook only listed or checked are not recorded; add them to ctx.files.')
   return {
-    name: `captured ${captured.point}${session.id ? ` (${session.id})` : ''}`,
+    name: `captured ${captured.point}${id ? ` (${id})` : ''}`,
     description: notes.join(' '),
     hooks: [...captured.hooks],
     point: captured.point,
-    payload: captured.payload,
-    ...(Object.keys(ctx).length ? { ctx } : {}),
-    expect,
+    payload: parts.payload,
+    ...(Object.keys(parts.ctx).length ? { ctx: parts.ctx } : {}),
+    expect: parts.expect,
   }
+}
+
+function isEnvValues(env: CapturedSession['env']): env is Readonly<Record<string, string>> {
+  return env !== undefined && !Array.isArray(env)
 }
 
 /** A captured call larger than this as JSON text is not written (it is reported instead). */
@@ -119,11 +138,13 @@ const PRETTY_UP_TO_CHARS = 64 * 1024
 const PRETTY_MAX_CHARS = 1024 * 1024
 
 /**
- * Writes the captured call as a new case file in `dir` (created if needed), named after the point and
- * the time; never replaces a file. Returns its path.
+ * Writes the captured call as a new case file in `dir` (created if needed, 0700), named after the point
+ * and the time, 0600; never replaces a file, and never writes through a link at the name (`wx` is
+ * O_CREAT | O_EXCL: a link already there takes the next name). Returns its path.
  */
 export async function writeCapturedCase(dir: string, captured: CapturedCall): Promise<string> {
-  await mkdir(dir, { recursive: true })
+  // Folders it makes are the operator's alone; folders that were there keep their modes.
+  await mkdir(dir, { recursive: true, mode: 0o700 })
   const at = captured.at ?? new Date()
   const value = capturedCase({ ...captured, at })
   const compact = JSON.stringify(value)

@@ -5,7 +5,7 @@
  * is sent to a real process of the built command, since it is about the signal and the exit status.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
@@ -90,6 +90,16 @@ describe('hookd agent', { timeout: 90_000 }, () => {
     expect(replay.stdout).toBe(ran.stdout)
     expect(replay.stderr).toContain('[guard] refused shell: refused by the user')
     expect(api.requests).toHaveLength(2)
+  })
+
+  it('refuses a --record that names a link before the run starts (exit 2), and leaves what it points at alone', async () => {
+    const dir = await workdir({ 'victim.txt': 'keep me\n' })
+    const record = join(dir, 'run.json')
+    await symlink(join(dir, 'victim.txt'), record)
+    const ran = await hookd(['--workdir', dir, '--model', 'claude-test', '--record', record, 'hello'], { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' })
+    expect(ran.code).toBe(2)
+    expect(ran.stderr).toBe(`hookd agent: --record '${record}': it is a symbolic link, and hookd writes a recording only to a file of its own; remove the link or record to another file\n`)
+    expect(await readFile(join(dir, 'victim.txt'), 'utf8')).toBe('keep me\n')
   })
 
   it('exits 1 with a clear message when the API refuses the key', async () => {

@@ -2,7 +2,7 @@
  * Replayable runs: a recorded conversation played instead of the API (--model scripted:FILE), and
  * --record writing one from a live run.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { chmod, lstat, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentError, ScriptedModel, parseScript } from '../../src/host/agent/index.js'
@@ -128,5 +128,69 @@ describe('--record FILE', () => {
     } finally {
       await api.stop()
     }
+  })
+})
+
+/** Runs `fn` with the process umask at `mask` (the usual 022 here), and puts the old one back. */
+async function withUmask<T>(mask: number, fn: () => Promise<T>): Promise<T> {
+  const old = process.umask(mask)
+  try {
+    return await fn()
+  } finally {
+    process.umask(old)
+  }
+}
+
+describe('--record FILE holds what the model said, so only its owner reads it', () => {
+  /** One live run that answers once and records to `file`. */
+  async function record(file: string): Promise<Awaited<ReturnType<typeof runCaptured>>> {
+    const api = await startFakeApi([{ text: 'The key is sk-live-123. Done.' }])
+    try {
+      return await withUmask(0o022, () => runCaptured({ model: apiModel(api), record: file }))
+    } finally {
+      await api.stop()
+    }
+  }
+
+  it('is written 0600 under umask 022, and a link planted at the temp name it once used is not followed', async () => {
+    const folder = await workdir({ 'victim.txt': 'keep me\n' })
+    const file = join(folder, 'run.json')
+    // The old save wrote `${file}.${pid}.tmp` through whatever was there, then renamed it over FILE.
+    await symlink(join(folder, 'victim.txt'), `${file}.${process.pid}.tmp`)
+    const ran = await record(file)
+    expect(ran.result.recording).toEqual({ file, turns: 1 })
+    expect(await readFile(join(folder, 'victim.txt'), 'utf8')).toBe('keep me\n')
+    const info = await lstat(file)
+    expect(info.isFile()).toBe(true)
+    expect(info.mode & 0o777).toBe(0o600)
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ version: 1, turns: [{ text: 'The key is sk-live-123. Done.' }] })
+    // Nothing of the write is left beside it but the planted link.
+    expect((await readdir(folder)).sort()).toEqual(['run.json', 'run.json.' + process.pid + '.tmp', 'victim.txt'])
+  })
+
+  it('an existing recording is replaced no more open than it was: 0644 becomes 0600, 0400 stays 0400', async () => {
+    const folder = await workdir({ 'open.json': '{}', 'closed.json': '{}' })
+    await chmod(join(folder, 'open.json'), 0o644)
+    await chmod(join(folder, 'closed.json'), 0o400)
+    await record(join(folder, 'open.json'))
+    await record(join(folder, 'closed.json'))
+    expect((await stat(join(folder, 'open.json'))).mode & 0o777).toBe(0o600)
+    expect((await stat(join(folder, 'closed.json'))).mode & 0o777).toBe(0o400)
+    expect(JSON.parse(await readFile(join(folder, 'closed.json'), 'utf8'))).toMatchObject({ version: 1 })
+  })
+
+  it('a link at FILE itself is refused, and what it points at is left alone', async () => {
+    const folder = await workdir({ 'victim.txt': 'keep me\n' })
+    const file = join(folder, 'run.json')
+    await symlink(join(folder, 'victim.txt'), file)
+    const ran = await record(file)
+    expect(ran.result.recording).toEqual({
+      file,
+      turns: 1,
+      error: `cannot write the recording to ${file}: it is a symbolic link, and hookd writes a recording only to a file of its own; remove the link or record to another file`,
+    })
+    expect(ran.stderr).toContain(`cannot write the recording to ${file}: it is a symbolic link`)
+    expect(await readFile(join(folder, 'victim.txt'), 'utf8')).toBe('keep me\n')
+    expect((await lstat(file)).isSymbolicLink()).toBe(true)
   })
 })

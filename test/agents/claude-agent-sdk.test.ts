@@ -7,11 +7,12 @@
  * configuration: the model asks for one Bash call per turn, each with its own victim folder, and each
  * test checks its own call's tool_result (by tool_use id) and folder. The application's own confirm
  * (answering no), a rewritten command and result, and beforeRun/afterRun counted over the run share
- * one query; confirm left to canUseTool is another; hookd gone away is two more (tool events only, and
- * with run points), which come last: the file's sidecar stops for them.
+ * one query; confirm left to canUseTool is another; a guard hot-fixed between two tool calls of a
+ * running query is another (on a sidecar of its own that watches its folder); hookd gone away is two
+ * more (tool events only, and with run points), which come last: the file's sidecar stops for them.
  */
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -161,6 +162,61 @@ describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () 
     const specifier = 'hookd-sandbox/claude-agent-sdk'
     const mod = (await import(specifier)) as { hookdHooks?: unknown }
     expect(typeof mod.hookdHooks).toBe('function')
+  })
+
+  describe('a query already running, whose guard is hot-fixed between two tool calls', () => {
+    let watched: Running | undefined
+    let folder = ''
+    afterAll(async () => {
+      await watched?.stop()
+      if (folder) await rm(folder, { recursive: true, force: true })
+    })
+
+    it(
+      "refuses `rm -rf` from the next tool call on, though the guard served no PreToolUse when the query started",
+      async () => {
+        folder = await writeTree({ 'late-guard/index.js': hook({ afterToolExecute: `function (ctx, call, result) {}` }) })
+        watched = await startSidecar({ hooks: folder, watch: true })
+        const pushed: string[] = []
+        const hookd = await hookdHooks({ client: watched.client, hooks: ['late-guard'], onDiagnostic: (d) => void pushed.push(`${d.kind} ${d.hook}`) })
+        const calls = [
+          { id: 'toolu_stand_in_before', command: 'rm -r victim-before' },
+          { id: 'toolu_stand_in_after', command: 'rm -rf victim-after' },
+        ] as const satisfies readonly BashCall[]
+        const turns = oneCallPerTurn(calls)
+        const stand = await startAnthropicApi({
+          script: async (request, index) => {
+            if (index === 1) {
+              // The first call ran unguarded; now the guard gains its gate, and the running query hears of it.
+              await writeFile(join(folder, 'late-guard', 'index.js'), hook({
+                afterToolExecute: `function (ctx, call, result) {}`,
+                beforeToolExecute: `function (ctx, call) { if (/rm -rf/.test(String(call.arguments.command))) return { allow: false, reason: 'hot-fixed: no rm -rf' } }`,
+              }))
+              for (let i = 0; i < 600 && !pushed.includes('reload late-guard'); i++) await new Promise((r) => setTimeout(r, 25))
+            }
+            return turns(request, index)
+          },
+        })
+        try {
+          const dir = await projectDir({ 'victim-before/keep.txt': KEEP, 'victim-after/keep.txt': KEEP })
+          const home = await mkdtemp(join(tmpdir(), 'hookd-sdk-home-'))
+          leftovers.push(dir, home)
+          for await (const message of query({
+            prompt: 'do the task',
+            options: { cwd: dir, env: offlineEnv(stand.url, home), allowedTools: ['Bash'], settingSources: [], hooks: hookd.hooks },
+          })) void message
+          expect(pushed).toContain('reload late-guard')
+          expect(stand.main).toHaveLength(calls.length + 1)
+          expect(existsSync(join(dir, 'victim-before')), 'nothing guarded the first call').toBe(false)
+          expect(survived(dir, 'victim-after')).toBe(true)
+          expect(resultOf(stand, calls, 'toolu_stand_in_after')).toMatchObject({ is_error: true, text: 'PreToolUse:Bash hook error: hot-fixed: no rm -rf' })
+        } finally {
+          await hookd.close()
+          await stand.stop()
+        }
+      },
+      TEST_TIMEOUT,
+    )
   })
 
   describe('when hookd goes away', () => {

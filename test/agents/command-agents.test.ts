@@ -47,7 +47,7 @@ beforeAll(async () => {
     ...(await example('today')),
     ...(await example('https-only')),
     'rewrite-shell/index.js': hook({
-      beforeToolExecute: `function (ctx, call) { if (call.name === 'shell') return { arguments: { command: 'echo rewritten: ' + call.arguments.command } } }`,
+      beforeToolExecute: `function (ctx, call) { if (call.name === 'shell') return { arguments: { ...call.arguments, command: 'echo rewritten: ' + call.arguments.command } } }`,
     }),
     'to-env/index.js': hook({
       beforeToolExecute: `function (ctx, call) {

@@ -3,7 +3,7 @@
  * with `writeCapturedCase`, is a valid case that `hookd test` replays and passes; what the call read
  * (files, confirm answers, HTTP responses) is set up again; env values are never written.
  */
-import { readFile, readdir, rm, stat } from 'node:fs/promises'
+import { chmod, lstat, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CallOrigin, workdirFiles } from '../../src/host/index.js'
@@ -112,6 +112,35 @@ describe('writeCapturedCase', () => {
     expect(ran.code).toBe(0)
   })
 
+  it('makes the folders it creates 0700 and its files 0600 under umask 022, follows no link planted at a case name, and opens no existing folder', async () => {
+    const old = process.umask(0o022)
+    try {
+      const root = join(dir, 'private')
+      const out = join(root, 'a', 'b')
+      const at = new Date('2026-01-02T03:04:05Z')
+      await mkdir(join(root, 'a'), { recursive: true })
+      await chmod(root, 0o750)
+      await chmod(join(root, 'a'), 0o711)
+      await writeFile(join(root, 'victim.txt'), 'keep me\n')
+      const first = await writeCapturedCase(join(root, 'a', 'fresh', 'deeper'), { hooks: ['a'], point: 'beforeRun', payload: {}, at })
+      expect((await stat(join(root, 'a', 'fresh'))).mode & 0o777).toBe(0o700)
+      expect((await stat(join(root, 'a', 'fresh', 'deeper'))).mode & 0o777).toBe(0o700)
+      expect((await stat(first)).mode & 0o777).toBe(0o600)
+      // The folders that were there keep their modes: capture never opens (or closes) what it did not make.
+      expect((await stat(root)).mode & 0o777).toBe(0o750)
+      expect((await stat(join(root, 'a'))).mode & 0o777).toBe(0o711)
+
+      await mkdir(out)
+      await symlink(join(root, 'victim.txt'), join(out, 'beforeRun-20260102T030405Z.json'))
+      const written = await writeCapturedCase(out, { hooks: ['a'], point: 'beforeRun', payload: {}, at })
+      expect(written).toBe(join(out, 'beforeRun-20260102T030405Z-2.json'))
+      expect(await readFile(join(root, 'victim.txt'), 'utf8')).toBe('keep me\n')
+      expect((await lstat(written)).mode & 0o777).toBe(0o600)
+    } finally {
+      process.umask(old)
+    }
+  })
+
   it('never replaces a file: a second capture at the same time gets its own name', async () => {
     const out = join(dir, 'captured')
     const call = { hooks: ['reader'], point: 'tool:gate', payload: {}, at: new Date('2026-01-02T03:04:05Z') }
@@ -145,6 +174,40 @@ describe('capturedCase', () => {
     })
     const parsed = parseCase(JSON.stringify(value), 'x.json', 'a')
     expect(parsed.ok).toBe(true)
+  })
+})
+
+describe('capturedCase, given the env values', () => {
+  const base = { hooks: ['a'], point: 'beforeToolExecute', at: new Date('2026-01-02T03:04:05Z') }
+
+  it('replaces the longer of two values that overlap, in keys and the session id too; a short value only where it is a whole string, never in a number', () => {
+    const value = capturedCase({
+      ...base,
+      payload: { id: '1', name: 'shell', arguments: { command: 'curl -H token-abc-long', ['token-abc']: 'x', count: 1, n: 12345678, flag: true } },
+      session: { id: 'run-token-abc', env: { LONG: 'token-abc-long', SHORT: 'token-abc', ONE: '1', NUM: '345' + '6' } },
+    })
+    expect(value.name).toBe('captured beforeToolExecute (run-<env SHORT>)')
+    expect(value.description).toBe(
+      'Captured 2026-01-02T03:04:05.000Z in session run-<env SHORT>. The session allowed the environment variables LONG, SHORT, ONE, NUM; their values are not recorded: add them to ctx.env. Where a value appeared in the call it is written as <env NAME>. Workdir files the hook only listed or checked are not recorded; add them to ctx.files.',
+    )
+    expect(value.payload).toEqual({ id: '<env ONE>', name: 'shell', arguments: { command: 'curl -H <env LONG>', '<env SHORT>': 'x', count: 1, n: '12<env NUM>78', flag: true } })
+  })
+
+  it('keeps a key "__proto__" a key, and says nothing of values when none appeared', () => {
+    const payload = JSON.parse('{"id":"c1","name":"shell","arguments":{"__proto__":{"polluted":"secret-value"}}}') as unknown
+    const value = capturedCase({ ...base, payload, session: { env: { T: 'secret-value' } } })
+    expect(JSON.stringify(value.payload)).toBe('{"id":"c1","name":"shell","arguments":{"__proto__":{"polluted":"<env T>"}}}')
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    const quiet = capturedCase({ ...base, payload: { id: 'c1', name: 'shell', arguments: {} }, session: { env: { T: 'secret-value' } } })
+    expect(quiet.description).not.toContain('<env NAME>')
+  })
+
+  it('refuses a session with more values than it keeps out, rather than write one of them', async () => {
+    const env = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, `value-${i}`]))
+    await expect(writeCapturedCase(join(dir, 'too-many'), { ...base, payload: { id: 'c1', name: 'shell', arguments: { command: 'echo value-64' } }, session: { env } })).rejects.toThrow(
+      'the session sent 65 environment values (510 characters), over the 64 values of 65536 characters in all that capture keeps out of its cases; its calls were not captured (send fewer to capture them)',
+    )
+    expect(await readdir(join(dir, 'too-many')).catch(() => [])).toEqual([])
   })
 })
 

@@ -74,7 +74,7 @@ describe('hookd new', { timeout: 120_000 }, () => {
     expect((await readdir(join(dir, 'hooks', 'careful'))).sort()).toEqual(['hook.json', 'index.js', 'tests'])
     expect(JSON.parse(await readFile(join(dir, 'hooks', 'careful', 'hook.json'), 'utf8'))).toEqual({
       description: 'careful: what this hook does',
-      config: { runLog: '.hookd/runs.log', note: 'Answer in plain English.', blocked: ['rm -rf', 'git push --force'], maxChars: 20000 },
+      config: { runLog: 'logs/runs.log', note: 'Answer in plain English.', blocked: ['rm -rf', 'git push --force'], maxChars: 20000 },
     })
 
     const checked = await hookd(['check', 'hooks/careful'], dir)

@@ -94,4 +94,19 @@ describe('AgentRuns', () => {
     )
     await runs.closeAll('interrupted')
   })
+
+  it("keeps two users' runs apart, and opens each with its folder as checked for its own user", async () => {
+    const opened: RunStart[] = []
+    const runs = new AgentRuns(async (s) => (opened.push(s), fakeRun([], 'a')))
+    const uid = process.geteuid?.() ?? 0
+    const as = (who: number | undefined): RunStart => ({ ...start('same'), key: { ...start('same').key, peer: { uid: who } } })
+    await runs.with(as(uid), async () => {})
+    await runs.with(as(uid), async () => {})
+    expect(opened).toHaveLength(1)
+    expect(opened[0]?.checked).toMatchObject({ real: workdir, uid })
+    await expect(runs.with(as(uid + 1), async () => {})).rejects.toThrow(`belongs to uid ${uid}, not to uid ${uid + 1}, who posted the event`)
+    await expect(runs.with(as(undefined), async () => {})).rejects.toThrow('an unknown user owns no folder')
+    expect([runs.isOpen(as(uid).key), runs.isOpen(as(uid + 1).key), runs.size]).toEqual([true, false, 1])
+    await runs.closeAll('interrupted')
+  })
 })

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { CLAUDE_CODE_TOOLS } from '../../src/agents/claude-code/tools.js'
 import { outputText, withOutputText } from '../../src/agents/claude-code/tool-output.js'
-import { toWorkdirPath } from '../../src/agents/tool-mapping.js'
+import { toWorkdirPath } from '../../src/agents/canonical-path.js'
 
 const W = '/home/me/project'
 

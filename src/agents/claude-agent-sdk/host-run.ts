@@ -7,6 +7,9 @@
  * answers `ask` (the SDK then asks the application's `canUseTool`).
  *
  * Calls of one run go one at a time, so a confirm always belongs to the call in flight.
+ *
+ * Which points the run serves follows the sidecar's hot reloads (live-hooks.ts): a run that opened
+ * before a guard gained its PreToolUse handler asks the chain from the next tool call on.
  */
 import type { CallOrigin, CapabilityHandlers, Message } from '../../host/capabilities.js'
 import type { HookdClient, SessionOptions } from '../../host/client.js'
@@ -14,6 +17,7 @@ import type { HostSession } from '../../host/session.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type PointName, type StepPointName, getPoint, isGate } from '../../protocol/points.js'
 import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../agent-run.js'
+import { LiveHooks } from './live-hooks.js'
 
 export interface HostRunOptions {
   hooks: readonly string[]
@@ -34,11 +38,14 @@ export class HostRun implements AgentRun {
 
   private constructor(
     private session: HostSession,
+    private readonly live: LiveHooks,
     private readonly onDiagnostic: (d: Diagnostic) => void,
   ) {}
 
   static async open(client: HookdClient, start: RunStart, options: HostRunOptions): Promise<HostRun> {
     let run: HostRun | undefined
+    let live: LiveHooks | undefined
+    const early: Diagnostic[] = []
     const confirm = async (message: Message, origin: CallOrigin): Promise<boolean> => {
       if (options.confirm) return options.confirm(message, origin)
       const point = getPoint(origin.point)
@@ -56,14 +63,26 @@ export class HostRun implements AgentRun {
       interactive: true,
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.env ? { env: options.env } : {}),
-      capabilities: { ...options.capabilities, confirm, diagnostic: (d) => options.onDiagnostic(d) },
+      capabilities: {
+        ...options.capabilities,
+        confirm,
+        diagnostic: (d) => {
+          // A diagnostic pushed right after `opened` may come before this function has the session.
+          if (live) live.pushed(d)
+          else early.push(d)
+          options.onDiagnostic(d)
+        },
+      },
     })
-    run = new HostRun(session, options.onDiagnostic)
+    live = new LiveHooks(options.hooks, session.hooks, () => client.listHooks())
+    for (const d of early.splice(0)) live.pushed(d)
+    run = new HostRun(session, live, options.onDiagnostic)
     return run
   }
 
+  /** What the sidecar serves now (live-hooks.ts), not what it served when the run opened. */
   serves(point: StepPointName): boolean {
-    return this.session.subscribedPoints().has(point)
+    return this.live.serves(point)
   }
 
   call(point: StepPointName, payload: unknown): Promise<ChainAnswer> {
@@ -84,12 +103,14 @@ export class HostRun implements AgentRun {
 
   async close(reason: RunEndReason): Promise<ChainAnswer> {
     await this.queue
+    this.live.close()
     const result = await this.session.close(reason)
     for (const d of result.diagnostics) this.onDiagnostic(d)
     return { result: result.result, diagnostics: result.diagnostics, asks: [] }
   }
 
   abort(): void {
+    this.live.close()
     this.session.abandon()
   }
 }

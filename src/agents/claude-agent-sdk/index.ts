@@ -59,7 +59,10 @@ export interface HookdHooksOptions {
   failClosed?: boolean
   /** Seconds the SDK waits for each callback. Default 60. */
   timeoutS?: number
-  /** Register these events instead of those the hooks need. */
+  /**
+   * Register these events instead of those the hooks need (which are PreToolUse, always, and the
+   * events of the points the hooks serve when this is called).
+   */
   events?: readonly MappedEvent[]
   /** Ends a run after this long without an event. Default 30 minutes. */
   idleMs?: number
@@ -86,7 +89,10 @@ export async function hookdHooks(options: HookdHooksOptions): Promise<HookdHooks
     if (missing.length) {
       throw new HookdError('not-found', `unknown hook${missing.length > 1 ? 's' : ''} ${missing.map((n) => `'${n}'`).join(', ')} (available: ${infos.map((h) => h.name).join(', ') || 'none'})`)
     }
-    const points = new Set(infos.filter((h) => options.hooks.includes(h.name)).flatMap((h) => h.points))
+    // PreToolUse always: the SDK takes its hooks once per query, and a hook may gain a PreToolUse handler
+    // in a hot reload while the query runs; the gate must then be asked from the next tool call on. When
+    // nothing serves it, the callback answers at once, with no call to hookd (live-hooks.ts).
+    const points = new Set(['beforeToolExecute', ...infos.filter((h) => options.hooks.includes(h.name)).flatMap((h) => h.points)])
     const events = options.events ?? eventsForPoints(points)
     const onDiagnostic = options.onDiagnostic ?? ((d: Diagnostic) => void process.stderr.write(`hookd: ${d.kind}${d.hook ? ` (hook '${d.hook}')` : ''}: ${d.message}\n`))
     const runs = new AgentRuns(

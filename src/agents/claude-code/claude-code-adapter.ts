@@ -23,7 +23,7 @@
 import type * as z from 'zod'
 import { HookdError } from '../../protocol/status.js'
 import { issueText } from '../../protocol/issue-text.js'
-import type { AgentRun, RunKey, RunStart } from '../agent-run.js'
+import type { AgentRun, Peer, RunKey, RunStart } from '../agent-run.js'
 import type { AgentRuns } from '../agent-runs.js'
 import { filterResult, gateTool, isObject } from '../tool-gate.js'
 import { workdirPath } from '../workdir.js'
@@ -62,11 +62,11 @@ export class ClaudeCodeAdapter {
    * Answers one event (its JSON already parsed within size and depth limits). A problem with the event,
    * or a run that cannot open (an unknown hook), is a HookdError; at PreToolUse it is a refusal instead,
    * so the model and the person read why the tool did not run. `channel` keeps apart the runs of
-   * different hook entries (see RunKey).
+   * different hook entries, `peer` those of different users (see RunKey).
    */
-  async handle(body: unknown, channel?: string): Promise<ClaudeCodeAnswer> {
+  async handle(body: unknown, channel?: string, peer?: Peer): Promise<ClaudeCodeAnswer> {
     try {
-      return await this.dispatch(body, channel)
+      return await this.dispatch(body, channel, peer)
     } catch (err) {
       if (eventName(body) !== 'PreToolUse') throw err
       const reason = `hookd could not check this call, so it is refused: ${HookdError.from(err).message}`
@@ -75,11 +75,11 @@ export class ClaudeCodeAdapter {
     }
   }
 
-  private async dispatch(body: unknown, channel: string | undefined): Promise<ClaudeCodeAnswer> {
+  private async dispatch(body: unknown, channel: string | undefined, peer: Peer | undefined): Promise<ClaudeCodeAnswer> {
     const base = parse(baseEvent, body, 'the hook event')
     const workdir = workdirPath(base.cwd)
     const start: RunStart = {
-      key: { sessionId: base.session_id, workdir, ...(channel !== undefined ? { channel } : {}) },
+      key: { sessionId: base.session_id, workdir, ...(channel !== undefined ? { channel } : {}), ...(peer ? { peer } : {}) },
       agentId: CLAUDE_CODE,
       modelId: base.model ?? '',
       ...(base.permission_mode !== undefined ? { permissionMode: base.permission_mode } : {}),

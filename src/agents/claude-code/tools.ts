@@ -9,8 +9,16 @@ import { ToolTable } from '../tool-mapping.js'
 export const CLAUDE_CODE = 'claude-code'
 
 export const CLAUDE_CODE_TOOLS = new ToolTable(CLAUDE_CODE, [
-  // {command, description, timeout?, run_in_background?}
-  { native: 'Bash', canonical: 'shell', fields: [{ canonical: 'command', native: 'command' }] },
+  // {command, description, timeout?, run_in_background?, dangerouslyDisableSandbox?}. Bash runs in the
+  // session's folder (the event's cwd), so it names none.
+  {
+    native: 'Bash',
+    canonical: 'shell',
+    fields: [
+      { canonical: 'command', native: 'command' },
+      { canonical: 'unsandboxed', native: 'dangerouslyDisableSandbox', flag: true },
+    ],
+  },
   // {file_path, offset?, limit?}
   {
     native: 'Read',

@@ -17,10 +17,9 @@
  * /claude-code/ route, or let setup register the camelCase ones.
  */
 import * as z from 'zod'
-import { parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
-import { idField, nameField, objectField, parseEvent, pathField, shortField } from '../event-fields.js'
+import { idField, jsonArguments, nameField, objectField, parseEvent, pathField, shortField } from '../event-fields.js'
 import { COPILOT, COPILOT_TOOLS } from './tools.js'
 
 const base = z.looseObject({ sessionId: idField, cwd: pathField })
@@ -39,17 +38,21 @@ interface CopilotEvent {
   resultType?: string
 }
 
-/** toolArgs as an input object: an object as it is, a JSON object string parsed, other text as {command}. */
-function toolInput(args: Record<string, unknown> | string | undefined): { input: Record<string, unknown>; stringArgs: boolean } {
+/** Tools whose toolArgs Copilot sends as a bare string, not JSON: apply_patch's patch. */
+const BARE_STRING_TOOLS: ReadonlySet<string> = new Set(['apply_patch'])
+
+/**
+ * toolArgs as an input object: an object as it is; for apply_patch a bare patch string as {command};
+ * otherwise a JSON object string parsed. Any other text (past the depth limit, not JSON, not an
+ * object) is no input at all: hookd cannot read it, and never shows it to hooks as if it were one
+ * of the tool's fields.
+ */
+function toolInput(tool: string, args: Record<string, unknown> | string | undefined): { input: Record<string, unknown>; stringArgs: boolean; unreadable?: string } {
   if (args === undefined) return { input: {}, stringArgs: false }
   if (typeof args !== 'string') return { input: args, stringArgs: false }
-  if (args.trimStart().startsWith('{')) {
-    const json = parseJson(args, 'the event toolArgs')
-    if (json.ok && json.value !== null && typeof json.value === 'object' && !Array.isArray(json.value)) {
-      return { input: json.value as Record<string, unknown>, stringArgs: false }
-    }
-  }
-  return { input: { command: args }, stringArgs: true }
+  if (BARE_STRING_TOOLS.has(tool) && !args.trimStart().startsWith('{')) return { input: { command: args }, stringArgs: true }
+  const json = jsonArguments(args, "Copilot CLI's toolArgs", tool)
+  return json.ok ? { input: json.value, stringArgs: false } : { input: {}, stringArgs: false, unreadable: json.problem }
 }
 
 function deny(reason: string): DialectAnswer {
@@ -72,16 +75,18 @@ function read(body: unknown, name?: string): ParsedEvent<CopilotEvent> {
       break
     case 'preToolUse': {
       const e = parseEvent(preToolUse, body, 'the preToolUse event', 'Copilot CLI')
-      const { input, stringArgs } = toolInput(e.toolArgs)
+      const { input, stringArgs, unreadable } = toolInput(e.toolName, e.toolArgs)
       native.stringArgs = stringArgs
-      event = { kind: 'beforeTool', call: { id: '', tool: e.toolName, input } }
+      event = { kind: 'beforeTool', call: { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}) } }
       break
     }
     case 'postToolUse': {
       const e = parseEvent(postToolUse, body, 'the postToolUse event', 'Copilot CLI')
       const resultType = e.toolResult?.resultType ?? 'success'
       if (e.toolResult?.resultType !== undefined) native.resultType = resultType
-      event = { kind: 'afterTool', call: { id: '', tool: e.toolName, input: toolInput(e.toolArgs).input }, text: e.toolResult?.textResultForLlm ?? '', isError: resultType !== 'success' }
+      const { input, unreadable } = toolInput(e.toolName, e.toolArgs)
+      const call = { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}) }
+      event = { kind: 'afterTool', call, text: e.toolResult?.textResultForLlm ?? '', isError: resultType !== 'success' }
       break
     }
     case 'agentStop':

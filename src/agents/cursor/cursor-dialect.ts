@@ -5,7 +5,7 @@
  * reference/cursor_hooks.md) for the events below; the current page's event list for sessionStart,
  * sessionEnd, preToolUse and postToolUse, whose fields are not documented there (read as noted).
  *
- *   beforeShellExecution {command, cwd}      beforeToolExecute on `Shell` (shell {command})
+ *   beforeShellExecution {command, cwd}      beforeToolExecute on `Shell` (shell {command, cwd})
  *   beforeMCPExecution {tool_name, tool_input: "<json>"}   beforeToolExecute on `MCP:<tool_name>`
  *   beforeReadFile {file_path, content}      beforeToolExecute on `Read` (read_file {path})
  *   preToolUse {tool_name, tool_input}       beforeToolExecute on the tool as named (not documented)
@@ -22,9 +22,8 @@
  * from every hook, so no opinion is `{}`.
  */
 import * as z from 'zod'
-import { parseJson } from '../../protocol/bounded-json.js'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
-import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
+import { fieldOf, idField, jsonArguments, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
 import { CURSOR, CURSOR_TOOLS } from './tools.js'
 
 const base = z.looseObject({
@@ -62,12 +61,15 @@ interface CursorEvent {
   name: string
 }
 
-/** MCP parameters: documented as a JSON string; an object as it is, other text kept as {input}. */
-function mcpInput(input: string | Record<string, unknown> | undefined): Record<string, unknown> {
-  if (input === undefined) return {}
-  if (typeof input !== 'string') return input
-  const json = parseJson(input, 'the event tool_input')
-  return json.ok && json.value !== null && typeof json.value === 'object' && !Array.isArray(json.value) ? (json.value as Record<string, unknown>) : { input }
+/**
+ * MCP parameters: documented as a JSON string; an object as it is. Text hookd cannot read as an
+ * object (past the depth limit, not JSON) is no input: the gate refuses the call (NativeToolEvent.unreadable).
+ */
+function mcpInput(tool: string, input: string | Record<string, unknown> | undefined): { input: Record<string, unknown>; unreadable?: string } {
+  if (input === undefined) return { input: {} }
+  if (typeof input !== 'string') return { input }
+  const json = jsonArguments(input, "Cursor's tool_input", tool)
+  return json.ok ? { input: json.value } : { input: {}, unreadable: json.problem }
 }
 
 function toolEvent(name: string, body: unknown): HookEvent {
@@ -82,7 +84,8 @@ function toolEvent(name: string, body: unknown): HookEvent {
     case 'beforeMCPExecution':
     case 'afterMCPExecution': {
       const e = parseEvent(mcp, body, what, 'Cursor')
-      const call = { id: '', tool: `MCP:${e.tool_name}`, input: mcpInput(e.tool_input) }
+      const { input, unreadable } = mcpInput(e.tool_name, e.tool_input)
+      const call = { id: '', tool: `MCP:${e.tool_name}`, input, ...(unreadable !== undefined ? { unreadable } : {}) }
       return name === 'beforeMCPExecution' ? { kind: 'beforeTool', call } : { kind: 'afterTool', call, text: e.result_json ?? '', isError: false }
     }
     case 'beforeReadFile': {

@@ -1,7 +1,7 @@
 /**
  * Cursor's tools in the canonical vocabulary (../vocabulary.ts). Cursor's documented hook events are
  * per kind of action rather than per tool, so the dialect (cursor-dialect.ts) names the call after the
- * action: `Shell {command}` (beforeShellExecution), `Read {file_path, content}` (beforeReadFile), `Edit
+ * action: `Shell {command, cwd}` (beforeShellExecution), `Read {file_path, content}` (beforeReadFile), `Edit
  * {file_path, old_string, new_string}` (afterFileEdit with one edit), `MCP:<tool_name>` with the MCP
  * parameters. `Shell`, `Read` and `Edit` are also the names Cursor's newer preToolUse uses for those
  * tools in published configurations (not in Cursor's documentation; unverified).
@@ -11,7 +11,14 @@ import { ToolTable } from '../tool-mapping.js'
 export const CURSOR = 'cursor'
 
 export const CURSOR_TOOLS = new ToolTable(CURSOR, [
-  { native: 'Shell', canonical: 'shell', fields: [{ canonical: 'command', native: 'command' }] },
+  {
+    native: 'Shell',
+    canonical: 'shell',
+    fields: [
+      { canonical: 'command', native: 'command' },
+      { canonical: 'cwd', native: 'cwd', path: true },
+    ],
+  },
   { native: 'Read', canonical: 'read_file', fields: [{ canonical: 'path', native: 'file_path', path: true }] },
   {
     native: 'Edit',

@@ -10,8 +10,17 @@ import { ToolTable } from '../tool-mapping.js'
 export const GEMINI = 'gemini'
 
 export const GEMINI_TOOLS = new ToolTable(GEMINI, [
-  // {command, description?, dir_path?, is_background?}
-  { native: 'run_shell_command', canonical: 'shell', fields: [{ canonical: 'command', native: 'command' }] },
+  // {command, description?, dir_path?, is_background?, delay_ms?, additional_permissions?}. dir_path is
+  // relative to the project or absolute; additional_permissions asks the sandbox for more (network,
+  // paths), which is not running outside it: it stays in call.native.input.
+  {
+    native: 'run_shell_command',
+    canonical: 'shell',
+    fields: [
+      { canonical: 'command', native: 'command' },
+      { canonical: 'cwd', native: 'dir_path', path: true },
+    ],
+  },
   // {file_path, start_line?, end_line?}: a window of lines by first and last, which offset/limit are not
   { native: 'read_file', canonical: 'read_file', fields: [{ canonical: 'path', native: 'file_path', path: true }] },
   {

@@ -13,6 +13,9 @@
  *
  * `confirm` says how `ctx.confirm` is answered: `ask` (default) leaves the question to the agent's own
  * permission prompt (Claude Code's `ask`), `deny` answers no at once, `allow` answers yes at once.
+ * `policy.file` defaults to `read`: hooks of the agents' path read the project and write nothing
+ * unless a profile opts in with `"file": "read-write"` (and even then never where something outside
+ * the sandbox runs what it finds: src/protocol/protected-paths.ts).
  * Profiles are read when a run opens, so an edit applies to the runs that start after it.
  */
 import { join } from 'node:path'
@@ -84,9 +87,12 @@ export function parseAgentRoute(path: string): AgentRoute | undefined {
   return { agent, channel: hooks.join(','), source: { hooks } }
 }
 
-/** The default profile of a hook list in the URL: files confined to the workdir, no HTTP, no env, confirm asks. */
+/** What a profile's hooks may do with files when it does not say: read the workdir, write nothing. */
+export const DEFAULT_FILE_ACCESS: FileAccess = 'read'
+
+/** The default profile of a hook list in the URL: files read-only in the workdir, no HTTP, no env, confirm asks. */
 export function defaultProfile(hooks: string[]): Profile {
-  return { hooks, policy: { file: 'read-write', httpOrigins: [], env: [] }, confirm: 'ask', onError: 'default' }
+  return { hooks, policy: { file: DEFAULT_FILE_ACCESS, httpOrigins: [], env: [] }, confirm: 'ask', onError: 'default' }
 }
 
 /** The route's profile: the URL's hook list, or `<hooksRoot>/<name>.profile.json`. */
@@ -108,7 +114,7 @@ export async function resolveProfile(route: AgentRoute, hooksRoot: string): Prom
   const p = parsed.data
   return {
     hooks: p.hooks,
-    policy: { file: p.policy?.file ?? 'read-write', httpOrigins: p.policy?.httpOrigins ?? [], env: p.policy?.env ?? [] },
+    policy: { file: p.policy?.file ?? DEFAULT_FILE_ACCESS, httpOrigins: p.policy?.httpOrigins ?? [], env: p.policy?.env ?? [] },
     confirm: p.confirm ?? 'ask',
     onError: p.onError ?? 'default',
   }

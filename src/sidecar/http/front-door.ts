@@ -15,10 +15,13 @@
  * Every other request needs `authorization: Bearer <token>`: the sidecar's HTTP token without
  * tenants (http-token.ts), a tenant's token with them. Bodies are bounded in size and depth before
  * anything reads them. The runs of each tenant are bounded and reaped when idle (agents/agent-runs.ts).
+ * Without tenants, each request's user (the uid owning its connection, peer-user.ts) keys its runs and
+ * is whose folder the event's cwd must be and whose privileges its hooks' file calls have.
  */
 import { chmod } from 'node:fs/promises'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
+import type { Peer } from '../../agents/agent-run.js'
 import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
 import { ClaudeCodeAdapter } from '../../agents/claude-code/claude-code-adapter.js'
 import { eventsForPoints } from '../../agents/claude-code/events.js'
@@ -31,13 +34,17 @@ import type { Tenancy, Tenant } from '../tenant.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
 import { type Credentials, DoorAuth } from './door-auth.js'
 import { type Prove, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
+import { peerUid } from './peer-user.js'
 import { SidecarRun } from './sidecar-run.js'
+import { UserFiles } from './user-files.js'
 import { type Projects, checkProject } from '../projects/projects.js'
 
 export interface FrontDoorOptions {
   tenancy: Tenancy
   /** Without tenants: the token every request must carry. With tenants: absent (tenants' tokens). */
   token?: string
+  /** The token's file, which hooks may neither read nor write (`.hookd/` is protected by name already). */
+  tokenFile?: string
   /** Run limits per tenant (idle time, runs, calls in flight). */
   runs?: Omit<AgentRunsOptions, 'report'>
   /** The largest event body, in bytes. Default: hookd's JSON limit (8 MiB). */
@@ -89,6 +96,14 @@ export class FrontDoor {
   private readonly auth: DoorAuth
   /** Each request's verified credentials, for the proof its answer carries (errors included). */
   private readonly credentials = new WeakMap<IncomingMessage, Credentials>()
+  /** Serves the file calls of agents whose user is not the sidecar's (local only). */
+  private readonly userFiles: UserFiles | undefined
+  private readonly peers = new WeakMap<Socket, Promise<number | undefined>>()
+  /**
+   * Listening on the user's socket (the user's hookd): its folder is the user's state folder, which
+   * only the user (and root) can enter, so whoever connects there is the sidecar's own user.
+   */
+  private onUserSocket = false
   private closing = false
 
   private constructor(
@@ -99,6 +114,7 @@ export class FrontDoor {
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes
     this.local = options.token !== undefined
     this.auth = new DoorAuth(options.tenancy, options.token)
+    this.userFiles = this.local ? new UserFiles({ report: (line) => this.report(`http: ${line}`) }) : undefined
   }
 
   /**
@@ -128,7 +144,10 @@ export class FrontDoor {
       if (socket) server.listen(socket, () => resolve())
       else server.listen(port, host, () => resolve())
     })
-    if (socket) await chmod(socket, 0o600)
+    if (socket) {
+      await chmod(socket, 0o600)
+      door.onUserSocket = true
+    }
     return door
   }
 
@@ -147,6 +166,7 @@ export class FrontDoor {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     this.server.closeIdleConnections()
     await Promise.all([...this.doors.values()].map((d) => d.runs.closeAll('interrupted', graceMs)))
+    await this.userFiles?.close()
     this.server.closeAllConnections()
     await closed
   }
@@ -189,9 +209,10 @@ export class FrontDoor {
     const door = this.door(await this.tenantOf(req, credentials))
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
-    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel), {}, prove)
+    const peer = this.local ? await this.peerOf(req.socket) : undefined
+    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel, peer), {}, prove)
     const event = new URLSearchParams(query).get('event') ?? undefined
-    const answer = await door.commands[route.agent].handle(json.value, channel, event)
+    const answer = await door.commands[route.agent].handle(json.value, channel, event, peer)
     if (answer === undefined) return sendEmpty(res, 204, prove)
     sendJson(res, 200, answer, {}, prove)
   }
@@ -223,6 +244,21 @@ export class FrontDoor {
     sendError(res, err, tooLarge, this.prover(req))
   }
 
+  /** Who posted on this connection: its uid, read once per connection from the kernel's tables. */
+  private async peerOf(socket: Socket): Promise<Peer> {
+    if (this.onUserSocket) return { uid: process.geteuid?.() }
+    let uid = this.peers.get(socket)
+    if (!uid) {
+      const { localAddress, localPort, remoteAddress, remotePort } = socket
+      uid =
+        localAddress && localPort !== undefined && remoteAddress && remotePort !== undefined
+          ? peerUid({ local: { address: localAddress, port: localPort }, remote: { address: remoteAddress, port: remotePort } })
+          : Promise.resolve(undefined)
+      this.peers.set(socket, uid)
+    }
+    return { uid: await uid }
+  }
+
   /** The runs and adapter of a tenant, made on its first request. */
   private door(tenant: Tenant): TenantDoor {
     const id = tenant.id ?? ''
@@ -240,7 +276,7 @@ export class FrontDoor {
         const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
         const profile = await resolveProfile(route, current.registry.root)
         const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: current.id, transport: 'http' })
-        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, report: this.report, observe })
+        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
       },
       { ...this.options.runs, report, checkWorkdir: this.local },
     )

@@ -2,7 +2,9 @@
  * An agent run whose host is the front door itself: a sidecar `Session` opened for an agent that
  * speaks HTTP (Claude Code), with the front door serving the hooks' capabilities in the host's place:
  *
- * - `ctx.file.*`: the host library's default handlers, confined to the run's workdir (real paths);
+ * - `ctx.file.*`: the host library's default handlers, confined to the run's workdir as it was when the
+ *   run opened (real path, pinned), never under a protected path, with the agent's user's privileges
+ *   (run-files.ts); read-only unless the profile opts in;
  * - `ctx.http.fetch`: the host library's allowlisted fetch, with the profile's origins;
  * - `ctx.log` and `ctx.notify`: lines for the operator (the sidecar's stderr);
  * - `ctx.confirm` at a gate, in `ask` mode: answered yes for the chain, and recorded so that the
@@ -13,8 +15,7 @@
  * The session's own policy and its tenant's are checked by the Session before any call gets here.
  */
 import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../../agents/agent-run.js'
-import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch, workdirFiles } from '../../host/capabilities.js'
-import { quoted } from '../../protocol/capabilities.js'
+import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch } from '../../host/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
@@ -24,6 +25,8 @@ import type { CapabilityReply } from '../runners/hook-runner.js'
 import { Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import type { Profile } from './agent-route.js'
+import { runFiles } from './run-files.js'
+import type { UserFiles } from './user-files.js'
 
 /** Permission modes in which the agent never asks its person, so a confirm is answered no at once. */
 const NEVER_ASKS = new Set(['dontAsk', 'bypassPermissions'])
@@ -38,6 +41,10 @@ export interface SidecarRunOptions {
    * own machines: the same path here is some other file, so hooks get a refusal instead.
    */
   localFiles: boolean
+  /** The HTTP token's file: hooks neither read nor write it. */
+  tokenFile?: string | undefined
+  /** Serves the file calls of runs whose agent's user is not the sidecar's (run-files.ts). */
+  userFiles?: UserFiles | undefined
   /** Lines for the operator. */
   report(line: string): void
   /** Metrics, traces and logs of the run's session. */
@@ -54,6 +61,8 @@ export class SidecarRun implements AgentRun {
     /** The confirms left to the agent, by the seq of the point call that made them. */
     private readonly asks: Map<number, Ask[]>,
     private readonly report: (line: string) => void,
+    /** Lets the run's file helper forget it (run-files.ts). */
+    private readonly releaseFiles: () => void,
   ) {}
 
   /** Opens the run's Session. Throws a HookdError when it cannot (an unknown hook, most often). */
@@ -63,8 +72,14 @@ export class SidecarRun implements AgentRun {
     const report = (line: string): void => options.report(`${label}: ${line}`)
     const ask = profile.confirm === 'ask' && start.canAsk !== false && !NEVER_ASKS.has(start.permissionMode ?? '')
     const asks = new Map<number, Ask[]>()
+    const files = runFiles({
+      checked: options.localFiles ? start.checked : undefined,
+      hooksRoot: tenant.registry.root,
+      tokenFile: options.tokenFile,
+      userFiles: options.userFiles,
+    })
     const serving: Serving = {
-      files: options.localFiles ? workdirFiles(start.key.workdir) : remoteFiles(),
+      files: files.files,
       fetch: allowlistedFetch(profile.policy.httpOrigins),
       report,
       ask: (seq, a) => {
@@ -79,6 +94,7 @@ export class SidecarRun implements AgentRun {
       const value = process.env[name]
       if (value !== undefined) env[name] = value
     }
+    // A run that fails to open made no file call: nothing of its files needs releasing.
     const { session } = Session.open(
       tenant,
       {
@@ -102,7 +118,7 @@ export class SidecarRun implements AgentRun {
       },
       options.observe,
     )
-    return new SidecarRun(tenant, session, profile.hooks, asks, report)
+    return new SidecarRun(tenant, session, profile.hooks, asks, report, files.release)
   }
 
   /**
@@ -132,13 +148,18 @@ export class SidecarRun implements AgentRun {
   }
 
   async close(reason: RunEndReason): Promise<ChainAnswer> {
-    const result = await this.session.close(reason)
-    for (const d of result.diagnostics) this.report(describe(d))
-    return { result: result.result, diagnostics: result.diagnostics, asks: [] }
+    try {
+      const result = await this.session.close(reason)
+      for (const d of result.diagnostics) this.report(describe(d))
+      return { result: result.result, diagnostics: result.diagnostics, asks: [] }
+    } finally {
+      this.releaseFiles()
+    }
   }
 
   abort(): void {
     this.session.abort()
+    this.releaseFiles()
   }
 }
 
@@ -172,6 +193,9 @@ async function serve(c: CapabilityCallData, s: Serving): Promise<CapabilityReply
       case 'file.write':
         await s.files.write(args[0] as string, args[1] as string, origin)
         return { ok: true, value: null }
+      case 'file.append':
+        await s.files.append(args[0] as string, args[1] as string, origin)
+        return { ok: true, value: null }
       case 'file.exists':
         return { ok: true, value: await s.files.exists(args[0] as string, origin) }
       case 'file.list':
@@ -184,23 +208,6 @@ async function serve(c: CapabilityCallData, s: Serving): Promise<CapabilityReply
   } catch (err) {
     if (err instanceof CapabilityError) return { ok: false, code: err.code, message: err.message }
     return { ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }
-  }
-}
-
-/** File handlers that refuse: the agent's files are not on this machine. */
-function remoteFiles(): FileHandlers {
-  const refuse = async (path: string, capability: string): Promise<never> => {
-    throw new CapabilityError(
-      'denied',
-      `ctx.${capability}(${quoted(path)}) refused: this sidecar serves tenants, whose agents' files are on their own machines, not hookd's; hooks of HTTP sessions get no file access here`,
-    )
-  }
-  return {
-    read: (path) => refuse(path, 'file.read'),
-    write: (path) => refuse(path, 'file.write'),
-    append: (path) => refuse(path, 'file.append'),
-    exists: (path) => refuse(path, 'file.exists'),
-    list: (path) => refuse(path, 'file.list'),
   }
 }
 

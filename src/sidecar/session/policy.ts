@@ -4,11 +4,14 @@
  * asked and why: "ctx.file.read('../secrets') refused: the path leads outside the workdir".
  *
  * File confinement here is lexical; only the host can follow symbolic links, and its default handlers
- * (src/host/capabilities.ts) check real paths again.
+ * (src/host/capabilities.ts) check real paths again. Whatever the policy allows, writes where
+ * something outside the sandbox runs what it finds, and reads of hookd's token and state, are refused
+ * (src/protocol/protected-paths.ts).
  */
-import { isAbsolute, normalize, sep } from 'node:path'
+import { isAbsolute, join, normalize, sep } from 'node:path'
 import type { FileAccess } from '../../protocol/wire.js'
 import { type CapabilityArgs, type CapabilityName, originOf, quoted } from '../../protocol/capabilities.js'
+import { type FileNeed, type ProtectedRoot, protectedReason, protectionOf } from '../../protocol/protected-paths.js'
 
 export { originOf }
 
@@ -33,18 +36,31 @@ export function confinedPath(path: string): { ok: true; path: string } | { ok: f
   return { ok: true, path: normal }
 }
 
-function fileNeed(name: CapabilityName): 'read' | 'write' | undefined {
+/** Where a session's files are: what the protected paths are matched against. */
+export interface FilePlace {
+  /** The session's workdir (absolute): names match on the whole path, the workdir's own folders included. */
+  workdir: string
+  /** Folders and files protected wherever they are: the session's hooks folder, hookd's state folders. */
+  roots: readonly ProtectedRoot[]
+}
+
+function fileNeed(name: CapabilityName): FileNeed | undefined {
   // Appending changes the file as much as writing it does.
   if (name === 'file.write' || name === 'file.append') return 'write'
   if (name.startsWith('file.')) return 'read'
   return undefined
 }
 
-/** Why the policy refuses this call, or undefined when it may go to the host. */
+/**
+ * Why the policy refuses this call, or undefined when it may go to the host. With `place`, protected
+ * names match on the whole path and the roots are protected too; without it (a tenant's ceiling),
+ * names match on the path the hook gave.
+ */
 export function refusal<N extends CapabilityName>(
   policy: SessionPolicy,
   name: N,
   args: CapabilityArgs<N>,
+  place?: FilePlace,
 ): string | undefined {
   const need = fileNeed(name)
   if (need) {
@@ -54,6 +70,9 @@ export function refusal<N extends CapabilityName>(
     if (need === 'write' && policy.file === 'read') return `${asked}: this session allows reading files only`
     const confined = confinedPath(path)
     if (!confined.ok) return `${asked}: ${confined.why}`
+    const target = place ? join(place.workdir, confined.path) : confined.path
+    const guarded = protectionOf(target, need, place?.roots)
+    if (guarded) return `${asked}: ${protectedReason(guarded, need)}`
     return undefined
   }
   if (name === 'http.fetch') {

@@ -37,6 +37,7 @@ import {
 } from '../runners/hook-runner.js'
 import type { Tenant } from '../tenant.js'
 import { decide } from './audit.js'
+import { hookdStateRoots, hooksRoot, type ProtectedRoot } from '../../protocol/protected-paths.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
 import { quotaResult } from './quota-result.js'
 import { issueText } from '../../protocol/issue-text.js'
@@ -78,6 +79,8 @@ export class Session {
   readonly id: string
   readonly hooks: readonly string[]
   private readonly policy: SessionPolicy
+  /** hookd's state folders, protected in every session whatever its policy (protected-paths.ts). */
+  private readonly stateRoots: readonly ProtectedRoot[] = hookdStateRoots()
   private readonly env: Record<string, string>
   private readonly seqs = new Set<number>()
   private readonly running = new Map<number, AbortController>()
@@ -462,7 +465,9 @@ export class Session {
       return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid ${issueText(parsed.error, 'arguments')}` }
     }
     const args = parsed.data
-    const why = refusal(this.policy, capability, args as never) ?? this.tenant.refusal(capability, args as never)
+    // The hooks folder is read at each call: a tenants-file edit may move it.
+    const place = { workdir: this.open.workdir, roots: [hooksRoot(this.tenant.registry.root), ...this.stateRoots] }
+    const why = refusal(this.policy, capability, args as never, place) ?? this.tenant.refusal(capability, args as never)
     this.observe.capability(capability, why ? 'denied' : 'allowed')
     if (why) return { ok: false, code: 'denied', message: why }
     if (capability === 'confirm' && !this.open.interactive) {
