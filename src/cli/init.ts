@@ -143,7 +143,7 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
     if (!events.length) summary.push(`no events: none of these hooks serves a point ${agent.title} can reach`)
   }
   changes.push({ file, base: project, before, after })
-  const written = await applyChanges(changes, io, { dryRun: values['dry-run'] })
+  const written = await applyChanges(changes, io, { dryRun: values['dry-run'], command: 'init' })
   if (!written.length) return 0
   for (const line of summary) io.stdout.write(`  ${line}\n`)
   if (!values.remove) {

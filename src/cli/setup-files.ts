@@ -121,11 +121,12 @@ function backupName(file: string, stamp: string): string {
  * Shows the changes (--dry-run, with every secret in `masks` shown as `<token>`), or writes them, each
  * changed file backed up first in the user's state folder. Returns the files written.
  */
-export async function applyChanges(changes: readonly FileChange[], io: CliIo, options: { dryRun: boolean; masks?: readonly string[] }): Promise<string[]> {
+export async function applyChanges(changes: readonly FileChange[], io: CliIo, options: { dryRun: boolean; masks?: readonly string[]; command?: string }): Promise<string[]> {
+  const say = `hookd ${options.command ?? 'setup'}`
   const masks = (options.masks ?? []).filter((m) => m.length >= 8)
   const shown = (text: string): string => masks.reduce((t, m) => t.split(m).join('<token>'), text)
   if (options.dryRun) {
-    for (const c of changes) io.stdout.write(`hookd setup: would write ${c.file}:\n${c.before === c.after ? '  (no change)' : lineDiff(shown(c.before), shown(c.after))}\n`)
+    for (const c of changes) io.stdout.write(`${say}: would write ${c.file}:\n${c.before === c.after ? '  (no change)' : lineDiff(shown(c.before), shown(c.after))}\n`)
     return []
   }
   for (const c of changes) {
@@ -136,7 +137,7 @@ export async function applyChanges(changes: readonly FileChange[], io: CliIo, op
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')
   for (const c of changes) {
     if (c.before === c.after) {
-      io.stdout.write(`hookd setup: ${c.file} already says this; nothing changed\n`)
+      io.stdout.write(`${say}: ${c.file} already says this; nothing changed\n`)
       continue
     }
     let backup: string | undefined
@@ -147,7 +148,7 @@ export async function applyChanges(changes: readonly FileChange[], io: CliIo, op
       backup = folder.file(name)
     }
     await writeConfig(c)
-    io.stdout.write(`hookd setup: wrote ${c.file}${backup ? ` (the old one is ${backup})` : ''}\n`)
+    io.stdout.write(`${say}: wrote ${c.file}${backup ? ` (the old one is ${backup})` : ''}\n`)
     written.push(c.file)
   }
   return written

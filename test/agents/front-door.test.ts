@@ -3,6 +3,7 @@
  * sockets): what Claude Code would read back for each event, and what the operator sees on stderr.
  * The real CLI drives the same door in claude-code-hookd.test.ts.
  */
+import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { type Server, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -106,7 +107,7 @@ describe('who may post', () => {
   it('answers /healthz without a token', async () => {
     const response = await fetch(`${url}/healthz`)
     expect(response.status).toBe(200)
-    expect(await response.json()).toEqual({ status: 'serving' })
+    expect(await response.json()).toEqual({ status: 'serving', version: HOOKD_VERSION })
   })
 
   it('refuses a request without the token, or with another one, and says what to send', async () => {

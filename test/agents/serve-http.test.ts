@@ -4,6 +4,7 @@
  * first start is the built command, as a process; the restart that keeps the token and the refusals run
  * in-process (main(argv, io)).
  */
+import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,7 +30,7 @@ describe('hookd serve --http', () => {
       expect(await readFile(join(dir, '.hookd', '.gitignore'), 'utf8')).toMatch(/^\*$/m)
       const token = (await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()
       expect(token).toMatch(/^hkd_[A-Za-z0-9_-]{43}$/)
-      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'serving' })
+      expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'serving', version: HOOKD_VERSION })
       const described = await fetch(`${url}/claude-code/guard`, { headers: { authorization: `Bearer ${token}` } })
       expect(described.status).toBe(200)
       expect(await stopProcess(first.child)).toBe(0)

@@ -29,6 +29,7 @@ import { CommandAdapter } from '../../agents/command-adapter.js'
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../../agents/dialects.js'
 import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
+import { HOOKD_VERSION } from '../../protocol/version.js'
 import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
@@ -37,7 +38,8 @@ import { type Prove, readBody, sendEmpty, sendError, sendJson } from './http-exc
 import { peerUid } from './peer-user.js'
 import { SidecarRun } from './sidecar-run.js'
 import { UserFiles } from './user-files.js'
-import { type Projects, checkProject } from '../projects/projects.js'
+import type { Projects } from '../projects/projects.js'
+import { checkProject } from './project-ref.js'
 
 export interface FrontDoorOptions {
   tenancy: Tenancy
@@ -175,7 +177,7 @@ export class FrontDoor {
     const [path = '/', query = ''] = (req.url ?? '/').split('?', 2)
     if (path === '/healthz') {
       const up = !this.closing && (this.options.serving?.() ?? true)
-      sendJson(res, up ? 200 : 503, { status: up ? 'serving' : 'not serving' })
+      sendJson(res, up ? 200 : 503, { status: up ? 'serving' : 'not serving', version: HOOKD_VERSION })
       return
     }
     if (this.closing) throw new HookdError('unavailable', 'hookd is shutting down')

@@ -7,11 +7,8 @@
  * first event, retired after `idleMs` without one, and at most `maxProjects` are served at once (the
  * least recently used makes room).
  *
- * What a project may be (`checkProject`): a folder of the user's own (the sidecar runs as the user),
- * not a system folder, and its hooks folder a real folder inside it, with no symbolic link on the way.
+ * What a project may be is checked where requests arrive (http/project-ref.ts).
  */
-import { lstat, realpath, stat } from 'node:fs/promises'
-import { isAbsolute, join, normalize, sep } from 'node:path'
 import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
 import { HookdError } from '../../protocol/status.js'
 import { inert } from '../../protocol/text.js'
@@ -40,53 +37,10 @@ export interface ProjectsOptions {
   report?(line: string): void
 }
 
-/** Folders that are never a project: the system's own, whose files are nobody's project. */
-const SYSTEM = ['/', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/dev', '/proc', '/sys', '/run', '/var', '/opt', '/srv', '/snap', '/tmp', '/var/tmp', '/home', '/Users', '/root']
-const SYSTEM_TREES = ['/etc', '/usr', '/proc', '/sys', '/dev', '/boot', '/run', '/bin', '/sbin', '/lib', '/lib64', '/snap', '/nix/store']
-
-/** A project as an event names it, checked: its real folder and its hooks folder. */
+/** A project as an event names it, checked (http/project-ref.ts): its real folder and its hooks folder. */
 export interface ProjectRef {
   root: string
   hooks: string
-}
-
-/**
- * `root` (absolute) and `hooksDir` (relative to it) as a project, or a HookdError (failed-precondition)
- * saying what is wrong and what to do.
- */
-export async function checkProject(root: string, hooksDir: string): Promise<ProjectRef> {
-  const bad = (why: string): HookdError => new HookdError('failed-precondition', why)
-  if (!isAbsolute(root) || root.includes('\0')) throw bad(`the project folder '${inert(root)}' is not an absolute path; the agent's entry passes its project folder (hookd init writes it)`)
-  let real: string
-  try {
-    real = await realpath(root)
-    if (!(await stat(real)).isDirectory()) throw new Error('not a folder')
-  } catch (err) {
-    throw bad(`the project folder ${inert(root)} cannot be used (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message})`)
-  }
-  if (SYSTEM.includes(real) || SYSTEM_TREES.some((t) => real.startsWith(`${t}${sep}`))) {
-    throw bad(`${inert(real)} is a system folder, not a project; start the agent in your project's folder`)
-  }
-  const me = process.geteuid?.()
-  const info = await stat(real)
-  if (me !== undefined && info.uid !== me) throw bad(`the project folder ${inert(real)} belongs to uid ${info.uid}, not to the user this hookd runs as (uid ${me}); each user runs their own hookd ('hookd up')`)
-  if (hooksDir.includes('\0') || isAbsolute(hooksDir) || normalize(hooksDir).split(sep).includes('..') || normalize(hooksDir) === '.') {
-    throw bad(`the hooks folder '${inert(hooksDir)}' must be a folder inside the project, written relative to it (e.g. hooks)`)
-  }
-  let path = real
-  for (const part of normalize(hooksDir).split(sep).filter((p) => p !== '')) {
-    path = join(path, part)
-    let entry
-    try {
-      entry = await lstat(path)
-    } catch {
-      throw bad(`the project ${inert(real)} has no hooks folder ${inert(hooksDir)}: create it (hookd new NAME --dir ${inert(hooksDir)}), or run the agent in the project's root folder`)
-    }
-    if (entry.isSymbolicLink()) throw bad(`${inert(path)} is a symbolic link; a project's hooks folder is a real folder inside it`)
-    if (!entry.isDirectory()) throw bad(`${inert(path)} is not a folder`)
-    if (me !== undefined && entry.uid !== me) throw bad(`${inert(path)} belongs to uid ${entry.uid}, not to this user`)
-  }
-  return { root: real, hooks: path }
 }
 
 /** One project while it is served: the `Tenant` its calls run as. */
