@@ -8,7 +8,9 @@ import { spawnSync } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { request } from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
+import { launchdPlist, systemdUnit } from '../../src/cli/up/service-files.js'
 import { parsePlist } from '../support/plist.js'
 import { ROOT, runInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
@@ -17,6 +19,19 @@ import { parseUnit } from '../support/systemd-unit.js'
 const UNIT = join(ROOT, 'deploy', 'systemd', 'hookd.service')
 const PLIST = join(ROOT, 'deploy', 'launchd', 'dev.hookd.plist')
 const PYTHON = process.env.HOOKD_PYTHON ?? '/usr/bin/python3'
+
+/** The user's hookd's /healthz, asked on its socket. */
+function healthz(socket: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: socket, path: '/healthz' }, (res) => {
+      let text = ''
+      res.on('data', (c: Buffer) => (text += c.toString()))
+      res.on('end', () => resolve(JSON.parse(text)))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
 
 const temps: string[] = []
 afterAll(async () => {
@@ -76,13 +91,14 @@ describe('deploy/systemd/hookd.service', () => {
       RestrictSUIDSGID: 'yes',
       RestrictAddressFamilies: 'AF_UNIX AF_INET AF_INET6',
       SystemCallFilter: '@system-service',
-      RuntimeDirectory: 'hookd',
-      RuntimeDirectoryMode: '0700',
+      ReadWritePaths: '%h/.local/state/hookd',
     })) {
       expect(one(key), key).toBe(value)
     }
     expect(one('RestrictNamespaces')?.split(/\s+/).sort()).toEqual(['net', 'user'])
     for (const absent of ['MemoryDenyWriteExecute', 'PrivateNetwork', 'ProcSubset']) expect(service[absent], absent).toBeUndefined()
+    // The state folder the shim looks in (HOOKD_STATE_DIR, else ~/.local/state/hookd), and the only one it may write.
+    expect(service.Environment).toContain('HOOKD_STATE_DIR=%h/.local/state/hookd')
     // systemd's SIGKILL comes after TimeoutStopSec: the drain (--grace-ms) and the workers' stop must fit.
     const grace = Number(/--grace-ms (\d+)/.exec(one('ExecStart') ?? '')?.[1] ?? 5000)
     expect(Number(one('TimeoutStopSec')) * 1000).toBeGreaterThanOrEqual(grace + 5000)
@@ -102,19 +118,23 @@ describe('deploy/systemd/hookd.service', () => {
     expect(mdwe.stderr).toContain('SetPermissions')
   })
 
-  it('starts a hookd that serves, and stops it within TimeoutStopSec', async () => {
+  it('is what hookd up writes, for an npm install under ~/.local', async () => {
+    expect(await readFile(UNIT, 'utf8')).toBe(systemdUnit({ program: ['%h/.local/bin/hookd'], stateDir: '%h/.local/state/hookd' }))
+  })
+
+  it("starts the user's hookd, which answers on its socket, and stops it within TimeoutStopSec", async () => {
     const service = parseUnit(await readFile(UNIT, 'utf8')).Service as Record<string, string[]>
     const home = await temp('hookd-home-')
-    const runtime = await temp('hookd-xdg-')
-    await cp(EXAMPLE_HOOKS, join(home, '.config', 'hookd', 'hooks'), { recursive: true })
-    // What systemd does before starting it: RuntimeDirectory=hookd, mode 0700.
-    await mkdir(join(runtime, 'hookd'), { mode: 0o700 })
-    const argv = (service.ExecStart?.at(-1) as string).replaceAll('%h', home).replaceAll('%t', runtime).split(/\s+/)
+    const fill = (text: string): string => text.replaceAll('%h', home)
+    // What hookd up does before starting it: the state folder, 0700 (ReadWritePaths needs it to exist).
+    await mkdir(join(home, '.local', 'state', 'hookd'), { recursive: true, mode: 0o700 })
+    const argv = fill(service.ExecStart?.at(-1) as string).split(/\s+/)
     expect(argv.slice(0, 2)).toEqual([join(home, '.local', 'bin', 'hookd'), 'serve'])
-    const serving = await startServe(argv.slice(2), { cwd: home })
+    const env = Object.fromEntries((service.Environment ?? []).map((e) => fill(e).split('=', 2) as [string, string]))
+    const serving = await startServe(argv.slice(2), { cwd: home, env })
     try {
-      expect(serving.address).toBe(`unix:${join(runtime, 'hookd', 'hookd.sock')}`)
-      expect(await runInProcess(['health', '--addr', serving.address])).toEqual({ code: 0, stdout: 'SERVING\n', stderr: '' })
+      expect(serving.address).toBe(`unix:${join(home, '.local', 'state', 'hookd', 'front.sock')}`)
+      expect(await healthz(join(home, '.local', 'state', 'hookd', 'front.sock'))).toMatchObject({ status: 'serving' })
       const started = performance.now()
       expect(await stopProcess(serving.child, 'SIGTERM')).toBe(0)
       expect(performance.now() - started).toBeLessThan(Number(service.TimeoutStopSec?.at(-1)) * 1000)
@@ -161,7 +181,8 @@ describe('deploy/launchd/dev.hookd.plist', () => {
     // launchd expands neither ~ nor $HOME: every path is absolute.
     const strings = JSON.stringify(job)
     expect(strings).not.toMatch(/[~$]/)
-    expect(args[args.indexOf('--listen') + 1]).toMatch(/^unix:\//)
+    expect(args).toContain('--projects')
+    expect(job.EnvironmentVariables.HOOKD_STATE_DIR).toMatch(/^\//)
     expect(job.KeepAlive).toEqual({ SuccessfulExit: false })
     const grace = Number(args[args.indexOf('--grace-ms') + 1] ?? 5000)
     expect(job.ExitTimeOut * 1000).toBeGreaterThanOrEqual(grace + 5000)
@@ -179,16 +200,20 @@ describe('deploy/launchd/dev.hookd.plist', () => {
     )
   })
 
-  it('starts a hookd that serves, with its home folder written in', async () => {
+  it('is what hookd up writes, for a global install with Homebrew\'s node', async () => {
+    expect(await readFile(PLIST, 'utf8')).toBe(launchdPlist({ program: ['/opt/homebrew/bin/hookd'], stateDir: '/Users/YOU/.local/state/hookd', logFile: '/Users/YOU/Library/Logs/hookd.log' }))
+  })
+
+  it("starts the user's hookd, with its home folder written in", async () => {
     const job = parsePlist(await readFile(PLIST, 'utf8')) as LaunchdJob
     const home = await temp('hookd-mac-')
-    await cp(EXAMPLE_HOOKS, join(home, '.config', 'hookd', 'hooks'), { recursive: true })
-    await mkdir(join(home, '.hookd'))
-    const args = job.ProgramArguments.slice(2).map((a) => a.replaceAll('/Users/YOU', home))
-    const serving = await startServe(args, { cwd: home, env: job.EnvironmentVariables })
+    const fill = (text: string): string => text.replaceAll('/Users/YOU', home)
+    const args = job.ProgramArguments.slice(2).map(fill)
+    const env = Object.fromEntries(Object.entries(job.EnvironmentVariables).map(([k, v]) => [k, fill(v)]))
+    const serving = await startServe(args, { cwd: home, env })
     try {
-      expect(serving.address).toBe(`unix:${join(home, '.hookd', 'hookd.sock')}`)
-      expect(await runInProcess(['health', '--addr', serving.address])).toEqual({ code: 0, stdout: 'SERVING\n', stderr: '' })
+      expect(serving.address).toBe(`unix:${join(home, '.local', 'state', 'hookd', 'front.sock')}`)
+      expect(await healthz(join(home, '.local', 'state', 'hookd', 'front.sock'))).toMatchObject({ status: 'serving' })
       expect(await stopProcess(serving.child, 'SIGTERM')).toBe(0)
     } finally {
       await stopProcess(serving.child, 'SIGKILL')
