@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { isIP } from 'node:net'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { HookdError } from '../protocol/status.js'
@@ -183,6 +183,32 @@ export function gitIgnores(file: string): Promise<boolean | undefined> {
       })
     })
   })
+}
+
+/** What `git args...` prints in `cwd` (the repository's own config unable to run anything), or undefined when it fails. */
+function gitOut(cwd: string, args: string[]): Promise<string | undefined> {
+  return new Promise((resolveOut) => {
+    execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { timeout: 5000 }, (err, stdout) => resolveOut(err ? undefined : stdout.trim()))
+  })
+}
+
+/**
+ * The change that adds `file` to its repository's own exclude list (`.git/info/exclude`: never
+ * committed, unlike .gitignore), so that neither `git status` nor `git add .` shows a file holding a
+ * secret; undefined when `project` is not in a git work tree or the file is excluded already.
+ */
+export async function gitExcludeChange(file: string, project: string): Promise<FileChange | undefined> {
+  const top = await gitOut(project, ['rev-parse', '--show-toplevel'])
+  const exclude = await gitOut(project, ['rev-parse', '--git-path', 'info/exclude'])
+  const common = await gitOut(project, ['rev-parse', '--git-common-dir'])
+  if (!top || !exclude || !common) return undefined
+  const excludeFile = resolve(project, exclude)
+  const base = resolve(project, common)
+  const line = `/${relative(top, file).split(sep).join('/')}`
+  const before = await readConfig(excludeFile, base)
+  if (before.split('\n').some((l) => l.trim() === line)) return undefined
+  const after = `${before}${before === '' || before.endsWith('\n') ? '' : '\n'}# hookd setup: this file holds hookd's token\n${line}\n`
+  return { file: excludeFile, base, before, after }
 }
 
 /** The flags every `hookd setup AGENT` takes (claude-code adds --user). */

@@ -23,7 +23,7 @@ import type { CliIo } from './io.js'
 import { HTTP_URL_FILE } from './serve-http.js'
 import { SETUP_AGENTS, setupCommandAgent } from './setup-command.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
-import { SETUP_FLAGS, askEvents, frontDoorUrl, gitIgnores, routeOf, tokenFileFor } from './setup-shared.js'
+import { SETUP_FLAGS, askEvents, frontDoorUrl, gitExcludeChange, gitIgnores, routeOf, tokenFileFor } from './setup-shared.js'
 import { shimCommand, shimPath } from './shim-command.js'
 
 export const SETUP_HELP = `Usage: hookd setup claude-code (--hooks a,b | --profile NAME) [--dir DIR | --user] [options]
@@ -118,6 +118,12 @@ export async function setup(argv: string[], io: CliIo): Promise<number> {
     for (const w of await warnings(next, file, url, { transport, home, project: values.user ? undefined : base })) io.stderr.write(`hookd setup: warning: ${w}\n`)
   }
   changes.unshift({ file, base, before, after: `${JSON.stringify(next, null, 2)}\n`, secret: true })
+  // With --transport http the file holds the token: the repository's own exclude list keeps it out of
+  // git status and commits.
+  if (transport === 'http' && !values.remove && !values.user) {
+    const exclude = await gitExcludeChange(file, base)
+    if (exclude) changes.push(exclude)
+  }
   const written = await applyChanges(changes, io, { dryRun: values['dry-run'], masks })
   if (!written.includes(file)) return 0
   for (const line of summary) io.stdout.write(`  ${line}\n`)
