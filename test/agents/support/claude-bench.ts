@@ -11,8 +11,10 @@
  * on stdin and denies rm -rf); `http` (a PreToolUse http hook on a loopback server that answers `{}`
  * at once); `hookd` (a PreToolUse http hook on `hookd serve --http` running a guard hook that denies
  * rm -rf in a fresh isolate: the real front door, chain and sandbox). Both http variants send the same
- * Authorization header. Optional: `curl` (a PreToolUse command hook `curl -sS --fail ... --data-binary
- * @- URL || exit 2` posting to the trivial server: the fail-closed shim).
+ * Authorization header. `shim`: the entry `hookd setup claude-code` writes by default, a command hook
+ * running the compiled shim (build/hookd-hook) on the same `hookd serve --http`, proving itself with the
+ * token file and checking hookd's proof. Optional: `curl` (a PreToolUse command hook `curl -sS --fail
+ * ... --data-binary @- URL || exit 2` posting to the trivial server).
  *
  * A third figure comes from Claude Code's own debug log (`--debug-file`): the time from each hook's
  * start to its answer as Claude Code logs them, median over all calls (`hookMedianMs`). It leaves out
@@ -31,8 +33,9 @@ import { startAnthropicApi } from './anthropic-api.js'
 import { agentCli } from './cli.js'
 import { runClaude } from './claude-run.js'
 import { type Serving, startServe, stopProcess } from '../../support/processes.js'
+import { NATIVE_SHIM } from '../../../src/cli/shim-command.js'
 
-export type Variant = 'none' | 'command' | 'http' | 'hookd' | 'curl'
+export type Variant = 'none' | 'command' | 'http' | 'hookd' | 'curl' | 'shim'
 
 export interface VariantResult {
   variant: Variant
@@ -160,6 +163,7 @@ async function once(claude: string, variant: Variant, n: number, guardPath: stri
       : variant === 'http' ? { type: 'http', url: http?.url, headers }
       : variant === 'hookd' ? { type: 'http', url: hookd?.url, headers }
       : variant === 'curl' ? { type: 'command', command: curl }
+      : variant === 'shim' && hookd ? { type: 'command', command: `${NATIVE_SHIM} --token-file ${join(hookd.dir, '.hookd', 'http-token')} --timeout 30 ${hookd.url}` }
       : undefined
     const settings = hook ? { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } } : undefined
     const debugDir = await mkdtemp(join(tmpdir(), 'hookd-claude-bench-debug-'))
@@ -199,7 +203,7 @@ export async function benchClaude(options: { n?: number; runs?: number; variants
   const steps = new Map<Variant, number[]>(variants.map((v) => [v, []]))
   const hookCalls = new Map<Variant, number>(variants.map((v) => [v, 0]))
   const hookTimesOf = new Map<Variant, number[]>(variants.map((v) => [v, []]))
-  const hookd = variants.includes('hookd') ? await startHookd() : undefined
+  const hookd = variants.includes('hookd') || variants.includes('shim') ? await startHookd() : undefined
   try {
     // One warm-up run (page cache, first start of the binary; hookd's first isolates), not counted.
     await once(claude, hookd ? 'hookd' : 'none', 1, guardPath, hookd)
