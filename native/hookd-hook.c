@@ -167,12 +167,29 @@ static void percent_encode(const char *in, char *out, size_t cap) {
   out[o] = '\0';
 }
 
-/* The agent's own variable naming the project it runs in, where it has one. */
+/* The agent's own variable naming the project it runs in, where it has one (measured: Claude Code and
+ * Gemini CLI name the folder they were started in, which is where they read the project's settings;
+ * Copilot CLI names the git root, where it reads them). */
 static const char *project_variable(void) {
   if (strcmp(agent, "claude-code") == 0) return "CLAUDE_PROJECT_DIR";
   if (strcmp(agent, "gemini") == 0) return "GEMINI_PROJECT_DIR";
+  if (strcmp(agent, "copilot") == 0) return "COPILOT_PROJECT_DIR";
   if (strcmp(agent, "cursor") == 0) return "CURSOR_PROJECT_DIR";
   return NULL;
+}
+
+/* Codex names no project folder and runs hooks in the folder it was started in, but reads a project's
+ * .codex/hooks.json from the git root above it: the project is the nearest folder, from the working
+ * one up, that holds .codex/hooks.json. */
+static void codex_project(char *dir) {
+  char probe[PATH_MAX + 32];
+  for (;;) {
+    struct stat st;
+    if ((size_t)snprintf(probe, sizeof probe, "%s/.codex/hooks.json", dir) < sizeof probe && stat(probe, &st) == 0) return;
+    char *cut = strrchr(dir, '/');
+    if (!cut || cut == dir) return;
+    *cut = '\0';
+  }
 }
 
 static void write_all(int fd, const char *data, size_t len) {
@@ -377,8 +394,14 @@ int main(int argc, char **argv) {
     if (!token_file) token_file = state_token;
     const char *variable = project_variable();
     const char *from_env = variable ? getenv(variable) : NULL;
-    char cwd[PATH_MAX];
-    if (!project || !*project) project = from_env && *from_env ? from_env : getcwd(cwd, sizeof cwd);
+    static char cwd[PATH_MAX];
+    if ((!project || !*project) && !(from_env && *from_env) && getcwd(cwd, sizeof cwd)) {
+      char top[PATH_MAX];
+      strcpy(top, cwd);
+      if (strcmp(agent, "codex") == 0) codex_project(top);
+      if (strcmp(top, "/") != 0 && strchr(top, '/')) strcpy(cwd, top);
+    }
+    if (!project || !*project) project = from_env && *from_env ? from_env : cwd;
     if (!project || project[0] != '/') refuse("cannot tell which project this is: pass --project DIR");
     char encoded_project[3 * PATH_MAX], encoded_hooks[3 * PATH_MAX];
     percent_encode(project, encoded_project, sizeof encoded_project);

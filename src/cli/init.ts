@@ -13,13 +13,16 @@
  */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { eventsForPoints as claudeEvents } from '../agents/claude-code/events.js'
-import { DIALECTS, isCommandAgent } from '../agents/dialects.js'
+import { type CommandAgent, DIALECTS, isCommandAgent } from '../agents/dialects.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import { checkHooks } from './check.js'
 import { parseSettings, withHookdCommands, withoutHookd } from './claude-settings.js'
 import type { CliIo } from './io.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
-import { type Config, type HookShape, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
+import { withTrust } from './setup-codex-trust.js'
+import { type Config, type HookShape, hookdEntries, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
+import { gitRoot } from './setup-shared.js'
+import { FILES } from './setup-command.js'
 import { shellQuote } from './shim-command.js'
 
 /** What `hookd init` writes for one agent: its committed file and the shape of its entries. */
@@ -35,8 +38,28 @@ interface InitAgent {
   entry(command: string, timeoutS: number): Record<string, unknown>
   toolMatcher?: string
   fresh?: Config
-  /** What the agent needs before it runs a project's committed hooks. */
+  /** Events whose route names them (`?event=`: Copilot's events do not name themselves). */
+  namedEvents?: boolean
+  /** What each user needs before the agent runs a project's committed hooks (measured with each pinned CLI). */
   note?: string
+}
+
+/** An agent with command hooks, from the files `hookd setup` writes for it (setup-command.ts). */
+function commandAgent(agent: CommandAgent, note: string): InitAgent {
+  const files = FILES[agent]
+  return {
+    title: DIALECTS[agent].title,
+    file: relative('/', files.project('/')),
+    events: (points) => DIALECTS[agent].eventsForPoints(points),
+    failOpen: files.failOpen,
+    shape: files.shape,
+    field: files.field,
+    entry: files.entry,
+    ...(files.toolMatcher !== undefined ? { toolMatcher: files.toolMatcher } : {}),
+    ...(files.fresh !== undefined ? { fresh: files.fresh } : {}),
+    ...(agent === 'copilot' ? { namedEvents: true } : {}),
+    note,
+  }
 }
 
 const AGENTS: Record<string, InitAgent> = {
@@ -48,7 +71,15 @@ const AGENTS: Record<string, InitAgent> = {
     shape: 'claude',
     field: 'command',
     entry: (command, timeoutS) => ({ type: 'command', command, timeout: timeoutS }),
+    note: "Claude Code reads a project's .claude/settings.json when it is started in the project's folder (not in a folder below it)",
   },
+  codex: commandAgent(
+    'codex',
+    "Codex runs a project's hooks only once each user trusts them: run 'npx hookd-sandbox init codex --trust' in your clone (it records the project and these hooks as trusted in $CODEX_HOME/config.toml), or review them in Codex's /hooks",
+  ),
+  gemini: commandAgent('gemini', "Gemini CLI runs a project's hooks only in a trusted folder (trust it when Gemini CLI asks, or GEMINI_CLI_TRUST_WORKSPACE=true), and reads .gemini/settings.json only when started in the project's folder"),
+  copilot: commandAgent('copilot', "Copilot CLI loads a repository's hooks only in a trusted folder (trust it when Copilot asks, which saves it in ~/.copilot/config.json)"),
+  cursor: commandAgent('cursor', "Cursor runs a project's hooks only in a trusted workspace (hookd follows Cursor's documented contract here: Cursor cannot run in hookd's tests)"),
 }
 
 export const INIT_AGENTS = Object.keys(AGENTS)
@@ -67,6 +98,9 @@ this project, runs these hooks from the project's own hooks folder through their
   --events LIST         register these events instead of the ones the hooks need
   --timeout S           seconds to wait for hookd before refusing (default: 30)
   --remove              remove hookd's entries instead
+  --trust               Codex: record the project and hookd's entries in it as trusted, in your own
+                        $CODEX_HOME/config.toml (each user runs it once in their clone; without --hooks
+                        it trusts the entries the committed file holds)
   --dry-run             show the change and write nothing
   -h, --help            show this help
 
@@ -98,6 +132,7 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
       events: { type: 'string', multiple: true },
       timeout: { type: 'string' },
       remove: { type: 'boolean', default: false },
+      trust: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -111,8 +146,11 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
   const before = await readConfig(file, project)
   const changes: FileChange[] = []
   const summary: string[] = []
+  if (values.trust && agentName !== 'codex') throw new UsageError(`--trust is for Codex, which asks each user to trust a project's hooks; ${agent.title} does not`)
   let after: string
-  if (values.remove) {
+  if (values.trust && values.hooks === undefined && !values.remove) {
+    after = before
+  } else if (values.remove) {
     after = agent.shape === 'claude' ? json(withoutHookd(parseSettings(before, file))) : json(withoutHooks(parseConfig(before, file), agent.shape, agent.field).config)
     summary.push("hookd's entries removed")
   } else {
@@ -126,7 +164,8 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
     const timeoutS = positiveInt('timeout', values.timeout) ?? 30
     const events = values.events !== undefined ? list(values.events) : await neededEvents(agent, join(project, inside), hooks, io)
     const route = `/${agentName}/${hooks.join(',')}`
-    const command = (event: string): string => teamCommand(route, inside.split(sep).join('/'), timeoutS, agent.failOpen.includes(event))
+    const routeOf = (event: string): string => (agent.namedEvents ? `${route}?event=${event}` : route)
+    const command = (event: string): string => teamCommand(routeOf(event), inside.split(sep).join('/'), timeoutS, agent.failOpen.includes(event))
     if (agent.shape === 'claude') {
       after = json(withHookdCommands(parseSettings(before, file), events as Parameters<typeof withHookdCommands>[1], (event) => ({ command: command(event), timeoutS: timeoutS + 5 })))
     } else {
@@ -143,6 +182,7 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
     if (!events.length) summary.push(`no events: none of these hooks serves a point ${agent.title} can reach`)
   }
   changes.push({ file, base: project, before, after })
+  if (values.trust || (values.remove && agentName === 'codex')) await codexTrust(io, project, file, values.remove ? [] : hookdEntries(parseConfig(after, file), 'grouped', 'command'), changes, summary)
   const written = await applyChanges(changes, io, { dryRun: values['dry-run'], command: 'init' })
   if (!written.length) return 0
   for (const line of summary) io.stdout.write(`  ${line}\n`)
@@ -151,6 +191,22 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
     if (agent.note) io.stderr.write(`hookd init: note: ${agent.note}\n`)
   }
   return 0
+}
+
+/** Records (or, with none, takes out) Codex's trust for the project's hookd entries in the user's config.toml. */
+async function codexTrust(io: CliIo, project: string, hooksFile: string, entries: ReturnType<typeof hookdEntries>, changes: FileChange[], summary: string[]): Promise<void> {
+  const home = io.env.HOME
+  const codexHome = io.env.CODEX_HOME || (home ? join(home, '.codex') : undefined)
+  if (!codexHome) throw new UsageError("Codex keeps its trust in $CODEX_HOME/config.toml (~/.codex), and neither CODEX_HOME nor HOME is set")
+  const config = join(codexHome, 'config.toml')
+  const base = io.env.CODEX_HOME || (home as string)
+  const before = await readConfig(config, base)
+  // Codex keys a project's trust by its git root (measured).
+  const root = (await gitRoot(project)) ?? project
+  const trusted = entries.map((e) => ({ event: e.event, position: e.position, command: String(e.entry.command), timeoutS: Number(e.entry.timeout) }))
+  const { text } = withTrust(before, hooksFile, trusted, trusted.length ? root : undefined)
+  changes.push({ file: config, base, before, after: text })
+  summary.push(trusted.length ? `${trusted.length} hook${trusted.length > 1 ? 's' : ''} and the project ${root} recorded as trusted in ${config}` : `hookd's trust for ${hooksFile} taken out of ${config}`)
 }
 
 function json(value: unknown): string {

@@ -11,15 +11,27 @@
  * {"event_name", "hooks": [{"async": false, "command", "timeout", "type": "command"}], "matcher"?}
  * (read in openai/codex, codex-rs/hooks/src/engine/discovery.rs, and measured: a wrong hash skips).
  *
- * The entries live in one block of config.toml between two marker comments, replaced as a whole on
- * every setup; a table for the same key elsewhere in the file (a stale one, for a hook that was at
- * that place before) is taken out, since TOML refuses a table defined twice.
+ * The entries of each hooks file live in a block of config.toml of their own between two marker
+ * comments naming the file, replaced as a whole when that file is set up again (the user's
+ * `hookd setup codex` and a project's `hookd init codex --trust` each keep their own); a table for the
+ * same key elsewhere in the file (a stale one, for a hook that was at that place before) is taken out,
+ * since TOML refuses a table defined twice. A project's hooks also need the project trusted
+ * (`[projects."<git root>"] trust_level = "trusted"`, measured): that table goes in the project's block
+ * unless config.toml has one for it already.
  */
 import { createHash } from 'node:crypto'
 import type { Position } from './setup-hooks-json.js'
 
-const BEGIN = '# hookd setup codex: the hooks it wrote, trusted (hookd setup codex --remove takes this block out)'
-const END = '# hookd setup codex: end'
+/** The markers of the block for `hooksFile`. */
+function begin(hooksFile: string): string {
+  return `# hookd: the hooks in ${hooksFile}, trusted (hookd setup codex --remove, or hookd init codex --remove, takes this block out)`
+}
+function end(hooksFile: string): string {
+  return `# hookd: end of ${hooksFile}`
+}
+/** The one block of an older hookd, for the user's hooks file. */
+const OLD_BEGIN = '# hookd setup codex: the hooks it wrote, trusted (hookd setup codex --remove takes this block out)'
+const OLD_END = '# hookd setup codex: end'
 
 /** One hook Codex should trust: where it is, and what it is. */
 export interface TrustedHook {
@@ -57,16 +69,24 @@ function keyOf(hooksFile: string, hook: TrustedHook): string {
   return `${hooksFile}:${snakeEvent(hook.event)}:${hook.position.group}:${hook.position.handler}`
 }
 
-/** config.toml's text without hookd's block, and without tables for `keys` (stale trust for those places). */
-function withoutBlock(text: string, keys: ReadonlySet<string>): { text: string; dropped: string[] } {
+/**
+ * config.toml's text without the block for `hooksFile` (and an older hookd's one block, whose entries
+ * for other files are handed back to be written in blocks of their own), and without tables for `keys`
+ * (stale trust for those places).
+ */
+function withoutBlock(text: string, hooksFile: string, keys: ReadonlySet<string>): { text: string; dropped: string[]; kept: string[] } {
   const out: string[] = []
   const dropped: string[] = []
-  let inBlock = false
+  const kept: string[] = []
+  let block: 'mine' | 'old' | undefined
   let skipping = false
   for (const line of text.split('\n')) {
-    if (line === BEGIN) inBlock = true
-    if (inBlock) {
-      if (line === END) inBlock = false
+    if (line === begin(hooksFile)) block = 'mine'
+    else if (line === OLD_BEGIN) block = 'old'
+    if (block) {
+      if (line === end(hooksFile) || line === OLD_END) block = undefined
+      // An older hookd's block: the tables it holds for other hooks files stay, in blocks of their own.
+      else if (block === 'old' && line !== OLD_BEGIN) kept.push(line)
       continue
     }
     const header = /^\s*\[\s*hooks\.state\.("(?:[^"\\]|\\.)*")\s*\]\s*$/.exec(line)
@@ -79,21 +99,44 @@ function withoutBlock(text: string, keys: ReadonlySet<string>): { text: string; 
     }
     if (!skipping) out.push(line)
   }
-  return { text: out.join('\n').replace(/\n+$/, ''), dropped }
+  return { text: out.join('\n').replace(/\n+$/, ''), dropped, kept }
+}
+
+/** An older hookd's block lines regrouped by the hooks file each table is for: blocks of the new form. */
+function regroup(lines: readonly string[], except: string): string[] {
+  const byFile = new Map<string, string[]>()
+  let current: string[] | undefined
+  for (const line of lines) {
+    const header = /^\s*\[\s*hooks\.state\.("(?:[^"\\]|\\.)*")\s*\]\s*$/.exec(line)
+    if (header) {
+      const key = JSON.parse(header[1] as string) as string
+      const file = key.split(':').slice(0, -3).join(':')
+      current = file === except ? undefined : (byFile.get(file) ?? byFile.set(file, []).get(file))
+    }
+    current?.push(line)
+  }
+  return [...byFile].map(([file, body]) => [begin(file), ...body, end(file)].join('\n'))
 }
 
 /**
- * config.toml's new text: hookd's block listing `hooks` (none: the block removed). `dropped` are the
+ * config.toml's new text: the block for `hooksFile` listing `hooks` (none: the block removed), and,
+ * with `project`, the project trusted when config.toml does not say so already. `dropped` are the
  * stale tables for the same places that were taken out.
  */
-export function withTrust(text: string, hooksFile: string, hooks: readonly TrustedHook[]): { text: string; dropped: string[] } {
+export function withTrust(text: string, hooksFile: string, hooks: readonly TrustedHook[], project?: string): { text: string; dropped: string[] } {
   const keys = new Set(hooks.map((h) => keyOf(hooksFile, h)))
-  const { text: rest, dropped } = withoutBlock(text, keys)
-  if (!hooks.length) return { text: rest === '' ? '' : `${rest}\n`, dropped }
-  const block = [BEGIN]
-  for (const h of hooks) {
-    block.push(`[hooks.state.${tomlString(keyOf(hooksFile, h))}]`, `trusted_hash = ${tomlString(trustHash(h.event, h.command, h.timeoutS))}`)
+  const { text: rest, dropped, kept } = withoutBlock(text, hooksFile, keys)
+  const blocks = regroup(kept, hooksFile)
+  if (hooks.length) {
+    const block = [begin(hooksFile)]
+    const projectTable = project === undefined ? undefined : `[projects.${tomlString(project)}]`
+    if (projectTable && !rest.split('\n').some((line) => line.trim() === projectTable)) block.push(projectTable, 'trust_level = "trusted"')
+    for (const h of hooks) {
+      block.push(`[hooks.state.${tomlString(keyOf(hooksFile, h))}]`, `trusted_hash = ${tomlString(trustHash(h.event, h.command, h.timeoutS))}`)
+    }
+    block.push(end(hooksFile))
+    blocks.push(block.join('\n'))
   }
-  block.push(END)
-  return { text: `${rest === '' ? '' : `${rest}\n\n`}${block.join('\n')}\n`, dropped }
+  const body = [rest, ...blocks].filter((part) => part !== '').join('\n\n')
+  return { text: body === '' ? '' : `${body}\n`, dropped }
 }

@@ -23,7 +23,7 @@ export { NATIVE_SHIM, SCRIPT_SHIM, shellQuote, shimPath } from './shim-command.j
 
 export const SETUP_AGENTS = ['claude-code', 'codex', 'gemini', 'copilot', 'cursor'] as const
 
-interface AgentFiles {
+export interface AgentFiles {
   /** The user's hooks file (under $HOME, or the agent's own home variable). */
   user(env: NodeJS.ProcessEnv, home: string): string
   /** The project's hooks file. */
@@ -43,7 +43,7 @@ interface AgentFiles {
   fresh?: Config
 }
 
-const FILES: Record<CommandAgent, AgentFiles> = {
+export const FILES: Record<CommandAgent, AgentFiles> = {
   codex: {
     user: (env, home) => join(env.CODEX_HOME || join(home, '.codex'), 'hooks.json'),
     project: (dir) => join(dir, '.codex', 'hooks.json'),

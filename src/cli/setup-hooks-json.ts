@@ -51,7 +51,7 @@ export function parseConfig(text: string, file: string): Config {
 
 /** True for an entry hookd wrote: its command (`field`) runs hookd-hook. */
 export function isHookdEntry(entry: unknown, field: string): boolean {
-  return isItem(entry) && typeof entry[field] === 'string' && /(^|[/'"\s])hookd-hook['"]?(\s|$)/.test(entry[field])
+  return isItem(entry) && typeof entry[field] === 'string' && /(^|[/'"\s])hookd-hook['"]?(\s|;|$)/.test(entry[field])
 }
 
 /** True when a grouped-shape group holds hookd's entries only. */
@@ -101,6 +101,26 @@ export function withHooks(config: Config, placements: readonly Placement[], shap
   if (Object.keys(hooks).length) out.hooks = hooks
   else delete out.hooks
   return { config: out, positions, moved }
+}
+
+/** hookd's entries in `config` with where each is: what Codex's trust is keyed by. */
+export function hookdEntries(config: Config, shape: HookShape, field: string): Array<{ event: string; position: Position; entry: Item }> {
+  const found: Array<{ event: string; position: Position; entry: Item }> = []
+  if (!isItem(config.hooks)) return found
+  for (const [event, list] of Object.entries(config.hooks)) {
+    if (!Array.isArray(list)) continue
+    list.forEach((item, group) => {
+      if (shape === 'flat') {
+        if (isHookdEntry(item, field)) found.push({ event, position: { group, handler: 0 }, entry: item as Item })
+        return
+      }
+      if (!isItem(item) || !Array.isArray(item.hooks)) return
+      item.hooks.forEach((h, handler) => {
+        if (isHookdEntry(h, field)) found.push({ event, position: { group, handler }, entry: h as Item })
+      })
+    })
+  }
+  return found
 }
 
 /** `config` without hookd's entries; `moved` names events where other entries changed place. */

@@ -192,6 +192,11 @@ function gitOut(cwd: string, args: string[]): Promise<string | undefined> {
   })
 }
 
+/** The top of the git work tree `dir` is in, or undefined (git's own config unable to run anything). */
+export function gitRoot(dir: string): Promise<string | undefined> {
+  return gitOut(dir, ['rev-parse', '--show-toplevel'])
+}
+
 /**
  * The change that adds `file` to its repository's own exclude list (`.git/info/exclude`: never
  * committed, unlike .gitignore), so that neither `git status` nor `git add .` shows a file holding a

@@ -72,12 +72,12 @@ describe('hookd setup codex', () => {
       [
         'model = "gpt-5.5"',
         '',
-        '# hookd setup codex: the hooks it wrote, trusted (hookd setup codex --remove takes this block out)',
+        `# hookd: the hooks in ${hooksFile}, trusted (hookd setup codex --remove, or hookd init codex --remove, takes this block out)`,
         trusted('UserPromptSubmit', 'user_prompt_submit', 0, false),
         trusted('PreToolUse', 'pre_tool_use', 1, false),
         trusted('Stop', 'stop', 0, true),
         trusted('SessionEnd', 'session_end', 0, true),
-        '# hookd setup codex: end',
+        `# hookd: end of ${hooksFile}`,
         '',
       ].join('\n'),
     )

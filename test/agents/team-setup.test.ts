@@ -16,6 +16,9 @@ import { teamCommand } from '../../src/cli/init.js'
 import { startAnthropicApi } from './support/anthropic-api.js'
 import { type BashCall, oneCallPerTurn, resultOf, survived } from './support/bash-calls.js'
 import { agentCli } from './support/cli.js'
+import { functionResponses, startGeminiApi } from './support/gemini-api.js'
+import { functionOutputs, startOpenAiApi } from './support/openai-api.js'
+import { codexConfig, copilotEnv, isolatedEnv, run } from './support/other-clis.js'
 import { runClaude } from './support/claude-run.js'
 import { runHookd, runInProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
@@ -96,6 +99,19 @@ describe('a team sets hookd up once: hookd init, commit, clone, hookd up', () =>
     const settings = JSON.parse(text) as { hooks: Record<string, Array<{ hooks: Array<{ type: string; command: string }> }>> }
     expect(Object.keys(settings.hooks).sort()).toEqual(['PreToolUse', 'SessionEnd', 'Stop', 'StopFailure', 'UserPromptSubmit'])
     expect(settings.hooks.PreToolUse?.[0]?.hooks[0]?.command).toBe(teamCommand('/claude-code/guard', 'hooks', 30, false))
+    // The agents with committed hooks files, set up the same way.
+    for (const agent of ['codex', 'gemini', 'copilot']) {
+      const other = await runInProcess(['init', agent, '--hooks', 'guard'], { cwd: repo })
+      expect(other.code, other.stderr).toBe(0)
+    }
+    for (const file of ['.codex/hooks.json', '.gemini/settings.json', '.github/hooks/hookd.json']) {
+      const committed = await readFile(join(repo, file), 'utf8')
+      for (const local of [repo, root, tmpdir(), '/work/']) expect(committed, file).not.toContain(local)
+      expect(committed).toContain('hookd-hook')
+    }
+    // Run again, init replaces its own entries and nothing else.
+    const again = await runInProcess(['init', 'codex', '--hooks', 'guard'], { cwd: repo })
+    expect(again.stdout).toContain('already says this; nothing changed')
     git(repo, 'init', '-q')
     git(repo, 'add', '.')
     git(repo, 'commit', '-qm', 'hooks and their settings')
@@ -144,6 +160,98 @@ describe('a team sets hookd up once: hookd init, commit, clone, hookd up', () =>
       const back = await rmIn('victim-lost')
       expect(back.survived).toBe(true)
       expect(back.read.text).toContain('the clone says no')
+    },
+    TEST_TIMEOUT,
+  )
+})
+
+describe('the same committed setup guards Codex, Gemini CLI and Copilot CLI in the clone', () => {
+  const PROMPT = 'Please delete the victim folder.'
+  // The clone's guard refuses any call on a victim folder by now (edited above).
+  /** The CLI's environment, as the second user's shell would give it: no HOOKD_STATE_DIR (the suite's own is not theirs). */
+  const withoutState = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
+    const { HOOKD_STATE_DIR: _, ...rest } = env
+    return rest
+  }
+  const cliEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => withoutState(isolatedEnv(home, extra))
+
+  it(
+    'Codex 0.169.0, once the user trusts the project with hookd init codex --trust',
+    async () => {
+      const codex = await agentCli('codex')
+      const api = await startOpenAiApi((_request, index) => (index === 0 ? { calls: [{ name: 'exec_command', arguments: { cmd: 'rm -rf victim-codex' } }] } : { text: 'done' }))
+      try {
+        await mkdir(join(clone, 'victim-codex'))
+        await writeFile(join(clone, 'victim-codex', 'keep.txt'), KEEP)
+        await mkdir(join(home, '.codex'), { recursive: true })
+        await writeFile(join(home, '.codex', 'config.toml'), codexConfig(api.baseUrl))
+        const trust = await runInProcess(['init', 'codex', '--trust'], { cwd: clone, env: { HOME: home, CODEX_HOME: join(home, '.codex') } })
+        expect(trust.code, trust.stderr).toBe(0)
+        expect(await readFile(join(home, '.codex', 'config.toml'), 'utf8')).toContain(`[projects.${JSON.stringify(clone)}]\ntrust_level = "trusted"`)
+        const ran = await run(codex, ['exec', '--dangerously-bypass-approvals-and-sandbox', PROMPT], {
+          cwd: clone,
+          env: cliEnv({ CODEX_HOME: join(home, '.codex'), STUB_OPENAI_KEY: 'stub-key' }),
+          timeoutMs: 150_000,
+        })
+        expect(ran.code, ran.stderr).toBe(0)
+        expect(survived(clone, 'victim-codex')).toBe(true)
+        const last = api.requests.at(-1)?.body
+        expect(last && functionOutputs(last).map((o) => o.output)).toEqual(['Command blocked by PreToolUse hook: the clone says no. Command: rm -rf victim-codex'])
+      } finally {
+        await api.stop()
+      }
+    },
+    TEST_TIMEOUT,
+  )
+
+  it(
+    'Gemini CLI 0.61.0, in a trusted folder',
+    async () => {
+      const gemini = await agentCli('gemini')
+      const api = await startGeminiApi((_request, index) => (index === 0 ? { calls: [{ name: 'run_shell_command', args: { command: 'rm -rf victim-gemini' } }] } : { text: 'done' }))
+      try {
+        await mkdir(join(clone, 'victim-gemini'))
+        await writeFile(join(clone, 'victim-gemini', 'keep.txt'), KEEP)
+        await mkdir(join(home, '.gemini'), { recursive: true })
+        await writeFile(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false } }))
+        const ran = await run(gemini, ['--yolo', '-m', 'gemini-2.5-flash', '-p', PROMPT], {
+          cwd: clone,
+          env: { ...cliEnv({ GEMINI_API_KEY: 'stub-key', GOOGLE_GEMINI_BASE_URL: api.baseUrl }), GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+          timeoutMs: 150_000,
+        })
+        expect(ran.code, ran.stderr).toBe(0)
+        expect(survived(clone, 'victim-gemini')).toBe(true)
+        const last = api.turns.at(-1)?.body
+        expect(last && functionResponses(last).map((r) => r.response)).toEqual([{ error: 'Tool execution blocked: the clone says no' }])
+      } finally {
+        await api.stop()
+      }
+    },
+    TEST_TIMEOUT,
+  )
+
+  it(
+    'Copilot CLI 1.0.102, in a trusted folder',
+    async () => {
+      const copilot = await agentCli('copilot')
+      const api = await startOpenAiApi((_request, index) =>
+        index === 0 ? { calls: [{ name: 'bash', arguments: { command: 'rm -rf victim-copilot', description: 'Delete the victim folder' } }] } : { text: 'done' },
+      )
+      try {
+        await mkdir(join(clone, 'victim-copilot'))
+        await writeFile(join(clone, 'victim-copilot', 'keep.txt'), KEEP)
+        const ran = await run(copilot, ['--allow-all-tools', '--trust-folder', '-p', PROMPT], {
+          cwd: clone,
+          env: withoutState(copilotEnv(copilot, home, api.baseUrl)),
+          timeoutMs: 150_000,
+        })
+        expect(ran.code, ran.stderr).toBe(0)
+        expect(survived(clone, 'victim-copilot')).toBe(true)
+        const last = api.requests.at(-1)?.body
+        expect(last && functionOutputs(last).map((o) => o.output)).toEqual(['Denied by preToolUse hook: the clone says no'])
+      } finally {
+        await api.stop()
+      }
     },
     TEST_TIMEOUT,
   )
