@@ -5,13 +5,14 @@
  * in-process (main(argv, io)).
  */
 import { HOOKD_VERSION } from '../../src/protocol/version.js'
+import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { hashToken, newToken } from '../../src/sidecar/tenancy/tenant-token.js'
-import { runInProcess, serveInProcess, startServe, stopProcess } from '../support/processes.js'
+import { ROOT, runInProcess, serveInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 
 describe('hookd serve --http', () => {
@@ -69,6 +70,16 @@ describe('hookd serve --http', () => {
   }, 60_000)
 })
 
+/** The compiled shim, as an agent runs it (asynchronously: the sidecar it posts to runs in this process). */
+function runShim(args: string[], input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(join(ROOT, 'build', 'hookd-hook'), args, { encoding: 'utf8' }, (err, stdout, stderr) =>
+      resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    )
+    child.stdin?.end(input)
+  })
+}
+
 describe('the front door of a sidecar with tenants', () => {
   it("takes each tenant's own token, runs that tenant's hooks, and refuses the rest", async () => {
     const acmeToken = newToken()
@@ -108,6 +119,16 @@ describe('the front door of a sidecar with tenants', () => {
       const stranger = await post('/claude-code/no-ls', newToken())
       expect(stranger.status).toBe(401)
       expect(stranger.json.error).toContain('the bearer token matches no tenant of this sidecar')
+      // The shim proves a tenant's token without sending it, and checks the answer's proof.
+      const tokenFile = join(dir, 'acme-token')
+      await writeFile(tokenFile, `${acmeToken}\n`, { mode: 0o600 })
+      const shim = await runShim(['--token-file', tokenFile, `${url}/claude-code/no-ls`], JSON.stringify(event))
+      expect(shim.status, shim.stderr).toBe(0)
+      expect(JSON.parse(shim.stdout)).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'acme says no' } })
+      await writeFile(tokenFile, `${newToken()}\n`, { mode: 0o600 })
+      const unknown = await runShim(['--token-file', tokenFile, `${url}/claude-code/no-ls`], JSON.stringify(event))
+      expect(unknown.status).toBe(2)
+      expect(unknown.stderr).toContain('refused the token (HTTP 401)')
     } finally {
       await sidecar.stop()
       for (const d of [acme, beta, dir]) await rm(d, { recursive: true, force: true })
