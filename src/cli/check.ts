@@ -9,6 +9,7 @@ import { inert, inertJson, quoted } from '../protocol/text.js'
 import { splitHint } from '../sidecar/hooks/author-hints.js'
 import { closestPoint } from '../sidecar/hooks/hook-files.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
+import { type AnyPoint, getPoint, isGate, isPointName } from '../protocol/points.js'
 import { Registry } from '../sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../sidecar/limits.js'
 import { WorkerPool } from '../sidecar/worker/pool/worker-pool.js'
@@ -169,6 +170,17 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
       continue
     }
     if (!loaded) continue
+    // A guard whose own bug is skipped lets the call through where a host keeps the seed's rule.
+    const gates = [...loaded.points].filter((p) => isPointName(p) && isGate(getPoint(p) as AnyPoint))
+    if (gates.length && registry.onErrorOf(name) === 'default') {
+      problems.push({
+        severity: 'warning',
+        hook: name,
+        file: show(join(name, 'hook.json')),
+        message: `the hook guards ${gates.join(', ')} and its hook.json sets no "onError": where a host keeps the seed's rule (gRPC hosts by default), a bug in it (a throw, an invalid answer, a failed load) lets the call through`,
+        hint: 'add "onError": "refuse" to its hook.json (the agents\' front door already refuses then), or "skip" to let calls through whenever it fails',
+      })
+    }
     // One warning per name, for the first 20; one more says how many were left out.
     const unknown = loaded.unknownExports
     if (unknown.length > MAX_EXPORT_WARNINGS) {

@@ -1,6 +1,6 @@
 /** What a host declares when a run starts, and the OpenSession message it becomes on the wire. */
 import type { FileAccess } from '../protocol/wire.js'
-import { type OpenSessionOut, fileAccessToWire, onErrorToWire } from '../protocol/wire.js'
+import { type OpenSessionOut, type SessionOnError, fileAccessToWire, onErrorToWire } from '../protocol/wire.js'
 import { PROTOCOL_VERSION } from '../protocol/version.js'
 import type { CapabilityHandlers } from './capabilities.js'
 
@@ -34,10 +34,12 @@ export interface SessionOptions {
    * What a hook's failure does at a gate point (beforeToolExecute, tool:gate, ...). `default`: a hook
    * that throws, returns an invalid value or did not load is skipped, and one that could not decide (a
    * limit, a crash, a lost server, a cancel) refuses the call. `refuse`: every failure refuses (fail
-   * closed). `skip`: none does (fail open). A hook's own hook.json "onError" and the operator's setting
-   * can only make it stricter. Default `default`.
+   * closed). `skip`: none does (fail open). `refuse-unless-skip`: every failure refuses, except a
+   * hook's whose hook.json says "onError": "skip" (what hosts that guard an agent use). A hook's own
+   * hook.json "onError" and the operator's setting can only make it stricter. Default `default` (the
+   * seed's rule).
    */
-  onError?: 'default' | 'refuse' | 'skip'
+  onError?: SessionOnError
   /** Where the allowlisted env names' values are read (only those; unset ones are left out). Default: process.env. */
   env?: Record<string, string | undefined>
   /** Capability handlers; anything left out gets the defaults in capabilities.ts. */

@@ -57,16 +57,23 @@ export function fileAccessToWire(access: FileAccess): string {
   return access === 'none' ? 'FILE_ACCESS_NONE' : access === 'read' ? 'FILE_ACCESS_READ' : 'FILE_ACCESS_READ_WRITE'
 }
 
-/** What a hook's failure does at a gate (proto OnError; chain.ts). */
+/** What a hook's failure does at a gate, as a hook's hook.json and the chain say it (chain.ts). */
 export const ON_ERROR = ['default', 'refuse', 'skip'] as const
 export type OnError = (typeof ON_ERROR)[number]
 
-const onErrorWire = z
-  .enum(['ON_ERROR_DEFAULT', 'ON_ERROR_REFUSE', 'ON_ERROR_SKIP'])
-  .transform((v): OnError => (v === 'ON_ERROR_REFUSE' ? 'refuse' : v === 'ON_ERROR_SKIP' ? 'skip' : 'default'))
+/**
+ * What a session asks for (proto OnError): the three above, or `refuse-unless-skip`, which refuses on
+ * any failure unless the failed hook's own hook.json says "skip" (sessions that guard an agent).
+ */
+export const SESSION_ON_ERROR = [...ON_ERROR, 'refuse-unless-skip'] as const
+export type SessionOnError = (typeof SESSION_ON_ERROR)[number]
 
-export function onErrorToWire(onError: OnError): string {
-  return `ON_ERROR_${onError.toUpperCase()}`
+const onErrorWire = z
+  .enum(['ON_ERROR_DEFAULT', 'ON_ERROR_REFUSE', 'ON_ERROR_SKIP', 'ON_ERROR_REFUSE_UNLESS_SKIP'])
+  .transform((v): SessionOnError => (v === 'ON_ERROR_REFUSE' ? 'refuse' : v === 'ON_ERROR_SKIP' ? 'skip' : v === 'ON_ERROR_REFUSE_UNLESS_SKIP' ? 'refuse-unless-skip' : 'default'))
+
+export function onErrorToWire(onError: SessionOnError): string {
+  return `ON_ERROR_${onError.toUpperCase().replaceAll('-', '_')}`
 }
 
 export const policyWire = z.object({

@@ -13,6 +13,7 @@ let root: string
 beforeAll(async () => {
   root = await writeTree({
     'typed/index.ts': "import { verdict } from './lib/verdict'\n\nexport default {\n  beforeToolExecute(_ctx: unknown, call: { name: string }) {\n    return verdict(call.name)\n  },\n}\n",
+    'typed/hook.json': JSON.stringify({ onError: 'refuse' }),
     'typed/lib/verdict.ts': "export function verdict(name: string) {\n  return name === 'shell' ? { allow: false, reason: 'no shells' } : undefined\n}\n",
     'broken/index.ts': "import { rule } from './lib/rule'\n\nexport default { beforeRun() { return rule } }\n",
     'broken/lib/rule.ts': 'export const rule = {\n  name: "x",\n  value: 1 +\n}\n',

@@ -18,7 +18,7 @@ let typoServer: RemoteHookServer
 
 beforeAll(async () => {
   root = await writeTree({
-    'scan/hook.json': '{\n  "description": "served",\n  "remote": "unix:scan.sock"\n}\n',
+    'scan/hook.json': '{\n  "description": "served",\n  "remote": "unix:scan.sock",\n  "onError": "refuse"\n}\n',
     'down/hook.json': '{\n  "remote": "unix:down.sock"\n}\n',
     'typo/hook.json': '{\n  "remote": "unix:typo.sock"\n}\n',
     'nothing/hook.json': '{ "config": { "a": 1 } }\n',

@@ -20,14 +20,16 @@ let broken: string
 beforeAll(async () => {
   good = await writeTree({
     'guard/index.js': guard('ok'),
+    'guard/hook.json': JSON.stringify({ onError: 'refuse' }),
     'configured/index.js': guard('ok'),
-    'configured/hook.json': JSON.stringify({ config: { level: 1 }, description: 'fine' }),
+    'configured/hook.json': JSON.stringify({ config: { level: 1 }, description: 'fine', onError: 'skip' }),
   })
   warned = await writeTree({
     'typo/index.js': `module.exports = {\n  afterRun(ctx, e) {},\n  beforeToolExecut(ctx, call) {},\n  helper() {},\n}\n`,
   })
   broken = await writeTree({
     'fine/index.js': guard('ok'),
+    'fine/hook.json': JSON.stringify({ onError: 'refuse' }),
     'syntax/index.js': `module.exports = {\n  beforeToolExecute(ctx, call) {\n    return { allow: false reason: 'x' }\n  },\n}\n`,
     'throws/index.js': `module.exports = {}\n\nthrow new Error('no config here')\n`,
     'badjson/index.js': guard('ok'),
@@ -60,6 +62,21 @@ describe('hookd check', () => {
       `${join(warned, 'typo', 'index.js')}:4: warning: 'helper' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
       `checked 1 hook in ${warned}: 1 would load, 0 would not; 2 warnings`,
     ])
+  })
+
+  it('warns about a gate hook whose hook.json sets no onError, saying what a bug in it would do', async () => {
+    const lax = await writeTree({ 'env-guard/index.js': guard('ok') })
+    try {
+      const run = await hookd('check', lax)
+      expect(run.code).toBe(0)
+      expect(run.stdout.trim().split('\n')).toEqual([
+        `${join(lax, 'env-guard', 'hook.json')}: warning: the hook guards beforeToolExecute and its hook.json sets no "onError": where a host keeps the seed's rule (gRPC hosts by default), a bug in it (a throw, an invalid answer, a failed load) lets the call through`,
+        `  hint: add "onError": "refuse" to its hook.json (the agents' front door already refuses then), or "skip" to let calls through whenever it fails`,
+        `checked 1 hook in ${lax}: 1 would load, 0 would not; 1 warning`,
+      ])
+    } finally {
+      await rm(lax, { recursive: true, force: true })
+    }
   })
 
   it('prints every hook that would not load with its file and line, and exits 1', async () => {

@@ -22,6 +22,8 @@ import { LiveHooks } from './live-hooks.js'
 export interface HostRunOptions {
   hooks: readonly string[]
   policy?: SessionOptions['policy']
+  /** What a hook's failure does at a gate. Default `refuse-unless-skip`. */
+  onError?: SessionOptions['onError']
   env?: Record<string, string>
   /** The application answers ctx.confirm itself; without it, a confirm at a gate becomes `ask`. */
   confirm?(message: Message, origin: CallOrigin): boolean | Promise<boolean>
@@ -61,6 +63,8 @@ export class HostRun implements AgentRun {
       hooks: options.hooks,
       workdir: start.key.workdir,
       interactive: true,
+      // A guard's own bug refuses the agent's call, unless its hook.json says "onError": "skip".
+      onError: options.onError ?? 'refuse-unless-skip',
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.env ? { env: options.env } : {}),
       capabilities: {

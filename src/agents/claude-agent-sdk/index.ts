@@ -57,6 +57,12 @@ export interface HookdHooksOptions {
   capabilities?: Omit<CapabilityHandlers, 'confirm'>
   /** Default true: a callback that fails blocks what it guards (`onFailure: 'block'`). */
   failClosed?: boolean
+  /**
+   * What a hook's failure does at PreToolUse. Default `refuse-unless-skip`: a guard that throws,
+   * returns an invalid value or does not load refuses the call, unless its hook.json says
+   * "onError": "skip". `default` is the seed's rule (such a hook is skipped).
+   */
+  onError?: SessionOptions['onError']
   /** Seconds the SDK waits for each callback. Default 60. */
   timeoutS?: number
   /**
@@ -101,6 +107,7 @@ export async function hookdHooks(options: HookdHooksOptions): Promise<HookdHooks
           hooks: options.hooks,
           onDiagnostic,
           ...(options.policy ? { policy: options.policy } : {}),
+          ...(options.onError ? { onError: options.onError } : {}),
           ...(options.env ? { env: options.env } : {}),
           ...(options.confirm ? { confirm: options.confirm } : {}),
           ...(options.capabilities ? { capabilities: options.capabilities } : {}),

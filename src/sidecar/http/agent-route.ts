@@ -23,7 +23,7 @@ import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { HookdError } from '../../protocol/status.js'
-import { FILE_ACCESS, type FileAccess, ON_ERROR, type OnError } from '../../protocol/wire.js'
+import { FILE_ACCESS, type FileAccess, SESSION_ON_ERROR, type SessionOnError } from '../../protocol/wire.js'
 import { HOOK_NAME } from '../hooks/hook-folder.js'
 import { readRegularFile } from '../hooks/read-regular-file.js'
 
@@ -37,8 +37,11 @@ export interface Profile {
   hooks: string[]
   policy: { file: FileAccess; httpOrigins: string[]; env: string[] }
   confirm: ConfirmMode
-  /** What a hook's failure does at a gate (chain.ts OnError). */
-  onError: OnError
+  /**
+   * What a hook's failure does at a gate (session OnError). Default `refuse-unless-skip`: a guard's own
+   * bug refuses the agent's call, unless the hook's hook.json says "onError": "skip".
+   */
+  onError: SessionOnError
 }
 
 /** A parsed route: the agent, and where its hooks come from. */
@@ -62,7 +65,7 @@ const profileSchema = z.strictObject({
     })
     .optional(),
   confirm: z.enum(['ask', 'allow', 'deny']).optional(),
-  onError: z.enum(ON_ERROR).optional(),
+  onError: z.enum(SESSION_ON_ERROR).optional(),
 })
 
 /** The route a request path names, or undefined when it names none (404). Throws for a bad hook list. */
@@ -92,7 +95,7 @@ export const DEFAULT_FILE_ACCESS: FileAccess = 'read'
 
 /** The default profile of a hook list in the URL: files read-only in the workdir, no HTTP, no env, confirm asks. */
 export function defaultProfile(hooks: string[]): Profile {
-  return { hooks, policy: { file: DEFAULT_FILE_ACCESS, httpOrigins: [], env: [] }, confirm: 'ask', onError: 'default' }
+  return { hooks, policy: { file: DEFAULT_FILE_ACCESS, httpOrigins: [], env: [] }, confirm: 'ask', onError: 'refuse-unless-skip' }
 }
 
 /** The route's profile: the URL's hook list, or `<hooksRoot>/<name>.profile.json`. */
@@ -116,6 +119,6 @@ export async function resolveProfile(route: AgentRoute, hooksRoot: string): Prom
     hooks: p.hooks,
     policy: { file: p.policy?.file ?? DEFAULT_FILE_ACCESS, httpOrigins: p.policy?.httpOrigins ?? [], env: p.policy?.env ?? [] },
     confirm: p.confirm ?? 'ask',
-    onError: p.onError ?? 'default',
+    onError: p.onError ?? 'refuse-unless-skip',
   }
 }

@@ -435,10 +435,16 @@ export class Session {
    * and the hook's own hook.json ("refuse" from any of them wins; then "skip" from the session or the
    * hook; else the default).
    */
+  /**
+   * What a failure of a hook with `hook` (its hook.json "onError") does at a gate: `refuse` from the
+   * operator, the session or the hook wins; a session that guards an agent (`refuse-unless-skip`)
+   * refuses unless the hook itself says `skip`; else `skip` from either; else the seed's rule.
+   */
   private onErrorOf(hook: OnError): OnError {
-    const asked = [this.tenant.onError, this.open.onError, hook]
-    if (asked.includes('refuse')) return 'refuse'
-    if (asked.includes('skip')) return 'skip'
+    const session = this.open.onError
+    if (this.tenant.onError === 'refuse' || session === 'refuse' || hook === 'refuse') return 'refuse'
+    if (session === 'refuse-unless-skip') return hook === 'skip' ? 'skip' : 'refuse'
+    if (session === 'skip' || hook === 'skip') return 'skip'
     return 'default'
   }
 
