@@ -92,6 +92,10 @@ async function edit(name: string, source: string): Promise<void> {
 }
 
 const DENIED = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'hot-fixed: no rm -rf' } }
+/** A guard that does not load (or whose folder went) refuses the call: the adapter's sessions fail closed on a hook's own failure. */
+const refusedBecause = (hook: string, why: string): unknown => ({
+  hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `hookd refused the call: hook '${hook}' could not decide (${why})` },
+})
 
 describe('hookd-sandbox/claude-agent-sdk: a run already open asks the chain at every gate', () => {
   it('registers PreToolUse even when no hook serves it yet, and answers it without a point call while none could', async () => {
@@ -139,7 +143,7 @@ describe('hookd-sandbox/claude-agent-sdk: a run already open asks the chain at e
     const run = await open(['never-loads'])
     try {
       expect(run.hookd.events).toEqual(['PreToolUse'])
-      expect(await run.preToolUse('rm -rf victim')).toEqual({})
+      expect(await run.preToolUse('rm -rf victim')).toEqual(refusedBecause('never-loads', 'it did not load'))
       expect(run.sent()).toEqual(['beforeToolExecute'])
       await edit('never-loads', REFUSES)
       await waitFor('the load to reach the run', () => run.pushed.find((d) => d.kind === 'reload' && d.hook === 'never-loads'))
@@ -161,6 +165,7 @@ describe('hookd-sandbox/claude-agent-sdk: a run already open asks the chain at e
       await waitFor('the removal to reach the run', () => run.pushed.find((d) => d.kind === 'hook-removed' && d.hook === 'gone'))
       await waitFor('a gate that asks the chain', async () => {
         const before = run.sent().length
+        // A hook whose folder was removed is skipped (only a hook's failure refuses): the chain has no guard to ask.
         expect(await run.preToolUse('rm -rf victim')).toEqual({})
         return run.sent().length > before ? true : undefined
       })

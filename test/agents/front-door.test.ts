@@ -63,6 +63,8 @@ beforeAll(async () => {
     'broken/index.js': 'module.exports = {',
     'broken-strict/index.js': 'module.exports = {',
     'broken-strict/hook.json': JSON.stringify({ onError: 'refuse' }),
+    'broken-lenient/index.js': 'module.exports = {',
+    'broken-lenient/hook.json': JSON.stringify({ onError: 'skip' }),
     'strict.profile.json': JSON.stringify({ hooks: ['guard'], confirm: 'deny' }),
     'fetching.profile.json': JSON.stringify({ hooks: ['fetcher'] }),
     'fetching-ok.profile.json': JSON.stringify({ hooks: ['fetcher'], policy: { httpOrigins: [originUrl] } }),
@@ -203,10 +205,12 @@ describe('PreToolUse -> beforeToolExecute', () => {
     expect(out.permissionDecisionReason).toBe("hookd refused the call: hook 'spin' could not decide (it ran past its CPU time limit)")
   }, 30_000)
 
-  it('a declared hook that never loaded is skipped and reported; with "onError": "refuse" it refuses every call until it loads', async () => {
-    const skipped = await post('/claude-code/guard,broken', pre(session(), 'Bash', bash('ls')))
-    expect(skipped.json).toEqual({})
+  it('a declared hook that never loaded refuses every call until it loads (the front door fails closed on a hook\'s own failure); with "onError": "skip" it is skipped', async () => {
+    const refused = await post('/claude-code/guard,broken', pre(session(), 'Bash', bash('ls')))
+    expect((refused.json.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason).toBe("hookd refused the call: hook 'broken' could not decide (it did not load)")
     expect(reports.join('\n')).toMatch(/hook 'broken': SyntaxError/)
+    const skipped = await post('/claude-code/guard,broken-lenient', pre(session(), 'Bash', bash('ls')))
+    expect(skipped.json).toEqual({})
     const res = await post('/claude-code/guard,broken-strict', pre(session(), 'Bash', bash('ls')))
     const out = res.json.hookSpecificOutput as Record<string, unknown>
     expect(out.permissionDecision).toBe('deny')
@@ -216,7 +220,7 @@ describe('PreToolUse -> beforeToolExecute', () => {
   it('an unknown hook, a bad cwd or a bad profile refuses the call and says why', async () => {
     const reason = async (path: string, event: unknown): Promise<unknown> => ((await post(path, event)).json.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason
     expect(await reason('/claude-code/gaurd', pre(session(), 'Bash', bash('ls')))).toBe(
-      `hookd could not check this call, so it is refused: unknown hook 'gaurd' in ${hooks} (available: audit, bad-rewrite, broken, broken-strict, escape, fetcher, guard, https-only, lifecycle, peek, rewrite-shell, shout, spin, today)`,
+      `hookd could not check this call, so it is refused: unknown hook 'gaurd' in ${hooks} (available: audit, bad-rewrite, broken, broken-lenient, broken-strict, escape, fetcher, guard, https-only, lifecycle, peek, rewrite-shell, shout, spin, today)`,
     )
     expect(await reason('/claude-code/guard', pre(session(), 'Bash', bash('ls'), 'relative/dir'))).toBe(
       "hookd could not check this call, so it is refused: the event's cwd 'relative/dir' is not an absolute path; hookd needs the session's folder to confine its hooks' files",
