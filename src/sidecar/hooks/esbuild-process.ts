@@ -47,8 +47,9 @@ export class EsbuildProcess {
   buildsAtEnd = 0
   /** Set once its output stream closed or it exited: no new build is started in it. */
   dead = false
-  /** Settles with why the process ended, once it has, its stderr read. */
-  readonly ended: Promise<EsbuildEnd>
+  /** Why the process ended, once it has (its stderr read). */
+  end: EsbuildEnd | undefined
+  private readonly listeners = new Set<(end: EsbuildEnd) => void>()
   private stoppedWhy: string | undefined
   private stderr = ''
 
@@ -63,25 +64,28 @@ export class EsbuildProcess {
     })
     // Like esbuild's own streams: an idle esbuild never keeps the sidecar (or `hookd check`) running.
     ;(child.stderr as { unref?: () => void } | null)?.unref?.()
-    const dying = (): void => {
-      if (this.dead) return
-      this.dead = true
-      this.buildsAtEnd = this.builds
-    }
-    child.stdout?.once('end', dying)
-    child.once('exit', dying)
-    this.ended = new Promise((resolve) => {
-      child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
-        dying()
-        resolve(this.endOf(code, signal))
-        // Releases esbuild's side of the channel; the process is gone.
-        void this.stopApi()
-      })
-      child.once('error', () => {
-        dying()
-        resolve({ kind: 'exited', code: null })
-      })
+    child.stdout?.once('end', () => this.dying())
+    child.once('exit', () => this.dying())
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      this.ended(this.endOf(code, signal))
+      // Releases esbuild's side of the channel; the process is gone.
+      void this.stopApi()
     })
+    child.once('error', () => this.ended({ kind: 'exited', code: null }))
+  }
+
+  /**
+   * Calls `listener` once, when the process has ended (at once if it has); returns what unsubscribes
+   * it. A listener, not a promise: a build that ends first leaves nothing behind in a process that may
+   * run for days.
+   */
+  onEnd(listener: (end: EsbuildEnd) => void): () => void {
+    if (this.end !== undefined) {
+      listener(this.end)
+      return () => {}
+    }
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
   }
 
   /** Starts a new esbuild process with a copy of the API of its own. Throws when esbuild cannot start. */
@@ -114,6 +118,20 @@ export class EsbuildProcess {
   stop(why: string): void {
     if (this.stoppedWhy === undefined) this.stoppedWhy = why
     if (!this.dead) this.child.kill('SIGKILL')
+  }
+
+  private dying(): void {
+    if (this.dead) return
+    this.dead = true
+    this.buildsAtEnd = this.builds
+  }
+
+  private ended(end: EsbuildEnd): void {
+    this.dying()
+    if (this.end !== undefined) return
+    this.end = end
+    for (const listener of this.listeners) listener(end)
+    this.listeners.clear()
   }
 
   private endOf(code: number | null, signal: NodeJS.Signals | null): EsbuildEnd {

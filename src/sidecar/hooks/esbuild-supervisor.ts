@@ -97,7 +97,10 @@ async function attempt<T extends BuildResult>(service: EsbuildProcess, job: Buil
   const late = new Promise<{ kind: 'late' }>((resolve) => {
     timer = setTimeout(() => resolve({ kind: 'late' }), job.timeoutMs)
   })
-  const ended = service.ended.then((end) => ({ kind: 'ended' as const, end }))
+  let unsubscribe = (): void => {}
+  const ended = new Promise<{ kind: 'ended'; end: EsbuildEnd }>((resolve) => {
+    unsubscribe = service.onEnd((end) => resolve({ kind: 'ended', end }))
+  })
   try {
     const outcome = await Promise.race([
       job.run(service.api).then(
@@ -109,25 +112,24 @@ async function attempt<T extends BuildResult>(service: EsbuildProcess, job: Buil
     ])
     if (outcome.kind === 'late') {
       // Ending the process is the only way to stop a parse; the builds beside it are built again.
-      service.stop('a build beside yours ran past its deadline')
+      service.stop('a build in it ran past its deadline')
       return outcome
     }
     if (outcome.kind === 'built') return outcome
-    let error: unknown
-    let end: EsbuildEnd | undefined
-    if (outcome.kind === 'threw') {
-      error = outcome.error
+    let end: EsbuildEnd
+    if (outcome.kind === 'ended') end = outcome.end
+    else {
       // esbuild's own refusal names its errors; anything else may be the process ending under it.
-      if (hasErrors(error)) return { kind: 'failed', error }
-      end = (await Promise.race([ended, delay(END_GRACE_MS)]))?.end
-      if (end === undefined) return { kind: 'failed', error }
-      if (/no longer running/.test(messageOf(error))) return { kind: 'never-ran' }
-    } else {
-      end = outcome.end
+      if (hasErrors(outcome.error)) return { kind: 'failed', error: outcome.error }
+      const ending = await Promise.race([ended, delay(END_GRACE_MS)])
+      if (ending === undefined) return { kind: 'failed', error: outcome.error }
+      if (/no longer running/.test(messageOf(outcome.error))) return { kind: 'never-ran' }
+      end = ending.end
     }
     return { kind: 'ended', end, alone: end.kind !== 'stopped' && service.buildsAtEnd <= 1 }
   } finally {
     clearTimeout(timer)
+    unsubscribe()
     service.builds -= 1
   }
 }
