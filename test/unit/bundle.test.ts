@@ -4,7 +4,7 @@
  * to do instead.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdir, rm, symlink } from 'node:fs/promises'
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BUNDLE_MAX_BYTES, bundleHook, bundlePlan, mapPosition } from '../../src/sidecar/hooks/bundle.js'
@@ -131,6 +131,28 @@ describe('bundleHook', () => {
       ok: false,
       message: expect.stringMatching(/^cannot bundle x\.ts: it is \d+ bytes, over the 1000 bytes hookd reads/),
     })
+  })
+
+  it('refuses a file nested deeper than the limit before esbuild parses it, wherever it is, naming its line', async () => {
+    const deep = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`
+    const said = (file: string, line: number): string =>
+      `${file}: brackets and arrow functions nest deeper than 256 levels at line ${line}; hookd refuses such a file before bundling it: flatten the code, build deep data at run time, or read it from a .json file with ctx.file`
+    const dir = await tree({
+      'index.ts': "import { a } from './lib/a'\nimport b from 'p'\nimport c from './data.json'\nexport default { beforeRun() { return [a, b, c] } }\n",
+      'lib/a.ts': `export const a = 1\n\nexport const x = ${deep(300)}\n`,
+      'node_modules/p/index.js': `module.exports = 2\n`,
+      'data.json': `{"ok": true}\n`,
+    })
+    expect(await bundleHook(dir)).toEqual({ ok: false, file: 'lib/a.ts', line: 3, message: said('lib/a.ts', 3) })
+    await writeFile(join(dir, 'lib', 'a.ts'), `export const a = ${deep(256)}\n`)
+    await writeFile(join(dir, 'node_modules', 'p', 'index.js'), `module.exports = 2\n${'a => '.repeat(300)}1\n`)
+    expect(await bundleHook(dir)).toEqual({ ok: false, file: 'node_modules/p/index.js', line: 2, message: said('node_modules/p/index.js', 2) })
+    await writeFile(join(dir, 'node_modules', 'p', 'index.js'), `module.exports = 2\n`)
+    await writeFile(join(dir, 'data.json'), deep(1000))
+    expect(await bundleHook(dir)).toEqual({ ok: false, file: 'data.json', line: 1, message: said('data.json', 1) })
+    // 256 levels are bundled.
+    await writeFile(join(dir, 'data.json'), '[1]')
+    expect(await bundleHook(dir)).toMatchObject({ ok: true })
   })
 
   it('refuses a file that is not a regular file', async () => {
