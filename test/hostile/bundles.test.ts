@@ -3,8 +3,10 @@
  * themselves through the bundler: a dependency linked to another tenant's hook, FIFOs where the bundler
  * reads (a package's package.json, a source file, a package.json beside or above the hook), huge sparse
  * files, imports that climb out of the folder by a relative path or through a package's "exports" and
- * "main", a bundle over the size cap, Node built-ins. Each test asserts the exact refusal, that nothing
- * of the other tenant's files shows, and that the same sidecar serves an ordinary bundled hook after.
+ * "main", a bundle over the size cap, Node built-ins, and files that kill esbuild's process (nested
+ * 450,000 brackets deep, or a chain of 300,000 operators). Each test asserts the exact refusal, that
+ * nothing of the other tenant's files shows, and that the same sidecar serves an ordinary bundled hook
+ * after.
  *
  * The sidecar must start at all: esbuild's own resolver once read package.json files itself, and a FIFO
  * among them (even one above the hooks folder) blocked the bundle, and so start-up, for good.

@@ -19,8 +19,13 @@ import type { BuildResult } from 'esbuild'
 import { Semaphore } from '../semaphore.js'
 import { type EsbuildApi, type EsbuildEnd, EsbuildProcess } from './esbuild-process.js'
 
-/** Builds in processes of their own at once, across the sidecar (each may take ~1 GB as it dies). */
-const PRIVATE_AT_ONCE = 2
+/**
+ * Builds in processes of their own at once, across the sidecar (each may take ~1 GB as it dies): the
+ * builds made again after a process ended under them, and apart from them, one at a time, those of
+ * folders known to end a process, so that a tenant saving such a file again delays no one's retry.
+ */
+const RETRIES_AT_ONCE = 2
+const SUSPECTS_AT_ONCE = 1
 /** How long a build's failure waits to learn whether its process ended (the exit follows the pipe's close). */
 const END_GRACE_MS = 2000
 /** Folders remembered as having ended a process. */
@@ -45,16 +50,18 @@ export interface BuildJob<T extends BuildResult> {
 type Attempt<T extends BuildResult> = Exclude<Supervised<T>, { kind: 'died' }> | { kind: 'ended'; end: EsbuildEnd; alone: boolean } | { kind: 'never-ran' }
 
 let shared: EsbuildProcess | undefined
-const privateSlots = new Semaphore(PRIVATE_AT_ONCE)
+const retrySlots = new Semaphore(RETRIES_AT_ONCE)
+const suspectSlots = new Semaphore(SUSPECTS_AT_ONCE)
 const suspects = new Set<string>()
 
-/** The shared esbuild process's id, while one runs (for tests and operators). */
+/** The shared esbuild process's id, while one runs (tests kill it). */
 export function sharedEsbuildPid(): number | undefined {
   return shared?.pid
 }
 
 export async function superviseBuild<T extends BuildResult>(job: BuildJob<T>): Promise<Supervised<T>> {
-  if (!suspects.has(job.key)) {
+  const suspected = suspects.has(job.key)
+  if (!suspected) {
     let first = await attempt(current(), job)
     // The process had died before this build reached it: nothing of it ran; once more, in a fresh one.
     if (first.kind === 'never-ran') first = await attempt(current(), job)
@@ -64,7 +71,7 @@ export async function superviseBuild<T extends BuildResult>(job: BuildJob<T>): P
       return { kind: 'died', message: diedMessage(first.end) }
     }
   }
-  return privateSlots.run(async () => {
+  return (suspected ? suspectSlots : retrySlots).run(async () => {
     const own = EsbuildProcess.start()
     try {
       const result = await attempt(own, job)
