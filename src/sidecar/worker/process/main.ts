@@ -92,13 +92,17 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
   // few at most: past that, each is disposed as its step ends, so memory stays bounded.
   const later: Array<() => void> = []
   const point = getPoint(message.point) as AnyPoint | undefined
+  // Every step's code is taken as the message arrives, not as the step starts: the source of a version
+  // comes once, with the first message that needs it, and another chain of the same hooks sent right
+  // after this one (without it) may reach those steps first.
+  const code = message.steps.map((data) => rememberHook(data.hook))
   try {
     if (point) {
       expectChain(message.limits.memoryMb, message.steps.length)
       const steps: ChainStep[] = message.steps.map((data, step) => ({
         hook: { name: data.hook.name, version: data.hook.version, filename: data.hook.filename, points: new Set(data.points as PointName[]) },
         invoke: async (handler, args, resultArg): Promise<InvocationReport> => {
-          const hook = rememberHook(data.hook)
+          const hook = code[step]
           let report: InvocationReport
           if (!hook) {
             const message = `worker has no code for ${data.hook.name} version ${data.hook.version}`
