@@ -63,6 +63,8 @@ export class WorkerProcess {
   reserved = false
   /** Invocations and loads sent to it. */
   dispatched = 0
+  /** Memory limits of work the pool picked this worker for and has not sent yet (memory-room.ts). */
+  reservedMb = 0
   /** Why the pool killed it, when it did. */
   killedFor: string | undefined
   stderrTail = ''
