@@ -14,12 +14,16 @@
  *   hookd-sandbox; `serve` and `invoke` through it; hookd's own files damaged.
  * - **a linked checkout**, `npm link` with a temp global prefix: `hookd check` through the link.
  *
- * Not here: `npm install -g <tarball>` and `npx --package <tarball> hookd`. Each installs every
- * dependency again (a global tree and npx's cache folder keep no lockfile, so npm reinstalls them all,
- * measured: "changed 105 packages", isolated-vm compiled again), a compile of 60-90 s of CPU each. Both
- * put hookd where this file's layouts do: a global install nests the dependencies inside
- * lib/node_modules/hookd-sandbox like the nested layout, and npx hoists them in its cache folder like
- * the default layout (both were run by hand: `check`, `serve` and `--help` work).
+ * Not here: `npm install -g <tarball>` and `npx --package <tarball> hookd`. Each compiles isolated-vm
+ * every time (60-90 s of CPU): a global tree keeps no lockfile, so npm reinstalls every dependency of a
+ * new hookd-sandbox (measured: "changed 105 packages" over a copy of an earlier global install), and npx
+ * installed the tarball into its cache folder again on each run. Both put hookd where this file's
+ * layouts do: a global install nests the dependencies in lib/node_modules/hookd-sandbox/node_modules
+ * like the nested layout, and npx hoists them in its cache folder like the default layout. Run by hand
+ * from the same tarball: global `check` and `serve` (walls: "reads only
+ * <prefix>/lib/node_modules/hookd-sandbox"), npx `--help`, `check` and `serve` (walls: its cache
+ * folder's hookd-sandbox and isolated-vm), and `--allow-scripts=file:<tarball>,isolated-vm,esbuild,
+ * protobufjs` left npm -g with nothing to warn about.
  *
  * What it costs (2 cores, the rest of the suite beside it): the fresh install compiles isolated-vm every
  * run, 60-90 s of CPU and 1-3 minutes of wall time. The nested install reuses a project npm built
