@@ -5,7 +5,7 @@
  * (with other hooks, or another port) leaves no stale entry behind.
  *
  * Claude Code 2.1.328 skips a whole settings file, silently, in `-p` runs when one hook entry in it is
- * invalid (/work/notes/claude-code.md, M7), so the entries written here use only fields measured to
+ * invalid (measured with the real CLI), so the entries written here use only fields measured to
  * work: `type`, `url`, `headers`, `timeout` (seconds) and `onFailure`.
  */
 import * as z from 'zod'
