@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# hookd as a container image. Two stages: `build` compiles isolated-vm and the TypeScript, then drops
-# the dev dependencies; `runtime` holds only what runs, as an unprivileged numeric user.
+# hookd as a container image. Two stages: `build` compiles the TypeScript, packs the package as npm
+# publishes it and installs that tarball as users install it; `runtime` holds only that install and the
+# example hooks, as an unprivileged numeric user.
 #
 #   docker build -t hookd:0.1.0 .
 #   docker run --rm -v "$PWD/hooks:/opt/hookd/hooks:ro" -v hookd-run:/run/hookd hookd:0.1.0
@@ -12,31 +13,35 @@
 # the images into your own registry (`node:20.20.2-bookworm@sha256:...`).
 
 FROM node:20.20.2-bookworm AS build
-# isolated-vm 5.0.4 has no prebuilt binary for Node 20: npm ci compiles it with node-gyp.
+# isolated-vm 5.0.4 has no prebuilt binary for Node 20: its install compiles it with node-gyp.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Dependencies first, so that a source edit does not rebuild isolated-vm.
+# The build's tools first (TypeScript, esbuild), so that a source edit does not reinstall them. Nothing
+# of this install reaches the image, so its install scripts (isolated-vm's compile) are skipped.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json README.md ./
 COPY src src
 COPY proto proto
+COPY bin bin
+COPY types types
+COPY native native
+COPY scripts/build-shim.sh scripts/build-shim.sh
 RUN npm run build
-# The runtime needs the production dependencies only (isolated-vm stays, already built).
-RUN npm prune --omit=dev --no-audit --no-fund
+# The package exactly as npm would publish it (dist/ is built: --ignore-scripts skips prepack's build).
+RUN npm pack --ignore-scripts --pack-destination /tmp
+# Installed from that tarball as users install it: npm's default layout, its install scripts run
+# (isolated-vm compiles, ~90 s), no dev dependencies. npm writes the folder's package.json.
+WORKDIR /opt/hookd
+RUN npm install --omit=dev --no-audit --no-fund /tmp/hookd-sandbox-*.tgz
 
 FROM node:20.20.2-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /opt/hookd
-# package.json makes dist/ and bin/ ES modules ("type": "module") and carries the version.
-COPY --from=build /src/package.json package.json
-COPY --from=build /src/node_modules node_modules
-COPY --from=build /src/dist dist
-COPY bin bin
-COPY proto proto
-COPY types types
+# The install: package.json, package-lock.json and node_modules (hookd-sandbox and its dependencies).
+COPY --from=build /opt/hookd /opt/hookd
 # The example hooks (their tests are left out by .dockerignore): mount your own folder over them.
 COPY hooks hooks
 # The socket folder, shared with the agent container through a volume. The root filesystem can be
@@ -47,6 +52,6 @@ USER 1000:1000
 # The health-only port of --health-listen, for probes; the hook service itself is on the Unix socket.
 EXPOSE 8081
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "/opt/hookd/bin/hookd.js", "health", "--addr", "127.0.0.1:8081", "--timeout-ms", "4000"]
-ENTRYPOINT ["node", "/opt/hookd/bin/hookd.js"]
+  CMD ["node", "/opt/hookd/node_modules/hookd-sandbox/bin/hookd.js", "health", "--addr", "127.0.0.1:8081", "--timeout-ms", "4000"]
+ENTRYPOINT ["node", "/opt/hookd/node_modules/hookd-sandbox/bin/hookd.js"]
 CMD ["serve", "--hooks", "/opt/hookd/hooks", "--listen", "unix:/run/hookd/hookd.sock", "--health-listen", "0.0.0.0:8081"]

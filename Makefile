@@ -67,7 +67,8 @@ image:
 	docker build -t hookd:$$(node -p 'require("./package.json").version') .
 
 # vitest runs the conformance suite with both runners (TypeScript and Python): see test/conformance/.
-# test/deploy/ replays the image's runtime stage with a pruned node_modules cached in .cache/.
+# test/package/ and test/deploy/ install the packed package with npm (test/support/packed.ts; npm's
+# cache and a reused install are kept in .cache/package-test/).
 # vitest, then the bench's smoke run (it keeps bench/ from rotting). Run beside vitest it saved nothing:
 # the suite keeps both cores busy.
 test: node_modules/.installed typecheck build python-stubs deploy-deps

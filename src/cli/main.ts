@@ -5,6 +5,7 @@ import { HOOKD_VERSION } from '../protocol/version.js'
 import { CommandError, UsageError } from './args.js'
 import { type CliIo, processIo } from './io.js'
 import { inert } from '../protocol/text.js'
+import { unexpectedFailure } from './unexpected-failure.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 
@@ -78,7 +79,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       io.stderr.write(`hookd ${command}: ${inertMessage(err.message)}\n`)
       return 1
     }
-    io.stderr.write(`hookd ${command}: unexpected failure: ${inert(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`)
+    io.stderr.write(unexpectedFailure(command, err))
     return 1
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The event points (see ../../../shared/seeds/zidane-hooks.md): every hook point of a hookable-based
+ * The event points (docs/points.md; zidane's hook system): every hook point of a hookable-based
  * agent host, the fields a handler may change, and the step point whose handlers also serve it.
  *
  * An event point's payload is the serializable part of the host's hook context. Handlers mutate a copy;

@@ -38,12 +38,12 @@ const COMMON = {
   generation_id: 'gen-0001',
   model: 'default',
   cursor_version: '1.7.2',
-  workspace_roots: ['/work/project'],
+  workspace_roots: ['/home/me/project'],
   user_email: null,
 }
 
 function beforeShellExecution(command: string): Record<string, unknown> {
-  return { ...COMMON, hook_event_name: 'beforeShellExecution', command, cwd: '/work/project' }
+  return { ...COMMON, hook_event_name: 'beforeShellExecution', command, cwd: '/home/me/project' }
 }
 
 function sh(script: string, arg: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {

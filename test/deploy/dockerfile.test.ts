@@ -1,8 +1,10 @@
 /**
  * The container image, without Docker (no Docker engine runs where hookd is tested): the Dockerfile's
  * rules, and its runtime stage replayed here, file for file, as the unprivileged user it names. The
- * replay reuses a pruned node_modules cached under .cache/runtime-stage/ (made once per lockfile and
- * Node version, a few seconds); with the cache it costs about as much as one `hookd serve` start.
+ * image runs hookd as npm installs it from the packed tarball; the replay packs this checkout and has
+ * npm install the tarball over the install it made before for the same dependencies, Node and npm
+ * (test/support/packed.ts, under .cache/package-test/): ~5 s, plus one isolated-vm compile (60-90 s of
+ * CPU) when there is none yet.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { readFile, readdir, stat } from 'node:fs/promises'
@@ -12,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseDockerfile } from '../support/dockerfile.js'
 import { dockerfileProblems } from '../support/dockerfile-rules.js'
 import { DockerIgnore } from '../support/dockerignore.js'
+import { INSTALL_TIMEOUT_MS } from '../support/packed.js'
 import { ROOT } from '../support/processes.js'
 import { type RuntimeImage, replayRuntimeStage } from '../support/runtime-stage.js'
 
@@ -46,8 +49,8 @@ HEALTHCHECK CMD curl -f http://localhost/
         'stage build (line 1): base image node:20 is not pinned to an exact node:X.Y.Z-bookworm[-slim] release',
         'stage runtime (line 3): base image node:latest is not pinned to an exact node:X.Y.Z-bookworm[-slim] release',
         'the build stage does not apt-get install g++ (isolated-vm compiles from source)',
-        'the build stage should RUN npm ci, then npm run build, then npm prune --omit=dev',
-        "line 6: the runtime stage copies /src, which is not part of what runs (/src/package.json, /src/node_modules, /src/dist, bin, proto, types, hooks)",
+        'the build stage should RUN npm ci, then npm run build, then npm pack, then npm install --omit=dev of the packed tarball',
+        "line 6: the runtime stage copies /src, which is not part of what runs (the build stage's install of the packed tarball, and hooks)",
         "the runtime stage's last USER should be numeric uid:gid (Kubernetes' runAsNonRoot checks numbers); it is 'root'",
         'ENTRYPOINT should be the exec form ["node", ".../bin/hookd.js"], so that SIGTERM reaches hookd (no shell in between)',
         'HEALTHCHECK should run ["node", ".../bin/hookd.js", "health", ...] in exec form',
@@ -64,10 +67,10 @@ HEALTHCHECK CMD curl -f http://localhost/
 
   it('.dockerignore keeps the build context to what the Dockerfile copies', async () => {
     const ignore = new DockerIgnore(await readFile(join(ROOT, '.dockerignore'), 'utf8'))
-    for (const kept of ['package.json', 'package-lock.json', 'src/cli/main.ts', 'proto/hookd/v1/hookd.proto', 'bin/hookd.js', 'hooks/guard/index.js', 'types/hook.d.ts']) {
+    for (const kept of ['package.json', 'package-lock.json', 'README.md', 'src/cli/main.ts', 'proto/hookd/v1/hookd.proto', 'bin/hookd.js', 'bin/hookd-hook', 'native/hookd-hook.c', 'scripts/build-shim.sh', 'hooks/guard/index.js', 'types/hook.d.ts']) {
       expect(ignore.ignores(kept), kept).toBe(false)
     }
-    for (const left of ['node_modules/zod/package.json', 'dist/cli/main.js', '.git/config', '.cache/x', 'test/support/sidecar.ts', 'hooks/guard/guard.test.ts', '.hookd/hookd.sock', 'tenants.json']) {
+    for (const left of ['node_modules/zod/package.json', 'dist/cli/main.js', 'build/hookd-hook', 'scripts/agent-cli.sh', '.git/config', '.cache/x', 'test/support/sidecar.ts', 'hooks/guard/guard.test.ts', '.hookd/hookd.sock', 'tenants.json']) {
       expect(ignore.ignores(left), left).toBe(true)
     }
   })
@@ -121,13 +124,9 @@ describe.skipIf(!canSwitchUser)("the image's runtime stage, replayed here as its
   beforeAll(async () => {
     const started = performance.now()
     const port = await freePort()
-    image = await replayRuntimeStage(parseDockerfile(await readFile(DOCKERFILE, 'utf8')), {
-      context: ROOT,
-      cacheDir: join(ROOT, '.cache', 'runtime-stage'),
-      ports: { 8081: port },
-    })
+    image = await replayRuntimeStage(parseDockerfile(await readFile(DOCKERFILE, 'utf8')), { context: ROOT, ports: { 8081: port } })
     assembledMs = Math.round(performance.now() - started)
-    console.info(`runtime stage assembled in ${assembledMs} ms (pruned node_modules ${image.cacheHit ? 'from the cache' : 'made and cached'})`)
+    console.info(`runtime stage assembled in ${assembledMs} ms (${image.reused ? 'npm installed the tarball over its earlier install' : 'installed fresh, isolated-vm compiled, kept for next time'})`)
     before = await tree(image.root)
     server = asImageUser(image, image.command)
     server.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
@@ -144,19 +143,25 @@ describe.skipIf(!canSwitchUser)("the image's runtime stage, replayed here as its
         reject(new Error(`the image's command exited (${code}): ${stderr}`))
       })
     })
-  }, 240_000)
+  }, INSTALL_TIMEOUT_MS)
 
   afterAll(async () => {
     if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL')
     await image?.remove()
   })
 
-  it('holds only what runs: no dev dependencies, no tests, no sources', async () => {
+  it('holds only what runs: hookd-sandbox as npm installed it from the packed tarball, no dev dependencies, no tests, no sources', async () => {
     const app = image.workdir
-    expect((await readdir(app)).sort()).toEqual(['bin', 'dist', 'hooks', 'node_modules', 'package.json', 'proto', 'types'])
+    expect((await readdir(app)).sort()).toEqual(['hooks', 'node_modules', 'package-lock.json', 'package.json'])
+    // npm wrote the folder's package.json: the one dependency, from the tarball npm pack made.
+    expect(JSON.parse(await readFile(join(app, 'package.json'), 'utf8'))).toEqual({ dependencies: { 'hookd-sandbox': expect.stringMatching(/^file:.*hookd-sandbox-\d+\.\d+\.\d+\.tgz$/) } })
+    const hookd = join(app, 'node_modules', 'hookd-sandbox')
+    expect((await readdir(hookd)).sort()).toEqual(['README.md', 'bin', 'build', 'dist', 'native', 'package.json', 'proto', 'scripts', 'types'])
+    expect(await readFile(join(hookd, 'dist', 'cli', 'main.js'), 'utf8')).toBe(await readFile(join(ROOT, 'dist', 'cli', 'main.js'), 'utf8'))
     for (const dev of ['typescript', 'vitest', 'tsx', 'vite']) {
       await expect(stat(join(app, 'node_modules', dev)), dev).rejects.toThrow()
     }
+    // npm's default layout: isolated-vm hoisted beside hookd-sandbox, and built.
     await stat(join(app, 'node_modules', 'isolated-vm', 'out', 'isolated_vm.node'))
     const hooks = await tree(join(app, 'hooks'))
     expect(hooks.some((f) => f.endsWith('.test.ts'))).toBe(false)
@@ -165,7 +170,9 @@ describe.skipIf(!canSwitchUser)("the image's runtime stage, replayed here as its
 
   it('serves a hook call on the socket, to a caller running as the same user', async () => {
     expect(stderr).toMatch(new RegExp(`^hookd: listening on unix:${image.root}/run/hookd/hookd\\.sock$`, 'm'))
-    const bin = join(image.workdir, 'bin', 'hookd.js')
+    const modules = join(image.workdir, 'node_modules')
+    expect(stderr).toContain(`; permission model: reads only ${join(modules, 'hookd-sandbox')} and ${join(modules, 'isolated-vm')}; no writes, no child processes, no threads; `)
+    const bin = join(image.workdir, 'node_modules', 'hookd-sandbox', 'bin', 'hookd.js')
     const ran = await finish(
       asImageUser(image, ['node', bin, 'invoke', '--addr', `unix:${image.root}/run/hookd/hookd.sock`, '--hook', 'guard,https-only', '--point', 'beforeToolExecute', '--payload', RM]),
     )

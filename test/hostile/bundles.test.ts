@@ -3,8 +3,10 @@
  * themselves through the bundler: a dependency linked to another tenant's hook, FIFOs where the bundler
  * reads (a package's package.json, a source file, a package.json beside or above the hook), huge sparse
  * files, imports that climb out of the folder by a relative path or through a package's "exports" and
- * "main", a bundle over the size cap, Node built-ins. Each test asserts the exact refusal, that nothing
- * of the other tenant's files shows, and that the same sidecar serves an ordinary bundled hook after.
+ * "main", a bundle over the size cap, Node built-ins, and files that kill esbuild's process (nested
+ * 450,000 brackets deep, or a chain of 300,000 operators). Each test asserts the exact refusal, that
+ * nothing of the other tenant's files shows, and that the same sidecar serves an ordinary bundled hook
+ * after.
  *
  * The sidecar must start at all: esbuild's own resolver once read package.json files itself, and a FIFO
  * among them (even one above the hooks folder) blocked the bundle, and so start-up, for good.
@@ -15,7 +17,9 @@ import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { DEFAULT_BUNDLE_LIMITS } from '../../src/sidecar/hooks/bundle.js'
 import { type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
+import { type TenantFixture, startTenants } from '../tenants/support.js'
 import { CALL } from './support.js'
 
 const SECRET = 'sk-tenant-b-0123456789'
@@ -313,5 +317,79 @@ describe('watching', () => {
     await writeFile(join(dir, 'lib', 'value.ts'), 'export default "more"\n')
     await vi.waitFor(async () => expect((await run('many')).result).toEqual({ allow: true, arguments: { value: 'more' } }), { timeout: 30_000, interval: 100 })
     expect(inotifyWatches() - before).toBeLessThan(20)
+  })
+})
+
+/**
+ * One tenant's source that kills esbuild (issue 27 item 7): a 900 KB index.ts of nested brackets once
+ * overflowed the stack of esbuild's one service process, which esbuild's API never restarts, so no
+ * tenant could load a TypeScript hook after. The same for a file the nesting check lets through but
+ * whose chain of operators is as deep. Two tenants of one sidecar: Mallory's saves must not cost Alice a
+ * load, at the same time or after.
+ */
+describe("a source that kills esbuild does not stop another tenant's loads", () => {
+  let t: TenantFixture
+
+  beforeAll(async () => {
+    t = await startTenants([
+      { id: 'alice', hooks: { 'ordinary/index.ts': ORDINARY_TS } },
+      { id: 'mallory', hooks: { 'ordinary/index.ts': ORDINARY_TS } },
+    ])
+  }, 60_000)
+
+  afterAll(async () => {
+    await t?.stop()
+  })
+
+  async function listed(tenant: string, name: string): Promise<{ status: string | undefined; message: string; file: string | undefined; line: number | undefined }> {
+    const hook = (await (await t.client(tenant)).listHooks()).find((h) => h.name === name)
+    return { status: hook?.status, message: hook?.lastError?.message ?? '', file: hook?.lastError?.file, line: hook?.lastError?.line }
+  }
+
+  async function answer(tenant: string, name: string): Promise<unknown> {
+    const session = await (await t.client(tenant)).openSession(sessionOptions([name]))
+    try {
+      return (await session.call('beforeToolExecute', CALL)).result
+    } finally {
+      session.abandon()
+    }
+  }
+
+  const ORDINARY_ANSWER = { allow: true, arguments: { ...CALL.arguments, ordinary: true } }
+
+  /** Alice saves a new TypeScript hook; it loads and serves. */
+  async function aliceSaves(name: string): Promise<void> {
+    await files(join(t.dir, 'hooks', 'alice', name), { 'index.ts': ORDINARY_TS })
+    await vi.waitFor(async () => expect((await listed('alice', name)).status).not.toBe(undefined), { timeout: 30_000, interval: 50 })
+    await vi.waitFor(async () => expect(await listed('alice', name)).toEqual({ status: 'ready', message: '', file: undefined, line: undefined }), { timeout: 30_000, interval: 50 })
+    expect(await answer('alice', name)).toEqual(ORDINARY_ANSWER)
+  }
+
+  it('a 900 KB index.ts of nested brackets is refused before esbuild sees it, naming the line and the limit', async () => {
+    const depth = 450 * 1024
+    const deep = `export default ${'['.repeat(depth)}${']'.repeat(depth)}\n`
+    expect(deep.length).toBeGreaterThan(900 * 1024)
+    // Mallory saves it as Alice saves a hook of her own.
+    await Promise.all([files(join(t.dir, 'hooks', 'mallory', 'deep'), { 'index.ts': deep }), aliceSaves('same-time')])
+    await vi.waitFor(async () => expect((await listed('mallory', 'deep')).status).toBe('broken'), { timeout: 30_000, interval: 50 })
+    expect(await listed('mallory', 'deep')).toEqual({
+      status: 'broken',
+      file: 'deep/index.ts',
+      line: 1,
+      message: `index.ts: brackets and arrow functions nest deeper than ${DEFAULT_BUNDLE_LIMITS.maxDepth} levels at line 1; hookd refuses such a file before bundling it: flatten the code, build deep data at run time, or read it from a .json file with ctx.file. ${SKIPPED}; fix deep/index.ts and save it`,
+    })
+    await aliceSaves('after-deep')
+    expect(await answer('mallory', 'ordinary')).toEqual(ORDINARY_ANSWER)
+  })
+
+  it('a chain of operators deep enough to crash esbuild fails only its own load, saying so', async () => {
+    // Mallory saves it as Alice saves a hook of her own: had esbuild crashed under Alice's build, it is built again.
+    await Promise.all([files(join(t.dir, 'hooks', 'mallory', 'bang'), { 'index.ts': `export default ${'!'.repeat(300_000)}1\n` }), aliceSaves('same-time-bang')])
+    await vi.waitFor(async () => expect((await listed('mallory', 'bang')).status).toBe('broken'), { timeout: 30_000, interval: 50 })
+    const bang = await listed('mallory', 'bang')
+    expect(bang).toMatchObject({ status: 'broken', file: 'bang/index.ts' })
+    expect(bang.message).toMatch(/^esbuild crashed \(fatal error: stack overflow\) bundling this hook alone: /)
+    await aliceSaves('after-bang')
+    expect(await answer('alice', 'ordinary')).toEqual(ORDINARY_ANSWER)
   })
 })

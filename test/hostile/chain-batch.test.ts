@@ -91,6 +91,29 @@ describe('a chain in one worker message', () => {
     expect(logs).toEqual(['a| a saw command', 'b| b saw answer'])
   })
 
+  it('two chains of the same hooks sent at once: each runs every step (the code came with the first chain, and the second reaches a step first)', async () => {
+    const p = await pool()
+    // The first chain's first hook thinks for a while (its config says so); the second chain, sent
+    // right after it without the hooks' code (the worker has it), reaches the later hooks first.
+    const slow = `module.exports = { beforeToolExecute(ctx, call) { const until = Date.now() + (ctx.config.thinkMs || 0); while (Date.now() < until) {} return { arguments: { ...call.arguments, slow: true } } } }`
+    const steps = (thinkMs: number): Step[] => {
+      const first = step('slow', slow)
+      return [{ ...first, ctx: { ...first.ctx, config: { thinkMs } } }, step('a', tagger('a')), step('b', tagger('b'))]
+    }
+    const limits = { ...LIMITS, cpuMs: 10_000, wallMs: 20_000 }
+    const first = p.invokeChain({ ...chain(steps(200)), limits })
+    const second = p.invokeChain({ ...chain(steps(0)), limits })
+    for (const run of [second, first]) {
+      const outcomes = [await run.report(0), await run.report(1), await run.report(2)].map((r) => r?.outcome)
+      expect(outcomes).toEqual([
+        { ok: true, value: JSON.stringify({ arguments: { command: 'ls', slow: true } }) },
+        { ok: true, value: JSON.stringify({ arguments: { command: 'ls', slow: true, a: true } }) },
+        { ok: true, value: JSON.stringify({ arguments: { command: 'ls', slow: true, a: true, b: true } }) },
+      ])
+      await run.done
+    }
+  })
+
   it('a cancel stops the running step; the steps after it do not run', async () => {
     const p = await pool()
     const abort = new AbortController()

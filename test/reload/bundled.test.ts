@@ -7,7 +7,9 @@
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+import { sharedEsbuildPid } from '../../src/sidecar/hooks/esbuild-supervisor.js'
+import { esbuildChildren, slowFiles, untilBusy } from '../support/esbuild.js'
+import { type Running, addFiles, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 import { waitFor, waitForHook } from './support.js'
 
 const INDEX_TS = `import shout from 'shout'
@@ -91,5 +93,16 @@ describe('a bundled hook under hookd serve', () => {
     expect(await reason()).toBe('SHELL? v2')
     await writeFile(join(root, 'typed', 'lib', 'verdict.ts'), verdict('v3'))
     await until('SHELL? v3')
+  })
+
+  it('loads an edit whose rebuild had esbuild killed under it: the next read of the folder gets a fresh esbuild', async () => {
+    const pid = sharedEsbuildPid()
+    expect(esbuildChildren()).toContain(pid)
+    await addFiles(join(root, 'typed', 'lib'), slowFiles())
+    await writeFile(join(root, 'typed', 'lib', 'verdict.ts'), `import './slow-a'\nimport './slow-b'\nimport './slow-c'\n${verdict('v4')}`)
+    await untilBusy(pid as number)
+    process.kill(pid as number, 'SIGKILL')
+    await until('SHELL? v4')
+    expect(sharedEsbuildPid()).not.toBe(pid)
   })
 })

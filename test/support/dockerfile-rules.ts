@@ -2,6 +2,7 @@
  * The rules hookd's Dockerfile keeps (docs/operations.md#the-container), as a function that lists every
  * broken one, so that a test can show each rule catching a deliberately bad Dockerfile.
  */
+import { posix } from 'node:path'
 import { type Dockerfile, type Instruction, type Stage, envPairs, healthcheckCommand } from './dockerfile.js'
 
 /** Names of ENV/ARG variables that look like they hold a secret. */
@@ -28,24 +29,28 @@ export function dockerfileProblems(file: Dockerfile, options: { nodeVersion: str
   }
   if (!/-slim(@|$)/.test(runtime.base)) problems.push(`the runtime stage should start from a slim image; it starts from ${runtime.base}`)
 
-  // The build stage: a C++ toolchain for isolated-vm, npm ci, the TypeScript build, and a prune.
+  // The build stage: a C++ toolchain for isolated-vm, npm ci, the TypeScript build, npm pack, and the
+  // packed tarball installed without dev dependencies: the image runs what npm installs from it.
   const runs = build.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.raw.replace(/\s+/g, ' '))
   const at = (re: RegExp): number => runs.findIndex((r) => re.test(r))
   for (const pkg of ['python3', 'make', 'g++']) {
     if (!runs.some((r) => /apt-get install/.test(r) && r.split(' ').includes(pkg))) problems.push(`the build stage does not apt-get install ${pkg} (isolated-vm compiles from source)`)
   }
-  const [ci, compile, prune] = [at(/^npm ci\b/), at(/^npm run build$/), at(/^npm prune --omit=dev\b/)]
-  if (ci < 0 || compile < 0 || prune < 0 || !(ci < compile && compile < prune)) {
-    problems.push('the build stage should RUN npm ci, then npm run build, then npm prune --omit=dev')
+  const [ci, compile, packed, install] = [at(/^npm ci\b/), at(/^npm run build$/), at(/^npm pack\b/), at(INSTALL_TARBALL)]
+  if (ci < 0 || compile < 0 || packed < 0 || install < 0 || !(ci < compile && compile < packed && packed < install)) {
+    problems.push('the build stage should RUN npm ci, then npm run build, then npm pack, then npm install --omit=dev of the packed tarball')
   }
 
-  // The runtime stage: only what runs, as a numeric non-root user.
+  // The runtime stage: only what runs (that install, and the hooks), as a numeric non-root user.
+  const installDir = install < 0 ? undefined : workdirAt(build, INSTALL_TARBALL)
   const runtimeCopies = runtime.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD')
-  const allowed = new Set(['/src/package.json', '/src/node_modules', '/src/dist', 'bin', 'proto', 'types', 'hooks'])
+  const allowed = new Set([...(installDir ? [installDir] : []), 'hooks'])
   for (const copy of runtimeCopies) {
     if (copy.keyword === 'ADD') problems.push(`line ${copy.line}: use COPY, not ADD (ADD fetches URLs and unpacks archives)`)
     for (const source of copy.args.slice(0, -1)) {
-      if (!allowed.has(source)) problems.push(`line ${copy.line}: the runtime stage copies ${source}, which is not part of what runs (${[...allowed].join(', ')})`)
+      if (!allowed.has(source)) {
+        problems.push(`line ${copy.line}: the runtime stage copies ${source}, which is not part of what runs (the build stage's install of the packed tarball${installDir ? `, ${installDir}` : ''}, and hooks)`)
+      }
     }
   }
   const users = runtime.instructions.filter((i) => i.keyword === 'USER')
@@ -86,6 +91,19 @@ export function dockerfileProblems(file: Dockerfile, options: { nodeVersion: str
     }
   }
   return problems
+}
+
+/** The build stage's RUN that installs the packed tarball (npm writes the folder's package.json). */
+export const INSTALL_TARBALL = /^npm install --omit=dev\b.* (\S+\.tgz)$/
+
+/** The WORKDIR in force at the first RUN of `stage` that matches `re`. */
+function workdirAt(stage: Stage, re: RegExp): string | undefined {
+  let workdir = '/'
+  for (const ins of stage.instructions) {
+    if (ins.keyword === 'WORKDIR') workdir = posix.resolve(workdir, ins.args[0] as string)
+    else if (ins.keyword === 'RUN' && re.test(ins.raw.replace(/\s+/g, ' '))) return workdir
+  }
+  return undefined
 }
 
 function last(stage: Stage, keyword: string): Instruction | undefined {

@@ -1,28 +1,31 @@
 /**
  * Replays the Dockerfile's runtime stage on this machine, without Docker: lays out the image's files in
- * a temp folder beside its cache exactly as its COPY lines say (the build context filtered by
- * .dockerignore, and what the build stage's steps produce), runs its RUN lines there, and reports its
- * USER, ENV, WORKDIR, ENTRYPOINT, CMD and HEALTHCHECK with image paths mapped into that folder.
+ * a temp folder exactly as its COPY lines say (the build context filtered by .dockerignore, and what the
+ * build stage's steps produce), runs its RUN lines there, and reports its USER, ENV, WORKDIR,
+ * ENTRYPOINT, CMD and HEALTHCHECK with image paths mapped into that folder.
  *
  * The build stage is not run; each of its steps is mapped to what it leaves behind:
- *   COPY from the context   the same files here;
- *   npm ci                  this checkout's node_modules (`make` installs it with npm ci);
- *   npm run build           this checkout's dist/ (kept current by test/support/global-setup.ts);
- *   npm prune --omit=dev    a copy of node_modules pruned the same way, cached under .cache/ by the
- *                           lockfile and Node version, since pruning 150 MB costs seconds;
- *   apt-get                 nothing that reaches the runtime stage.
+ *   COPY from the context      the same files here;
+ *   npm ci                     this checkout's node_modules (`make` installs it with npm ci);
+ *   npm run build              this checkout's dist/ (kept current by test/support/global-setup.ts);
+ *   npm pack                   this checkout packed (test/support/packed.ts), without the prepack build;
+ *   npm install --omit=dev T   npm's own install of that tarball into the WORKDIR, with no package.json
+ *                              there first: over a copy of the install npm made before for the same
+ *                              dependencies (packed.ts keeps it under .cache/package-test/), so that
+ *                              isolated-vm compiles once per lockfile, Node and npm, not every run;
+ *   apt-get                    nothing that reaches the runtime stage.
  * A step it does not know fails with a message saying so, rather than being skipped: the replay must
  * not drift from the Dockerfile.
  */
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { chmod, cp, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join, posix, relative } from 'node:path'
+import { basename, dirname, join, posix, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { type Dockerfile, type Instruction, type Stage, envPairs, healthcheckCommand } from './dockerfile.js'
+import { INSTALL_TARBALL } from './dockerfile-rules.js'
 import { DockerIgnore } from './dockerignore.js'
+import { openTempDir, pack, reinstall } from './packed.js'
 
 const run = promisify(execFile)
 
@@ -39,19 +42,20 @@ export interface RuntimeImage {
   command: string[]
   /** The HEALTHCHECK command, mapped likewise. */
   healthcheck: string[]
-  /** Whether node_modules came from the cache (false: it was pruned for this run, and cached). */
-  cacheHit: boolean
+  /** Whether npm installed the tarball over an install it made before (false: fresh, isolated-vm compiled). */
+  reused: boolean
   remove(): Promise<void>
 }
 
 export interface ReplayOptions {
   /** The build context: this checkout. */
   context: string
-  /** Where the pruned node_modules is cached. */
-  cacheDir: string
   /** Container ports and the loopback ports that stand in for them (as `docker run -p` would). */
   ports: Record<number, number>
 }
+
+/** What one build-stage step leaves at an image path, and where that is on this machine. */
+type Produced = { kind: 'context' | 'dist' | 'node_modules' | 'tarball' | 'installed'; path: string }
 
 export class ReplayError extends Error {}
 
@@ -67,14 +71,12 @@ export function mapArgument(arg: string, root: string, ports: Record<number, num
 export async function replayRuntimeStage(file: Dockerfile, options: ReplayOptions): Promise<RuntimeImage> {
   const stage = file.stages.at(-1) as Stage
   const ignore = new DockerIgnore(await readFile(join(options.context, '.dockerignore'), 'utf8').catch(() => ''))
-  const built = new Map<string, { kind: 'context' | 'dist' | 'node_modules' | 'pruned'; path: string }>()
-  // Beside the cache when the image's user may enter that folder: the COPY --from steps then hard-link
-  // the cached tree (one filesystem; the suite keeps TMPDIR on a tmpfs, test/support/global-setup.ts).
-  // A checkout under a private folder (/root is 0700) lays it out in TMPDIR instead, and copies.
-  await mkdir(options.cacheDir, { recursive: true })
-  const root = await mkdtemp(join((await everyoneMayEnter(options.cacheDir)) ? options.cacheDir : tmpdir(), 'hookd-image-'))
+  const built = new Map<string, Produced>()
+  // In the temp folder, where the build stage's install is made too: the COPY --from steps hard-link it
+  // (one filesystem; the suite keeps TMPDIR on a tmpfs, test/support/global-setup.ts).
+  const root = await mkdtemp(join(tmpdir(), 'hookd-image-'))
   await chmod(root, 0o755)
-  let cacheHit = true
+  const made: string[] = []
   const image: RuntimeImage = {
     root,
     workdir: root,
@@ -83,8 +85,10 @@ export async function replayRuntimeStage(file: Dockerfile, options: ReplayOption
     env: {},
     command: [],
     healthcheck: [],
-    cacheHit,
-    remove: () => rm(root, { recursive: true, force: true }),
+    reused: true,
+    remove: async () => {
+      for (const dir of [root, ...made]) await rm(dir, { recursive: true, force: true })
+    },
   }
   try {
     let workdir = '/'
@@ -107,19 +111,24 @@ export async function replayRuntimeStage(file: Dockerfile, options: ReplayOption
           for (const source of sources) {
             const into = sources.length > 1 || dest.endsWith('/') ? posix.join(target, posix.basename(source)) : target
             if (ins.flags.from !== undefined) {
-              const hit = await fromBuildStage(file, ins, source, built, options)
-              cacheHit &&= hit
+              await fromBuildStage(file, ins, source, built, options, image, made)
             } else {
               if (ignore.ignores(source)) throw new ReplayError(`line ${ins.line}: COPY ${source}: .dockerignore leaves it out of the build context`)
               await copyContext(options.context, source, join(root, into), ignore)
               continue
             }
-            const produced = built.get(posix.resolve(buildWorkdir(file, ins), source)) as { kind: string; path: string }
-            await mkdir(dirname(join(root, into)), { recursive: true, mode: 0o755 })
-            // Hard links on one filesystem: the cached tree costs no copy. Either way the files stay root's
-            // (cp runs as root), so the image's user cannot change them.
+            const produced = built.get(posix.resolve(buildWorkdir(file, ins), source)) as Produced
+            // Hard links on one filesystem: the install costs no copy. Either way the files stay root's
+            // (cp runs as root), so the image's user cannot change them. A folder's contents land in the
+            // destination, as Docker copies them.
             const link = (await stat(produced.path)).dev === (await stat(root)).dev
-            await run('cp', [link ? '-al' : '-a', produced.path, join(root, into)])
+            if ((await stat(produced.path)).isDirectory()) {
+              await mkdir(join(root, into), { recursive: true, mode: 0o755 })
+              await run('cp', [link ? '-al' : '-a', `${produced.path}/.`, join(root, into)])
+            } else {
+              await mkdir(dirname(join(root, into)), { recursive: true, mode: 0o755 })
+              await run('cp', [link ? '-al' : '-a', produced.path, join(root, into)])
+            }
           }
           break
         }
@@ -158,7 +167,6 @@ export async function replayRuntimeStage(file: Dockerfile, options: ReplayOption
     image.workdir = join(root, workdir)
     image.command = [...entrypoint, ...cmd].map(map)
     image.healthcheck = healthcheck.map(map)
-    image.cacheHit = cacheHit
     return image
   } catch (err) {
     await image.remove()
@@ -181,18 +189,19 @@ function buildStage(file: Dockerfile, copy: Instruction): Stage {
 }
 
 /**
- * Records, for the build stage of `copy`, where each of its outputs is on this machine; returns false
- * when the pruned node_modules had to be made (a cache miss).
+ * Records, for the build stage of `copy`, where each of its outputs is on this machine, making the
+ * tarball and its install the first time; sets `image.reused` to whether npm installed over a kept copy.
  */
 async function fromBuildStage(
   file: Dockerfile,
   copy: Instruction,
   source: string,
-  built: Map<string, { kind: 'context' | 'dist' | 'node_modules' | 'pruned'; path: string }>,
+  built: Map<string, Produced>,
   options: ReplayOptions,
-): Promise<boolean> {
+  image: RuntimeImage,
+  made: string[],
+): Promise<void> {
   const stage = buildStage(file, copy)
-  let hit = true
   if (built.size === 0) {
     let workdir = '/'
     for (const ins of stage.instructions) {
@@ -206,13 +215,24 @@ async function fromBuildStage(
         }
       } else if (ins.keyword === 'RUN') {
         const text = ins.raw.replace(/\s+/g, ' ')
+        const installs = INSTALL_TARBALL.exec(text)
         if (/^apt-get update && apt-get install /.test(text)) continue
         if (/^npm ci\b/.test(text)) built.set(posix.join(workdir, 'node_modules'), { kind: 'node_modules', path: join(options.context, 'node_modules') })
         else if (/^npm run build$/.test(text)) built.set(posix.join(workdir, 'dist'), { kind: 'dist', path: join(options.context, 'dist') })
-        else if (/^npm prune --omit=dev\b/.test(text)) {
-          const pruned = await prunedNodeModules(options)
-          hit = pruned.hit
-          built.set(posix.join(workdir, 'node_modules'), { kind: 'pruned', path: pruned.path })
+        else if (/^npm pack --ignore-scripts --pack-destination \S+$/.test(text)) {
+          const into = await openTempDir('hookd-image-pack-')
+          made.push(into)
+          const tarball = await pack(into)
+          built.set(posix.join(posix.resolve(workdir, text.split(' ').at(-1) as string), basename(tarball)), { kind: 'tarball', path: tarball })
+        } else if (installs) {
+          const pattern = posix.resolve(workdir, installs[1] as string)
+          const glob = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}$`)
+          const tarball = [...built.entries()].find(([at, p]) => p.kind === 'tarball' && glob.test(at))?.[1].path
+          if (!tarball) throw new ReplayError(`line ${ins.line}: no earlier step of the build stage makes ${pattern}`)
+          const install = await reinstall(tarball, 'hoisted', { extra: ['--omit=dev'], manifest: null })
+          made.push(install.project)
+          image.reused = install.reused
+          built.set(workdir, { kind: 'installed', path: install.project })
         } else throw new ReplayError(`line ${ins.line}: the replay does not know what 'RUN ${text}' leaves behind; teach test/support/runtime-stage.ts`)
       } else if (!['ENV', 'ARG', 'LABEL', 'USER'].includes(ins.keyword)) {
         throw new ReplayError(`line ${ins.line}: the replay does not know build-stage ${ins.keyword}; teach test/support/runtime-stage.ts`)
@@ -221,43 +241,6 @@ async function fromBuildStage(
   }
   const at = posix.resolve(buildWorkdir(file, copy), source)
   if (!built.has(at)) throw new ReplayError(`line ${copy.line}: COPY --from=${copy.flags.from} ${source}: the build stage makes no ${at}`)
-  return hit
-}
-
-/** Whether a user who owns nothing on the way may enter `dir`: every folder up to / lets others search it. */
-async function everyoneMayEnter(dir: string): Promise<boolean> {
-  for (let at = dir; ; at = dirname(at)) {
-    if (((await stat(at)).mode & 0o001) === 0) return false
-    if (dirname(at) === at) return true
-  }
-}
-
-/** This checkout's node_modules pruned as `npm prune --omit=dev` prunes it, cached by lockfile and Node version. */
-async function prunedNodeModules(options: ReplayOptions): Promise<{ path: string; hit: boolean }> {
-  const hash = createHash('sha256')
-  for (const f of ['package.json', 'package-lock.json']) hash.update(await readFile(join(options.context, f)))
-  hash.update(process.version)
-  const dir = join(options.cacheDir, `pruned-${hash.digest('hex').slice(0, 16)}`)
-  if (existsSync(join(dir, '.complete'))) return { path: join(dir, 'node_modules'), hit: true }
-  await mkdir(options.cacheDir, { recursive: true })
-  const work = await mkdtemp(join(options.cacheDir, 'tmp-'))
-  try {
-    for (const f of ['package.json', 'package-lock.json']) await cp(join(options.context, f), join(work, f))
-    await run('cp', ['-a', join(options.context, 'node_modules'), join(work, 'node_modules')])
-    await run('npm', ['prune', '--omit=dev', '--no-audit', '--no-fund'], { cwd: work })
-    await writeFile(join(work, '.complete'), '')
-    await chmod(work, 0o755)
-    // Another test process may have finished first: keep its copy.
-    await rename(work, dir).catch(() => rm(work, { recursive: true, force: true }))
-    // Copies for older lockfiles are never used again.
-    for (const old of await readdir(options.cacheDir)) {
-      if (old.startsWith('pruned-') && join(options.cacheDir, old) !== dir) await rm(join(options.cacheDir, old), { recursive: true, force: true })
-    }
-  } catch (err) {
-    await rm(work, { recursive: true, force: true })
-    throw err
-  }
-  return { path: join(dir, 'node_modules'), hit: false }
 }
 
 /** Copies a context path into the image, leaving out what .dockerignore leaves out. */

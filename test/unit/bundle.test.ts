@@ -4,11 +4,13 @@
  * to do instead.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdir, rm, symlink } from 'node:fs/promises'
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BUNDLE_MAX_BYTES, bundleHook, bundlePlan, mapPosition } from '../../src/sidecar/hooks/bundle.js'
+import { sharedEsbuildPid } from '../../src/sidecar/hooks/esbuild-supervisor.js'
 import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../src/sidecar/hooks/hook-folder.js'
+import { esbuildChildren, slowHook, untilBusy, untilGone } from '../support/esbuild.js'
 import { writeTree } from '../support/sidecar.js'
 
 const temps: string[] = []
@@ -131,10 +133,97 @@ describe('bundleHook', () => {
     })
   })
 
+  it('refuses a file nested deeper than the limit before esbuild parses it, wherever it is, naming its line', async () => {
+    const deep = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`
+    const said = (file: string, line: number): string =>
+      `${file}: brackets and arrow functions nest deeper than 256 levels at line ${line}; hookd refuses such a file before bundling it: flatten the code, build deep data at run time, or read it from a .json file with ctx.file`
+    const dir = await tree({
+      'index.ts': "import { a } from './lib/a'\nimport b from 'p'\nimport c from './data.json'\nexport default { beforeRun() { return [a, b, c] } }\n",
+      'lib/a.ts': `export const a = 1\n\nexport const x = ${deep(300)}\n`,
+      'node_modules/p/index.js': `module.exports = 2\n`,
+      'data.json': `{"ok": true}\n`,
+    })
+    expect(await bundleHook(dir)).toEqual({ ok: false, file: 'lib/a.ts', line: 3, message: said('lib/a.ts', 3) })
+    await writeFile(join(dir, 'lib', 'a.ts'), `export const a = ${deep(256)}\n`)
+    await writeFile(join(dir, 'node_modules', 'p', 'index.js'), `module.exports = 2\n${'a => '.repeat(300)}1\n`)
+    expect(await bundleHook(dir)).toEqual({ ok: false, file: 'node_modules/p/index.js', line: 2, message: said('node_modules/p/index.js', 2) })
+    await writeFile(join(dir, 'node_modules', 'p', 'index.js'), `module.exports = 2\n`)
+    await writeFile(join(dir, 'data.json'), deep(1000))
+    expect(await bundleHook(dir)).toEqual({ ok: false, file: 'data.json', line: 1, message: said('data.json', 1) })
+    // 256 levels are bundled.
+    await writeFile(join(dir, 'data.json'), '[1]')
+    expect(await bundleHook(dir)).toMatchObject({ ok: true })
+  })
+
   it('refuses a file that is not a regular file', async () => {
     const dir = await tree({ 'index.ts': "import { x } from './pipe.js'\nexport default { beforeRun() { return x } }\n" })
     execFileSync('mkfifo', [join(dir, 'pipe.js')])
     expect(await bundleHook(dir)).toMatchObject({ ok: false, message: 'cannot bundle pipe.js: it is not a regular file (a FIFO)' })
+  })
+})
+
+describe('bundleHook outlives its esbuild process', () => {
+  const ORDINARY = { 'index.ts': 'const n: number = 1\nexport default { beforeRun() { return n } }\n' }
+  const KILLED = "esbuild's process was killed (SIGKILL) while it bundled this hook; hookd starts a fresh esbuild for the next load: save the hook again"
+
+  /** The shared esbuild process, started by an ordinary bundle, and checked to be a child of this process. */
+  async function sharedProcess(): Promise<number> {
+    expect((await bundleHook(await tree(ORDINARY))).ok).toBe(true)
+    const pid = sharedEsbuildPid()
+    expect(esbuildChildren()).toContain(pid)
+    return pid as number
+  }
+
+  it('a build whose esbuild process is killed fails naming the kill, and the next build gets a fresh process', async () => {
+    const pid = await sharedProcess()
+    const pending = bundleHook(await tree(slowHook()))
+    await untilBusy(pid)
+    process.kill(pid, 'SIGKILL')
+    expect(await pending).toEqual({ ok: false, file: 'index.ts', message: KILLED })
+    const next = await bundleHook(await tree(ORDINARY))
+    expect(next.ok).toBe(true)
+    expect(sharedEsbuildPid()).not.toBe(pid)
+    expect(esbuildChildren()).toContain(sharedEsbuildPid())
+  })
+
+  it('builds that shared the killed process are built again, each in a process of its own, and succeed', async () => {
+    const pid = await sharedProcess()
+    const pending = Promise.all([bundleHook(await tree(slowHook())), bundleHook(await tree(slowHook()))])
+    await untilBusy(pid)
+    process.kill(pid, 'SIGKILL')
+    const [first, second] = await pending
+    for (const out of [first, second]) {
+      if (!out?.ok) throw new Error(`not built: ${out?.message}`)
+      // What the second attempt read, once each: the first attempt's reads are not counted.
+      expect(out.inputs.sort()).toEqual(['index.ts', 'slow-a.ts', 'slow-b.ts', 'slow-c.ts'])
+    }
+  })
+
+  it('a build past its deadline ends its process, so esbuild stops; the build beside it is built again', async () => {
+    const pid = await sharedProcess()
+    const [late, beside] = await Promise.all([bundleHook(await tree(slowHook()), { timeoutMs: 300 }), bundleHook(await tree(slowHook()))])
+    expect(late).toEqual({ ok: false, file: 'index.ts', message: 'bundling took longer than 300 ms and was stopped; import less' })
+    expect(beside.ok).toBe(true)
+    await untilGone(pid)
+  })
+
+  it('a file that crashes esbuild fails its own build, naming the crash; saved again, it is built in a process of its own', async () => {
+    const bang = await tree({ 'index.ts': `export default ${'!'.repeat(300_000)}1\n` })
+    const crashed = {
+      ok: false,
+      file: 'index.ts',
+      message:
+        "esbuild crashed (fatal error: stack overflow) bundling this hook alone: one of its files is more than esbuild's parser can take (a chain of hundreds of thousands of operators, calls or statements, say); split it up, or keep data in a .json file read with ctx.file",
+    }
+    const pid = await sharedProcess()
+    expect(await bundleHook(bang)).toEqual(crashed)
+    await untilGone(pid)
+    // The second time, the shared process and the builds in it are left alone.
+    const fresh = await sharedProcess()
+    const [again, beside] = await Promise.all([bundleHook(bang), bundleHook(await tree(slowHook()))])
+    expect(again).toEqual(crashed)
+    expect(beside.ok).toBe(true)
+    expect(sharedEsbuildPid()).toBe(fresh)
   })
 })
 

@@ -7,20 +7,25 @@
  * every wall is up; the assertions say which wall stops what.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises'
 import { type Server, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { walls } from '../../src/sidecar/worker/pool/walls.js'
 import { WorkerPool } from '../../src/sidecar/worker/pool/worker-pool.js'
+import { ROOT } from '../support/processes.js'
 import { hook, sessionOptions } from '../support/sidecar.js'
 import { startTenants, toolCall } from '../tenants/support.js'
 
 const ESCAPED = fileURLToPath(new URL('./fixtures/escaped.mjs', import.meta.url))
 const root = process.getuid?.() === 0
+/** This checkout, and isolated-vm where Node finds it from here: the two folders a worker may read. */
+const OWN = realpathSync(ROOT)
+const ISOLATED_VM = realpathSync(join(ROOT, 'node_modules', 'isolated-vm'))
+const READABLE = ISOLATED_VM.startsWith(`${OWN}${sep}`) ? [OWN] : [OWN, ISOLATED_VM]
 
 interface Attempt {
   ok: boolean
@@ -39,6 +44,7 @@ interface Report {
   thread: Attempt
   connect: Attempt
   signal: Attempt
+  reads: Array<Attempt & { path: string }>
 }
 
 let dir: string
@@ -68,10 +74,11 @@ afterAll(async () => {
 })
 
 /** Starts the escaped-hook fixture behind the walls as worker `slot`; its stdout lines and how it ended. */
-async function escaped(options: { workerMemoryMb?: number; allocateMb?: number } = {}): Promise<{ lines: string[]; code: number | null; signal: NodeJS.Signals | null }> {
+async function escaped(options: { workerMemoryMb?: number; allocateMb?: number; reads?: string[] } = {}): Promise<{ lines: string[]; code: number | null; signal: NodeJS.Signals | null }> {
   const w = walls({ workerMemoryMb: options.workerMemoryMb ?? 1024 })
   const command = w.command(ESCAPED, [], 4242)
-  const child: ChildProcess = spawn(command.file, [...command.args, secret, dir, String(port), String(process.pid), String(options.allocateMb ?? 0)], {
+  const argv = [secret, dir, String(port), String(process.pid), String(options.allocateMb ?? 0), JSON.stringify(options.reads ?? [])]
+  const child: ChildProcess = spawn(command.file, [...command.args, ...argv], {
     env: command.env,
     cwd: command.cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -97,7 +104,7 @@ describe('a hook that escaped its isolate, in a worker process', () => {
     const lines = walls({ workerMemoryMb: 1024 }).describe()
     expect(lines).toEqual([
       "environment: minimal (none of the sidecar's variables)",
-      expect.stringMatching(/^permission model: reads only \/.*; no writes, no child processes, no threads$/),
+      `permission model: reads only ${READABLE.join(' and ')}; no writes, no child processes, no threads`,
       'network: a namespace of its own per worker, no interface up',
       expect.stringMatching(/^user: an unprivileged uid\/gid per worker \(from 1900000000\), no capabilities, no-new-privs$/),
       'memory: a cgroup per worker, 1024 MB',
@@ -128,6 +135,29 @@ describe('a hook that escaped its isolate, in a worker process', () => {
       expect(report.groups.filter((g) => g !== report.gid)).toEqual([])
       expect(report.signal).toMatchObject({ ok: false, error: 'EPERM' })
     }
+  })
+
+  it.runIf(process.platform === 'linux')("reads hookd's folder and isolated-vm's, where Node found them", async () => {
+    const { lines } = await escaped({ reads: [join(OWN, 'package.json'), join(ISOLATED_VM, 'package.json'), join(ISOLATED_VM, 'isolated-vm.js')] })
+    const report = JSON.parse(lines[0] as string) as Report
+    expect(report.reads.map((r) => [r.path, r.ok])).toEqual([
+      [join(OWN, 'package.json'), true],
+      [join(ISOLATED_VM, 'package.json'), true],
+      [join(ISOLATED_VM, 'isolated-vm.js'), true],
+    ])
+  })
+
+  // A worktree whose node_modules links to another checkout's: the packages beside isolated-vm are
+  // outside both folders (before, the wall let a worker read that whole node_modules). In a plain clone
+  // node_modules is inside the checkout; test/package/installed.test.ts holds npm's layouts to the same.
+  const beside = join(dirname(ISOLATED_VM), 'zod', 'package.json')
+  it.runIf(process.platform === 'linux' && !beside.startsWith(`${OWN}${sep}`))('cannot read the packages beside isolated-vm outside the checkout', async () => {
+    const { lines } = await escaped({ reads: [beside, join(dirname(ISOLATED_VM), '.package-lock.json')] })
+    const report = JSON.parse(lines[0] as string) as Report
+    expect(report.reads).toEqual([
+      { path: beside, ok: false, error: 'ERR_ACCESS_DENIED' },
+      { path: join(dirname(ISOLATED_VM), '.package-lock.json'), ok: false, error: 'ERR_ACCESS_DENIED' },
+    ])
   })
 
   it.runIf(process.platform === 'linux' && root)("is killed when it uses more memory than its worker's cgroup allows", async () => {

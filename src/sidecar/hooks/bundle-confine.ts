@@ -7,7 +7,8 @@
  *   links are refused (unless the operator opted in), Node built-ins, native addons and WebAssembly are
  *   refused saying what to use instead.
  * - Every file is read here: regular files only, never through a link, size-checked before a byte is
- *   read, counted, and recorded as an input, so that a hot reload can watch what went into the bundle.
+ *   read, counted, its nesting measured (source-nesting.ts: a file deep enough kills esbuild), and
+ *   recorded as an input, so that a hot reload can watch what went into the bundle.
  *
  * Nothing from the folder ever runs: this plugin is hookd's own code, and esbuild is told not to read
  * any tsconfig.json (bundle.ts passes its own).
@@ -23,6 +24,7 @@ import type { Loader, OnLoadResult, OnResolveResult, Plugin } from 'esbuild'
 import { ImportResolver } from './bundle-resolve.js'
 import type { FolderIo } from './folder-io.js'
 import { endOfFileLine } from './hook-files.js'
+import { nesting } from './source-nesting.js'
 
 export { isInside } from './folder-io.js'
 
@@ -33,6 +35,8 @@ export interface BundleLimits {
   maxFileBytes: number
   /** Most bytes read in all. */
   maxInputBytes: number
+  /** Deepest nesting of brackets and arrow functions in a source file (source-nesting.ts). */
+  maxDepth: number
 }
 
 /** The namespace of every module hookd bundles; locations in it read `hookd:RELATIVE/PATH`. */
@@ -55,7 +59,11 @@ interface ModuleData {
   dir: string
 }
 
-export const DEFAULT_BUNDLE_LIMITS: BundleLimits = { maxFiles: 2000, maxFileBytes: 4 * 1024 * 1024, maxInputBytes: 32 * 1024 * 1024 }
+/**
+ * maxDepth: the deepest of ~41,000 real files (node_modules of hookd and of the agents' CLIs, their
+ * minified bundles included) nests 30 levels; esbuild dies at ~172,000 (source-nesting.ts).
+ */
+export const DEFAULT_BUNDLE_LIMITS: BundleLimits = { maxFiles: 2000, maxFileBytes: 4 * 1024 * 1024, maxInputBytes: 32 * 1024 * 1024, maxDepth: 256 }
 
 /** What one bundling read, for bundle.ts. */
 export interface ConfineState {
@@ -141,6 +149,14 @@ export function confinePlugin(state: ConfineState): Plugin {
         if (!file.ok) return fail(`cannot bundle ${rel}: it ${file.why}`)
         const over = count(path, file.bytes)
         if (over !== undefined) return fail(over)
+        if (loader !== 'text') {
+          // Before esbuild sees a byte: its parser recurses per level, and a deep enough file kills it.
+          const depth = nesting(file.text, state.limits.maxDepth)
+          if (depth.passedAt !== undefined) {
+            const text = `${rel}: brackets and arrow functions nest deeper than ${state.limits.maxDepth} levels at line ${depth.passedAt}; hookd refuses such a file before bundling it: flatten the code, build deep data at run time, or read it from a .json file with ctx.file`
+            return { errors: [{ text, location: { file: rel, line: depth.passedAt } }] }
+          }
+        }
         state.lastLines.set(rel, endOfFileLine(file.text))
         const contents = loader === 'text' || loader === 'json' ? file.text : file.text.replace(SOURCE_MAP_COMMENT, (comment) => ' '.repeat(comment.length))
         const pluginData: ModuleData = { dir: dirname(path) }

@@ -12,13 +12,17 @@
  *
  * Bundling runs in esbuild's own process (a Go binary from npm), not on the sidecar's thread; every
  * import is resolved and every file read by hookd's plugin (bounded, through the folder's descriptor,
- * no links), the whole build has a deadline that is never waited past, and the result is capped at
- * BUNDLE_MAX_BYTES, like any index.js.
+ * no links, its nesting measured before esbuild parses it), and the result is capped at
+ * BUNDLE_MAX_BYTES, like any index.js. esbuild-supervisor.ts runs the build: a deadline that is never
+ * waited past, and a fresh esbuild process whenever one ends, so that one folder's build can neither
+ * break bundling for good nor fail another folder's.
  */
 import { join } from 'node:path'
-import * as esbuild from 'esbuild'
+import type * as esbuild from 'esbuild'
 import { ENTRY_FILES, readBundlePlan } from './bundle-plan.js'
 import { type BundleLimits, type ConfineState, DEFAULT_BUNDLE_LIMITS, authorPath, confinePlugin } from './bundle-confine.js'
+import type { EsbuildApi } from './esbuild-process.js'
+import { superviseBuild } from './esbuild-supervisor.js'
 import { FolderIo } from './folder-io.js'
 import { SOURCE_MAX_BYTES } from './hook-folder.js'
 
@@ -116,61 +120,55 @@ export async function bundleHook(dir: string, options: BundleOptions = {}): Prom
 
 async function build(io: FolderIo, entry: string, options: BundleOptions): Promise<BundleResult> {
   const { root } = io
-  const state: ConfineState = { io, limits: { ...DEFAULT_BUNDLE_LIMITS, ...options.limits }, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
+  const limits = { ...DEFAULT_BUNDLE_LIMITS, ...options.limits }
   const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES
   const timeoutMs = options.timeoutMs ?? BUNDLE_TIMEOUT_MS
+  // What the last attempt read: a build that esbuild's process ended under is made again from scratch.
+  let state: ConfineState = { io, limits, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
 
-  const context = await esbuild.context({
-    absWorkingDir: root,
-    entryPoints: [entry],
-    // Never written: `write: false` keeps the output in memory; the name only places the source map.
-    outfile: join(root, 'index.js'),
-    write: false,
-    bundle: true,
-    format: 'cjs',
-    platform: 'neutral',
-    // The isolate runs Node 20's V8.
-    target: 'node20',
-    // Given, so that no tsconfig.json is read, from the folder or above it: its "paths" could redirect
-    // imports, and nothing outside the folder may shape the bundle. (The plugin resolves every import,
-    // so esbuild's own resolver, which would read package.json files up to /, never runs.)
-    tsconfigRaw: {},
-    // Packages test these; the sandbox has neither `process` nor `global`.
-    define: { 'process.env.NODE_ENV': '"production"', global: 'globalThis' },
-    sourcemap: 'external',
-    sourcesContent: false,
-    legalComments: 'none',
-    charset: 'utf8',
-    metafile: true,
-    logLevel: 'silent',
-    footer: { js: DEFAULT_EXPORT_FOOTER },
-    plugins: [confinePlugin(state)],
+  const outcome = await superviseBuild({
+    key: root,
+    timeoutMs,
+    async run(esbuild: EsbuildApi) {
+      const mine: ConfineState = { io, limits, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
+      state = mine
+      const context = await esbuild.context({
+        absWorkingDir: root,
+        entryPoints: [entry],
+        // Never written: `write: false` keeps the output in memory; the name only places the source map.
+        outfile: join(root, 'index.js'),
+        write: false,
+        bundle: true,
+        format: 'cjs',
+        platform: 'neutral',
+        // The isolate runs Node 20's V8.
+        target: 'node20',
+        // Given, so that no tsconfig.json is read, from the folder or above it: its "paths" could redirect
+        // imports, and nothing outside the folder may shape the bundle. (The plugin resolves every import,
+        // so esbuild's own resolver, which would read package.json files up to /, never runs.)
+        tsconfigRaw: {},
+        // Packages test these; the sandbox has neither `process` nor `global`.
+        define: { 'process.env.NODE_ENV': '"production"', global: 'globalThis' },
+        sourcemap: 'external',
+        sourcesContent: false,
+        legalComments: 'none',
+        charset: 'utf8',
+        metafile: true,
+        logLevel: 'silent',
+        footer: { js: DEFAULT_EXPORT_FOOTER },
+        plugins: [confinePlugin(mine)],
+      })
+      try {
+        return await context.rebuild()
+      } finally {
+        await context.dispose()
+      }
+    },
   })
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), timeoutMs)
-  })
-  const rebuild = context.rebuild()
-  const slow = `bundling took longer than ${timeoutMs} ms and was stopped; import less`
-  let result: esbuild.BuildResult<{ write: false; metafile: true }> | 'late'
-  try {
-    result = await Promise.race([rebuild, late])
-  } catch (err) {
-    clearTimeout(timer)
-    await context.dispose()
-    return failure(err, entry, state.lastLines)
-  }
-  clearTimeout(timer)
-  if (result === 'late') {
-    // Never waited on: a build that does not stop when cancelled is left to end (or not) on its own.
-    void context.cancel()
-    rebuild.then(
-      () => context.dispose(),
-      () => context.dispose(),
-    )
-    return { ok: false, message: slow, file: entry }
-  }
-  await context.dispose()
+  if (outcome.kind === 'failed') return failure(outcome.error, entry, state.lastLines)
+  if (outcome.kind === 'late') return { ok: false, message: `bundling took longer than ${timeoutMs} ms and was stopped; import less`, file: entry }
+  if (outcome.kind === 'died') return { ok: false, message: outcome.message, file: entry }
+  const { result } = outcome
 
   const js = result.outputFiles.find((f) => f.path.endsWith('.js'))
   const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'))

@@ -17,8 +17,10 @@ export const FAILURE_TEXT = {
     `ctx.${capability}: this invocation's capability calls would carry more than ${l.capabilityBytes} bytes of arguments in all (the limit); this call and the rest are refused`,
   logTruncated: (l: Limits) => `[hookd: this invocation's ctx.log output passed the limit of ${l.logBytes} bytes; the rest was dropped]`,
   logLinesTruncated: (l: Limits) => `[hookd: this invocation's ctx.log output passed the limit of ${l.logLines} lines; the rest was dropped]`,
-  parked: (capability: string, maxMb: number, parkedMb: number) =>
-    `ctx.${capability}: invocations that wait on their host already hold ${parkedMb} MB in this sandbox worker, and at most ${maxMb} MB may wait at once; try again when the host has answered`,
+  parked: (capability: string, maxMb: number, parkedMb: number, holdsMb?: number) =>
+    holdsMb === undefined
+      ? `ctx.${capability}: invocations that wait on their host already hold ${parkedMb} MB in this sandbox worker, and at most ${maxMb} MB may wait at once; try again when the host has answered`
+      : `ctx.${capability}: this invocation holds ${holdsMb} MB (more than its memory limit), invocations that wait on their host already hold ${parkedMb} MB in this sandbox worker, and at most ${maxMb} MB may wait at once; hold less when you call, or try again when the host has answered`,
   cancelled: () => 'the host cancelled the point call; the hook was stopped',
   cancelledBeforeStart: () => 'the host cancelled the point call before the hook started',
   answered: (capability: string) => `ctx.${capability}: the hook has already answered; nothing more reaches the host`,

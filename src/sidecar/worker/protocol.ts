@@ -112,6 +112,12 @@ export const fromWorker = z.discriminatedUnion('$', [
     args: z.unknown(),
     /** In a 'chain': the index of the step that made the call. */
     step: u32.optional(),
+    /**
+     * What the calling isolate holds as it starts to wait, in MB (its heap's resident pages and its
+     * external ArrayBuffers, rounded up): the pool counts the more of this and its memory limit against
+     * the worker's parked memory (WorkerPool, --parked-mb).
+     */
+    heldMb: u32,
   }),
   z.object({ $: z.literal('log'), id: u32, message: z.string(), step: u32.optional() }),
   /** One step of a 'chain' ended (it ran; steps the chain skipped are not reported). */

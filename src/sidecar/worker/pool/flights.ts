@@ -1,7 +1,8 @@
 /**
  * What a worker is running, as the pool tracks it: one flight per message that expects an answer (an
  * invocation, a chain, a load). Each flight has a deadline, paused while a capability call waits on the
- * host, past which the pool judges the worker hung.
+ * host, past which the pool judges the worker hung, and the memory it counts against its worker: while
+ * it runs, its memory limit; while it waits on its host, what it parked with (memory-room.ts).
  */
 import type { ChainRequest, InvocationHost, InvocationReport, InvocationRequest, InvokeOutcome } from '../../runners/hook-runner.js'
 import type { LoadOutcome } from '../protocol.js'
@@ -12,6 +13,13 @@ interface Deadline {
   /** Capability calls waiting on the host. */
   outstanding: number
   pausedAt: number
+  /** The memory limit its isolates run with: what it counts against its worker while it runs. */
+  memoryMb: number
+  /**
+   * While a capability call is outstanding: what it counts against its worker's parked memory (the
+   * more of its memory limit and what its isolate held as it started to wait).
+   */
+  parkedMb: number
 }
 
 interface Calls {
@@ -44,9 +52,9 @@ export type Flight = InvokeFlight | LoadFlight | ChainFlight
 
 export const now = (): number => performance.now()
 
-/** A deadline `ms` from now. */
-export function deadlineIn(ms: number): Deadline {
-  return { deadline: now() + ms, outstanding: 0, pausedAt: 0 }
+/** A deadline `ms` from now, for a flight whose isolates run with `memoryMb`. */
+export function deadlineIn(ms: number, memoryMb: number): Deadline {
+  return { deadline: now() + ms, outstanding: 0, pausedAt: 0, memoryMb, parkedMb: 0 }
 }
 
 /** A capability call leaves for the host: the flight's deadline stops running. */

@@ -6,9 +6,9 @@
  *
  * - **Environment**: a worker gets none of the sidecar's (no tokens, keys or `HOOKD_*` secrets): only
  *   what Node needs to run it.
- * - **Node's permission model**: file reads only below hookd's own install folder (its code and
- *   node_modules), no file writes, no child processes, no worker threads (`--experimental-permission`,
- *   with `--allow-addons` for isolated-vm).
+ * - **Node's permission model**: file reads only below hookd's own package folder and isolated-vm's,
+ *   each where Node resolved it (worker-folders.ts), no file writes, no child processes, no worker
+ *   threads (`--experimental-permission`, with `--allow-addons` for isolated-vm).
  * - **Network**: a network namespace of its own, with no interface up (`unshare --net` as root,
  *   `unshare --user --net --map-root-user` otherwise). Workers need none: capabilities go through the
  *   sidecar over the inherited IPC channel.
@@ -21,9 +21,9 @@
  *   payloads never enter a process that runs another tenant's hooks.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { workerFolders } from './worker-folders.js'
 
 export interface WallOptions {
   /**
@@ -65,9 +65,6 @@ export const DEFAULT_WORKER_MEMORY_MB = 1024
 /** V8 reserves far more address space than it uses (code range, cage): the floor of an AS limit. */
 const MIN_ADDRESS_SPACE_MB = 8 * 1024
 
-/** The folder hookd is installed in (its package root): what workers may read. */
-const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..')
-
 /** What a worker's environment may hold of the sidecar's. */
 const PASSED_ENV = ['HOOKD_WARM_ISOLATES', 'TZ', 'LANG', 'LC_ALL']
 
@@ -107,9 +104,9 @@ function probe(options: WallOptions): Walls {
   const root = process.getuid?.() === 0
   lines.push("environment: minimal (none of the sidecar's variables)")
 
-  // The install folder, and where its node_modules really are when that is a link (a checkout's).
-  const modules = realpathSync(join(PACKAGE_ROOT, 'node_modules'))
-  const readable = [...new Set([PACKAGE_ROOT, realpathSync(PACKAGE_ROOT), modules])]
+  // hookd's package folder and isolated-vm's, wherever npm put them: all a worker reads.
+  const folders = workerFolders()
+  const readable = folders.readable
   const permission = options.fromSource || !enabled
     ? []
     : [
@@ -127,7 +124,7 @@ function probe(options: WallOptions): Walls {
   lines.push(
     options.fromSource
       ? 'permission model: OFF (workers run from TypeScript source through tsx; the built hookd has it)'
-      : `permission model: reads only ${PACKAGE_ROOT}; no writes, no child processes, no threads`,
+      : `permission model: reads only ${readable.join(' and ')}; no writes, no child processes, no threads`,
   )
 
   const prefix: string[] = []
@@ -163,11 +160,11 @@ function probe(options: WallOptions): Walls {
     const probeArgs = base.map((a) => (a === '{uid}' ? String(uidBase) : a))
     const tried = works(setpriv, probeArgs)
     // The worker's uid must be able to read hookd's code and its isolated-vm addon.
-    const mustRead = [join(PACKAGE_ROOT, 'package.json'), join(modules, 'isolated-vm', 'package.json')]
+    const mustRead = [join(folders.hookd, 'package.json'), join(folders.isolatedVm, 'package.json')]
     const reads = tried.ok ? works(setpriv, [...probeArgs, '/bin/sh', '-c', 'test -r "$0" && test -r "$1"', ...mustRead], '') : tried
     if (!tried.ok) lines.push(`user: NOT dropped (setpriv: ${tried.why})`)
     else if (!reads.ok)
-      lines.push(`user: NOT dropped: uid ${uidBase} cannot read ${PACKAGE_ROOT}; make the install folder readable to others (chmod o+rX)`)
+      lines.push(`user: NOT dropped: uid ${uidBase} cannot read ${readable.join(' and ')}; make those folders readable to others (chmod o+rX)`)
     else {
       prefix.push(setpriv, ...base)
       lines.push(root ? `user: an unprivileged uid/gid per worker (from ${uidBase}), no capabilities, no-new-privs` : "user: the sidecar's own (not root), no-new-privs")

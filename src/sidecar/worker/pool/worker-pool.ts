@@ -6,6 +6,11 @@
  * before they are given any work stop being restarted after `maxStartFailures` in a row (start() fails
  * with UNAVAILABLE; later invocations fail fast with a `worker-crash` diagnostic that says why), instead
  * of looping forever.
+ *
+ * Memory, per worker, in the invocations' memory limits (memory-room.ts): what runs at once (not
+ * waiting on its host) is capped by `maxRunningMb`, and new work waits in the pool for room; what waits
+ * on its host at once is capped by `maxParkedMb`, and a capability call past it fails in the hook with
+ * `limit`. So a worker holds at most about the two together, however many calls arrive.
  */
 import { availableParallelism } from 'node:os'
 import { backoffDelay } from '../../../protocol/backoff.js'
@@ -26,6 +31,7 @@ import { FAILURE_TEXT } from '../../runners/failure-text.js'
 import { type FromWorker, type LoadOutcome, fromWorker } from '../protocol.js'
 import { chainRunState } from './chain-run.js'
 import { deadlineIn, hostOf, now, pause, resume } from './flights.js'
+import { admitWait, roomToRun } from './memory-room.js'
 import { type WallOptions, type Walls, walls } from './walls.js'
 import { WorkerProcess, fromSource } from './worker-process.js'
 
@@ -51,9 +57,17 @@ export interface PoolOptions {
   execArgv?: readonly string[]
   /**
    * The memory (sum of the invocations' memory limits) that invocations waiting on their host may hold
-   * in one worker at once; a capability call past it fails in the hook with code 'limit'. Default 512.
+   * in one worker at once; a capability call past it fails in the hook with code 'limit'. An invocation
+   * whose isolate holds more than its limit as it starts to wait (isolated-vm's limit is a guideline)
+   * counts what it holds. Default 512.
    */
   maxParkedMb?: number
+  /**
+   * The memory (sum of the invocations' memory limits) of invocations running in one worker at once,
+   * not counting those waiting on their host; new work waits in the pool until a worker has room. A
+   * worker with nothing running takes one invocation whatever its limit. Default 256.
+   */
+  maxRunningMb?: number
   /** The second wall around the workers (walls.ts). Default: every wall this machine allows. */
   walls?: WallOptions
 }
@@ -66,6 +80,8 @@ export interface PoolStats {
   ready: number
   /** Workers in a row that died before they were given any work. */
   startFailures: number
+  /** Invocations, chains and loads waiting in the pool for a worker with room for them. */
+  waiting: number
   /** Set once the pool gave up restarting workers. */
   broken?: string
 }
@@ -94,6 +110,7 @@ export class WorkerPool implements HookRunner {
   private readonly keepVersions: number
   private readonly execArgv: readonly string[]
   private readonly maxParkedMb: number
+  private readonly maxRunningMb: number
   private readonly wallOptions: WallOptions
   private walls: Walls | undefined
   private readonly workers: WorkerProcess[] = []
@@ -111,6 +128,8 @@ export class WorkerPool implements HookRunner {
   private turn = 0
   /** Lost runs waiting to run again alone (see retry). */
   private retrying = 0
+  /** Work waiting in pick() for a worker. */
+  private waiting = 0
 
   constructor(options: PoolOptions = {}) {
     this.size = Math.max(1, options.size ?? availableParallelism())
@@ -120,6 +139,7 @@ export class WorkerPool implements HookRunner {
     this.keepVersions = Math.max(1, options.keepVersions ?? 256)
     this.execArgv = options.execArgv ?? []
     this.maxParkedMb = Math.max(1, options.maxParkedMb ?? 512)
+    this.maxRunningMb = Math.max(1, options.maxRunningMb ?? 256)
     this.wallOptions = options.walls ?? {}
   }
 
@@ -189,8 +209,10 @@ export class WorkerPool implements HookRunner {
   }
 
   private async dispatch(request: InvocationRequest, alone: boolean): Promise<InvocationReport> {
-    const worker = await this.pick(alone)
-    if (!worker) return this.unavailable()
+    const memoryMb = request.limits.memoryMb
+    const worker = await this.pick(memoryMb, alone, request.signal)
+    if (!worker) return request.signal?.aborted ? failedReport('cancelled', FAILURE_TEXT.cancelledBeforeStart()) : this.unavailable()
+    worker.reservedMb -= memoryMb
     const id = this.nextId++
     worker.dispatched += 1
     const hook = worker.codeFor(request.hook)
@@ -203,7 +225,7 @@ export class WorkerPool implements HookRunner {
         resolve,
         cleanup: () => request.signal?.removeEventListener('abort', onAbort),
         called: new Set(),
-        ...deadlineIn(request.limits.wallMs + this.hangGraceMs),
+        ...deadlineIn(request.limits.wallMs + this.hangGraceMs, memoryMb),
       })
       worker.post({
         $: 'invoke',
@@ -244,9 +266,14 @@ export class WorkerPool implements HookRunner {
       state.end()
       return state.run
     }
-    void this.pick().then((worker) => {
-      if (!worker) return state.end(this.unavailable().outcome)
-      if (request.signal?.aborted) return state.end()
+    const memoryMb = request.limits.memoryMb
+    void this.pick(memoryMb, false, request.signal).then((worker) => {
+      if (!worker) return request.signal?.aborted ? state.end() : state.end(this.unavailable().outcome)
+      worker.reservedMb -= memoryMb
+      if (request.signal?.aborted) {
+        this.wakeAll()
+        return state.end()
+      }
       const id = this.nextId++
       worker.dispatched += 1
       const steps = request.steps.map((step) => ({ hook: worker.codeFor(step.hook), points: [...step.points], ctx: step.ctx, onError: step.onError }))
@@ -261,7 +288,7 @@ export class WorkerPool implements HookRunner {
           state.end(outcome, retryable)
         },
         called: new Set(),
-        ...deadlineIn(request.steps.length * request.limits.wallMs + this.hangGraceMs),
+        ...deadlineIn(request.steps.length * request.limits.wallMs + this.hangGraceMs, memoryMb),
       })
       worker.post({ $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits })
     })
@@ -270,13 +297,14 @@ export class WorkerPool implements HookRunner {
 
   /** Compiles and evaluates a hook in a throwaway isolate; reports its exported function names. */
   async load(hook: RunnableHook, limits: Limits): Promise<LoadOutcome> {
-    const worker = await this.pick()
+    const worker = await this.pick(limits.memoryMb)
     if (!worker) return { ok: false, message: this.unavailable().outcome.message }
+    worker.reservedMb -= limits.memoryMb
     const id = this.nextId++
     worker.dispatched += 1
     const code = worker.codeFor(hook)
     return new Promise<LoadOutcome>((resolve) => {
-      worker.inflight.set(id, { type: 'load', resolve, ...deadlineIn(limits.wallMs + this.hangGraceMs) })
+      worker.inflight.set(id, { type: 'load', resolve, ...deadlineIn(limits.wallMs + this.hangGraceMs, limits.memoryMb) })
       worker.post({ $: 'load', id, hook: { ...code, source: hook.source }, limits })
     })
   }
@@ -317,15 +345,9 @@ export class WorkerPool implements HookRunner {
       spawned: this.spawned,
       ready: this.pids().length,
       startFailures: this.startFailures,
+      waiting: this.waiting,
       ...(this.brokenReason ? { broken: this.brokenReason } : {}),
     }
-  }
-
-  /** The memory limits of this worker's invocations that wait on their host now. */
-  private parkedMb(worker: WorkerProcess): number {
-    let mb = 0
-    for (const flight of worker.inflight.values()) if (flight.type !== 'load' && flight.outstanding > 0) mb += flight.request.limits.memoryMb
-    return mb
   }
 
   private unavailable(): InvocationReport & { outcome: InvokeFailure } {
@@ -393,19 +415,20 @@ export class WorkerPool implements HookRunner {
         if (!flight || !host || flight.type === 'load') return
         flight.called.add(message.step ?? 0)
         // An invocation waiting on its host keeps its isolate (and the memory it filled) alive in this
-        // worker: how much may wait at once is capped, per worker, in memory.
-        const parkedMb = this.parkedMb(worker)
-        const mine = flight.request.limits.memoryMb
-        if (flight.outstanding === 0 && parkedMb + mine > this.maxParkedMb) {
+        // worker for as long as the host takes: how much may wait at once is capped, per worker.
+        const refused = flight.outstanding === 0 ? admitWait(worker, flight, message.heldMb, this.maxParkedMb) : undefined
+        if (refused) {
           worker.post({
             $: 'capabilityResult',
             id: message.id,
             callId: message.callId,
-            reply: { ok: false, code: 'limit', message: FAILURE_TEXT.parked(message.capability, this.maxParkedMb, parkedMb) },
+            reply: { ok: false, code: 'limit', message: FAILURE_TEXT.parked(message.capability, this.maxParkedMb, refused.parkedMb, refused.holdsMb) },
           })
           return
         }
         pause(flight)
+        // It no longer runs: its room in the worker's running memory goes to the work waiting for it.
+        if (flight.outstanding === 1) this.wakeAll()
         const answer = (reply: Parameters<typeof worker.post>[0] & { $: 'capabilityResult' }): void => {
           resume(flight)
           worker.post(reply)
@@ -439,7 +462,7 @@ export class WorkerPool implements HookRunner {
         worker.inflight.delete(message.id)
         this.startFailures = 0
         flight.end()
-        if (this.retrying > 0) this.wakeAll()
+        this.wakeAll()
         return
       }
       case 'done': {
@@ -449,7 +472,7 @@ export class WorkerPool implements HookRunner {
         this.startFailures = 0
         flight.cleanup()
         flight.resolve({ outcome: message.outcome, wallUs: message.wallUs, cpuUs: message.cpuUs })
-        if (this.retrying > 0) this.wakeAll()
+        this.wakeAll()
         return
       }
       case 'loaded': {
@@ -458,7 +481,7 @@ export class WorkerPool implements HookRunner {
         worker.inflight.delete(message.id)
         this.startFailures = 0
         flight.resolve(message.outcome)
-        if (this.retrying > 0) this.wakeAll()
+        this.wakeAll()
         return
       }
     }
@@ -521,12 +544,16 @@ export class WorkerPool implements HookRunner {
   }
 
   /**
-   * A worker for new work: the least busy usable one. `alone`: one with nothing in flight, kept for this
-   * run until `release` (retries after a crash); while retries wait, new work waits behind them.
+   * A worker for new work whose isolates run with `memoryMb`: the least busy usable one with room for it
+   * to run (memory-room.ts), which keeps that room reserved (WorkerProcess.reservedMb) until the caller
+   * sends the work or gives it back. Waits
+   * until there is one; undefined when the pool is closed or broken, or `signal` aborted. `alone`: one
+   * with nothing in flight, kept for this run until `release` (retries after a crash); while retries
+   * wait, new work waits behind them.
    */
-  private async pick(alone = false): Promise<WorkerProcess | undefined> {
+  private async pick(memoryMb: number, alone = false, signal?: AbortSignal): Promise<WorkerProcess | undefined> {
     for (;;) {
-      if (this.closed || this.brokenReason) return undefined
+      if (this.closed || this.brokenReason || signal?.aborted) return undefined
       // The least busy worker; among equals, the next in turn, so that sequential calls alternate and
       // each worker warms its next isolates while another one answers (warm-isolates.ts).
       let best: WorkerProcess | undefined
@@ -534,16 +561,22 @@ export class WorkerPool implements HookRunner {
       if (alone || this.retrying === 0) {
         for (let i = 0; i < n; i++) {
           const w = this.workers[(this.turn + i) % n] as WorkerProcess
-          if (!w.usable || w.reserved || (alone && w.inflight.size > 0)) continue
+          if (!w.usable || w.reserved || (alone && w.inflight.size > 0) || !roomToRun(w, memoryMb, this.maxRunningMb)) continue
           if (!best || w.inflight.size < best.inflight.size) best = w
         }
       }
       if (best) {
         this.turn = (this.workers.indexOf(best) + 1) % n
         if (alone) best.reserved = true
+        best.reservedMb += memoryMb
         return best
       }
-      await this.anyChange()
+      this.waiting += 1
+      try {
+        await this.anyChange(signal)
+      } finally {
+        this.waiting -= 1
+      }
     }
   }
 
@@ -556,8 +589,18 @@ export class WorkerPool implements HookRunner {
     for (const wake of this.waiters.splice(0)) wake()
   }
 
-  /** Resolves when a worker may have become available: ready, idle, released, or the pool closed. */
-  private anyChange(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve))
+  /**
+   * Resolves when a worker may have become available (ready, released, work ended or started to wait
+   * on its host), the pool closed, or `signal` aborted.
+   */
+  private anyChange(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        signal?.removeEventListener('abort', wake)
+        resolve()
+      }
+      signal?.addEventListener('abort', wake, { once: true })
+      this.waiters.push(wake)
+    })
   }
 }

@@ -3,7 +3,7 @@
  * hook versions' code it holds, and why it was killed. The process side is worker/process/main.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { RunnableHook } from '../../runners/hook-runner.js'
 import { type HookCode, type ToWorker, hookCodeKey } from '../protocol.js'
@@ -25,10 +25,13 @@ export const fromSource = inSource && !builtWorkers
  * Built, a worker starts from one bundle of its modules (`npm run build` makes it with esbuild): a worker
  * that loads them file by file spends ~50 ms more CPU on start-up, and workers start often (at start, on
  * every crash and retirement). The unbundled entry is the fallback for a dist/ that tsc alone built.
+ * Its real path: the worker opens it behind Node's permission model, which allows hookd's package folder
+ * by its real path (worker-folders.ts), whatever link (npm link, a global bin) this module came through.
  */
 function builtEntry(dist: URL): string {
   const bundle = fileURLToPath(new URL('main.bundle.js', dist))
-  return existsSync(bundle) ? bundle : fileURLToPath(new URL('main.js', dist))
+  const entry = existsSync(bundle) ? bundle : fileURLToPath(new URL('main.js', dist))
+  return existsSync(entry) ? realpathSync(entry) : entry
 }
 const ENTRY = fromSource
   ? fileURLToPath(new URL('../process/main.ts', import.meta.url))
@@ -63,6 +66,8 @@ export class WorkerProcess {
   reserved = false
   /** Invocations and loads sent to it. */
   dispatched = 0
+  /** Memory limits of work the pool picked this worker for and has not sent yet (memory-room.ts). */
+  reservedMb = 0
   /** Why the pool killed it, when it did. */
   killedFor: string | undefined
   stderrTail = ''

@@ -61,15 +61,19 @@ async function invoke(message: Extract<ToWorker, { $: 'invoke' }>): Promise<void
   })
 }
 
-/** Relays a hook's capability calls and log lines to the sidecar, tagged with its chain step if any. */
-function hostFor(id: number, step?: number): InvocationHost {
+/**
+ * Relays a hook's capability calls and log lines to the sidecar, tagged with its chain step if any.
+ * `beforeWait` runs as a call leaves (a chain disposes the isolates of its finished steps then).
+ */
+function hostFor(id: number, step?: number, beforeWait?: () => void): InvocationHost {
   const tag = step === undefined ? {} : { step }
   return {
-    capability(capability, args) {
+    capability(capability, args, heldMb) {
+      beforeWait?.()
       const callId = nextCallId++
       return new Promise<CapabilityReply>((resolve) => {
         pendingCapabilities.set(`${id}:${callId}`, resolve)
-        send({ $: 'capability', id, callId, capability, args, ...tag })
+        send({ $: 'capability', id, callId, capability, args, heldMb, ...tag })
       })
     },
     log(text) {
@@ -88,26 +92,35 @@ function hostFor(id: number, step?: number): InvocationHost {
 async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> {
   const abort = new AbortController()
   running.set(message.id, abort)
-  // Isolates of finished steps are disposed once the chain has answered (off the critical path), a
-  // few at most: past that, each is disposed as its step ends, so memory stays bounded.
+  // Isolates of finished steps are disposed once the chain has answered (off the critical path): a
+  // few at most, each holding little; any other is disposed as its step ends, so that a chain holds
+  // about one hook's memory at a time. A step that waits on its host disposes them first: what waits
+  // there is counted against the worker's parked memory one isolate at a time (WorkerPool).
   const later: Array<() => void> = []
+  const flush = (): void => {
+    for (const then of later.splice(0)) then()
+  }
   const point = getPoint(message.point) as AnyPoint | undefined
+  // Every step's code is taken as the message arrives, not as the step starts: the source of a version
+  // comes once, with the first message that needs it, and another chain of the same hooks sent right
+  // after this one (without it) may reach those steps first.
+  const code = message.steps.map((data) => rememberHook(data.hook))
   try {
     if (point) {
       expectChain(message.limits.memoryMb, message.steps.length)
       const steps: ChainStep[] = message.steps.map((data, step) => ({
         hook: { name: data.hook.name, version: data.hook.version, filename: data.hook.filename, points: new Set(data.points as PointName[]) },
         invoke: async (handler, args, resultArg): Promise<InvocationReport> => {
-          const hook = rememberHook(data.hook)
+          const hook = code[step]
           let report: InvocationReport
           if (!hook) {
             const message = `worker has no code for ${data.hook.name} version ${data.hook.version}`
             report = { outcome: { ok: false, kind: 'internal', message }, wallUs: 0, cpuUs: 0 }
           } else {
             const call = { point: handler, resultArg: resultArg ?? -1 }
-            const result = await runInIsolate(hook, call, JSON.stringify(args), data.ctx, message.limits, hostFor(message.id, step), abort.signal)
+            const result = await runInIsolate(hook, call, JSON.stringify(args), data.ctx, message.limits, hostFor(message.id, step, flush), abort.signal)
             report = { outcome: result.outcome, wallUs: result.wallUs, cpuUs: result.cpuUs }
-            if (later.length < CHAIN_DEFERRED_DISPOSALS) later.push(result.afterAnswer)
+            if (later.length < CHAIN_DEFERRED_DISPOSALS && result.heldMb <= CHAIN_DEFERRED_MB) later.push(result.afterAnswer)
             else result.afterAnswer()
           }
           send({ $: 'step', id: message.id, step, ...report })
@@ -123,13 +136,15 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
     }
   } finally {
     send({ $: 'chained', id: message.id }, () => {
-      for (const then of later) then()
+      flush()
       settled(message.id)
     })
   }
 }
 
 const CHAIN_DEFERRED_DISPOSALS = 4
+/** The most a finished step's isolate may hold (heldMb) to wait for the chain's answer before it is disposed. */
+const CHAIN_DEFERRED_MB = 8
 
 async function load(message: Extract<ToWorker, { $: 'load' }>): Promise<void> {
   const hook = rememberHook(message.hook)

@@ -36,7 +36,8 @@ export function expectChain(memoryMb: number, steps: number): void {
 
 /** What the runner needs from the worker around it. */
 export interface InvocationHost {
-  capability(capability: string, args: unknown): Promise<CapabilityReply>
+  /** A capability call leaves for the sidecar; `heldMb` is what the waiting isolate holds (heldMb()). */
+  capability(capability: string, args: unknown, heldMb: number): Promise<CapabilityReply>
   log(message: string): void
 }
 
@@ -44,6 +45,8 @@ export interface RunResult {
   outcome: InvokeOutcome
   wallUs: number
   cpuUs: number
+  /** What the finished isolate still holds, in MB (heldMb()), until afterAnswer disposes it. */
+  heldMb: number
   /** Call once the answer is on its way: disposes the isolate and warms the next ones. */
   afterAnswer(): void
 }
@@ -183,10 +186,12 @@ export async function runInIsolate(
     const parsed = parseJson(argsText, `ctx.${name}: the argument list`, { maxDepth: limits.jsonDepth, maxBytes: limits.resultBytes })
     if (!parsed.ok) return replyText({ ok: false, code: 'invalid', message: parsed.message })
     const args = parsed.value
+    // Measured as the wait starts: while the isolate waits in the call it allocates nothing more.
+    const held = heldMb(isolate)
     const since = process.hrtime.bigint()
     waitingSince = since
     try {
-      return replyText(await host.capability(name, args))
+      return replyText(await host.capability(name, args, held))
     } finally {
       waitedNs += process.hrtime.bigint() - since
       waitingSince = undefined
@@ -263,6 +268,7 @@ export async function runInIsolate(
   if (timer) clearTimeout(timer)
   signal?.removeEventListener('abort', onAbort)
   const cpuUs = isolate.isDisposed || catastrophic ? 0 : Math.round(cpuNs() / 1000)
+  const held = catastrophic ? 0 : heldMb(isolate)
   const wallUs = Math.round(Number(process.hrtime.bigint() - started) / 1000)
   // From here the bridge answers nothing; a catastrophic isolate is left alone, as isolated-vm asks.
   warm.connect(undefined)
@@ -277,8 +283,28 @@ export async function runInIsolate(
       warmIsolates.refillWhenIdle(limits.memoryMb, () => active === 0)
     }, AFTER_ANSWER_MS)
   }
-  return { outcome: final, wallUs, cpuUs, afterAnswer }
+  return { outcome: final, wallUs, cpuUs, heldMb: held, afterAnswer }
 }
+
+/**
+ * What an isolate holds, in MB rounded up: its heap's resident pages (garbage not yet collected
+ * included) and the ArrayBuffers allocated outside it. isolated-vm's memory limit is "a guideline" (it
+ * is checked against the live heap after a collection), so this may pass the limit; the pool counts
+ * the more of the two for an invocation that waits on its host. A synchronous call, which isolated-vm
+ * serves even while the isolate waits in a capability call: ~70 us then, ~2 us on an idle isolate.
+ */
+function heldMb(isolate: ivm.Isolate): number {
+  if (isolate.isDisposed) return 0
+  try {
+    const heap = isolate.getHeapStatisticsSync()
+    return Math.ceil((heap.total_physical_size + heap.externally_allocated_size) / MIB)
+  } catch {
+    // Disposed (its limit, a cancel) between the check and the call.
+    return 0
+  }
+}
+
+const MIB = 1024 * 1024
 
 /** How long after an answer is written its isolate is disposed and spares are made (see afterAnswer). */
 const AFTER_ANSWER_MS = 1
