@@ -20,7 +20,7 @@ import { functionResponses, startGeminiApi } from './support/gemini-api.js'
 import { functionOutputs, startOpenAiApi } from './support/openai-api.js'
 import { codexConfig, copilotEnv, isolatedEnv, run } from './support/other-clis.js'
 import { runClaude } from './support/claude-run.js'
-import { runHookd, runInProcess } from '../support/processes.js'
+import { ROOT, runHookd, runInProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
 
 const TEST_TIMEOUT = 240_000
@@ -94,7 +94,7 @@ describe('a team sets hookd up once: hookd init, commit, clone, hookd up', () =>
     expect(ran.stdout).toContain("hookd init: commit .claude/settings.json; each teammate then runs 'npx hookd-sandbox up' once")
     const text = await readFile(join(repo, '.claude', 'settings.json'), 'utf8')
     // Nothing of this machine: no path of it, no token.
-    for (const local of [repo, root, tmpdir(), process.env.HOME ?? '/root', '/work/']) expect(text).not.toContain(local)
+    for (const local of [repo, root, tmpdir(), process.env.HOME ?? '/root', ROOT]) expect(text).not.toContain(local)
     expect(text).not.toMatch(/hkd_|Bearer/)
     const settings = JSON.parse(text) as { hooks: Record<string, Array<{ hooks: Array<{ type: string; command: string }> }>> }
     expect(Object.keys(settings.hooks).sort()).toEqual(['PreToolUse', 'SessionEnd', 'Stop', 'StopFailure', 'UserPromptSubmit'])
@@ -106,7 +106,7 @@ describe('a team sets hookd up once: hookd init, commit, clone, hookd up', () =>
     }
     for (const file of ['.codex/hooks.json', '.gemini/settings.json', '.github/hooks/hookd.json']) {
       const committed = await readFile(join(repo, file), 'utf8')
-      for (const local of [repo, root, tmpdir(), '/work/']) expect(committed, file).not.toContain(local)
+      for (const local of [repo, root, tmpdir(), ROOT]) expect(committed, file).not.toContain(local)
       expect(committed).toContain('hookd-hook')
     }
     // Run again, init replaces its own entries and nothing else.
