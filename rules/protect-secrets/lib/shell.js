@@ -664,4 +664,4 @@ function patchPaths(/** @type {string} */ patch) {
   return paths
 }
 
-module.exports = { parseShell, scriptsOf, commandsOf, programOf, shellArgs, baseName, patchPaths, SHELLS, MAX_CHARS, MAX_DEPTH }
+module.exports = { parseShell, scriptsOf, commandsOf, programOf, codeOf, shellArgs, baseName, patchPaths, SHELLS, MAX_CHARS, MAX_DEPTH }
