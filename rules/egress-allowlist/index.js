@@ -175,10 +175,11 @@ function checkUrl(/** @type {Policy} */ policy, /** @type {string} */ url, /** @
   if (read.problem !== undefined || read.host === undefined) {
     return { allow: false, reason: `this rule cannot tell where '${url}' goes (${read.problem ?? 'no host'}), so ${what} is refused; write the URL out in full` }
   }
-  if (policy.hosts.some((h) => h === read.host || (h.startsWith('*.') && read.host.endsWith(h.slice(1)) && read.host.length > h.length - 1))) return undefined
+  const host = read.host
+  if (policy.hosts.some((h) => h === host || (h.startsWith('*.') && host.endsWith(h.slice(1)) && host.length > h.length - 1))) return undefined
   return {
     allow: false,
-    reason: `'${read.host}' is not on this rule's allowlist (${policy.hosts.join(', ') || 'no hosts'}), so ${what} is refused. If it should be reached, ask the user to add it to the hosts in the rule's hook.json`,
+    reason: `'${host}' is not on this rule's allowlist (${policy.hosts.join(', ') || 'no hosts'}), so ${what} is refused. If it should be reached, ask the user to add it to the hosts in the rule's hook.json`,
   }
 }
 

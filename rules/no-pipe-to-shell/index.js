@@ -88,13 +88,19 @@ function check(/** @type {Known} */ known, /** @type {Script} */ script, /** @ty
   return undefined
 }
 
-/** The downloader a command runs, or holds in a substitution of its words (`cat <(curl x)`). */
+/**
+ * The downloader a command runs, or holds in a substitution of its words (`cat <(curl x)`).
+ * @returns {string | undefined}
+ */
 function downloaderOf(/** @type {Known} */ known, /** @type {Command} */ c, /** @type {string | undefined} */ name) {
   if (name !== undefined && known.downloaders.has(name)) return name
   return downloaderIn(known, [...c.words.flatMap((w) => w.subs), ...c.redirects.flatMap((r) => r.target?.subs ?? [])])
 }
 
-/** A downloader run anywhere inside these scripts (their substitutions included). */
+/**
+ * A downloader run anywhere inside these scripts (their substitutions included).
+ * @returns {string | undefined}
+ */
 function downloaderIn(/** @type {Known} */ known, /** @type {Script[]} */ scripts) {
   for (const s of scripts) {
     for (const c of s.commands) {
