@@ -4,13 +4,15 @@
 // subdomains). Its cases are in tests/ (run them: hookd test).
 //
 // What it sees: web_fetch's URL, and the URLs, proxies and options of every curl and wget in a shell
-// command (in pipes, substitutions and `sh -c '...'`). A URL it cannot read as the client would
-// (a `$VAR` in it, a percent-encoded or non-ASCII host, a curl glob) is refused, and so are the options
-// that send a request somewhere the URL does not say (`--resolve`, `--connect-to`, `-K` config files,
-// wget's `-e` and `-i`). What it cannot see: any other program that talks to the network (git, ssh,
-// nc, pip, npm, a script), a proxy set in the environment before the agent started, or a name that
-// DNS points somewhere you did not expect. It is a rule for an agent's ordinary requests, not a
-// network wall: for that, run the agent where the network itself allows only these hosts.
+// command (in pipes, substitutions and `sh -c '...'`; long options abbreviated as wget allows), and
+// any proxy the line sets (`export https_proxy=...`). A URL it cannot read as the client would (a
+// `$VAR` in it, a percent-encoded or non-ASCII host, a curl glob) is refused, and so are the options
+// and settings that send a request somewhere the URL does not say (`--resolve`, `--connect-to`, `-K`
+// config files, wget's `-e` and `-i`, CURL_HOME, WGETRC). What it cannot see: where an allowed host
+// redirects to (`curl -L`; wget follows redirects by default), any other program that talks to the
+// network (git, ssh, nc, pip, npm, a script), a proxy or a ~/.curlrc set before the agent started, or
+// a name that DNS points somewhere you did not expect. It is a rule for an agent's ordinary requests,
+// not a network wall: for that, run the agent where the network itself allows only these hosts.
 const { commandsOf, programOf } = require('./lib/shell.js')
 
 /** @typedef {{ hosts: string[], schemes: string[] }} Config */
@@ -26,16 +28,19 @@ const hook = {
     const read = commandsOf(String(call.arguments.command ?? ''))
     if (read.problem) return { allow: false, reason: `this rule could not read the whole command (${read.problem}), so it is refused; run it in smaller steps` }
     for (const { command } of read.commands) {
+      // A proxy or a client config set anywhere in the line (`export https_proxy=...; curl ...`).
+      for (const w of command.words) {
+        const proxy = /^((?:https?|ftp|all)_proxy)=(.*)$/is.exec(w.text)
+        if (proxy) {
+          const refused = checkTarget(policy, w, proxy[2] ?? '', `the proxy ${proxy[1]}`)
+          if (refused) return refused
+        }
+        const config = /^(CURL_HOME|WGETRC|XDG_CONFIG_HOME)=/.exec(w.text)
+        if (config) return { allow: false, reason: `${config[1]} makes curl or wget read a config file this rule cannot see (it can name a proxy or more URLs), so the command is refused` }
+      }
       const p = programOf(command)
       const tool = p.name === undefined ? undefined : CLIENTS[p.name]
       if (!tool || !Object.hasOwn(CLIENTS, /** @type {string} */ (p.name))) continue
-      for (const a of p.assignments) {
-        const m = /^((?:https?|ftp|all)_proxy)=(.*)$/is.exec(a.text)
-        if (m) {
-          const refused = checkTarget(policy, a, m[2] ?? '', `the proxy ${m[1]}`)
-          if (refused) return refused
-        }
-      }
       const refused = checkClient(policy, tool, /** @type {string} */ (p.name), p.args)
       if (refused) return refused
     }
@@ -119,7 +124,7 @@ function checkClient(/** @type {Policy} */ policy, /** @type {Client} */ tool, /
     }
     if (options && t.startsWith('--')) {
       const eq = t.indexOf('=')
-      const option = eq < 0 ? t : t.slice(0, eq)
+      const option = longOption(tool, eq < 0 ? t : t.slice(0, eq))
       if (Object.hasOwn(tool.refused, option) || option.startsWith('--expand-')) {
         return { allow: false, reason: `${name}'s ${option} ${tool.refused[option] ?? 'puts variables into URLs this rule cannot see'}, so this rule refuses it; write the request out with its URL` }
       }
@@ -156,6 +161,18 @@ function checkClient(/** @type {Policy} */ policy, /** @type {Client} */ tool, /
     if (refused) return refused
   }
   return undefined
+}
+
+/**
+ * A long option as the client reads it: wget (and curl before 7.x) take any unambiguous prefix of a
+ * long option (`--exec` is `--execute`). A prefix of several known options that takes in a refused
+ * one is read as the refused one; the client itself refuses an ambiguous prefix, so nothing runs.
+ */
+function longOption(/** @type {Client} */ tool, /** @type {string} */ option) {
+  const known = [...tool.long, ...tool.hosts, ...Object.keys(tool.refused)]
+  if (known.includes(option) || option.startsWith('--expand-') || option === '--') return option
+  const matches = [...new Set(known.filter((o) => o.startsWith(option)))]
+  return matches.find((o) => Object.hasOwn(tool.refused, o)) ?? (matches.length === 1 ? /** @type {string} */ (matches[0]) : option)
 }
 
 /** Checks a URL the shell passes: refused when the shell builds part of it as the command runs. */

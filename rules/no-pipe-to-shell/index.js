@@ -4,11 +4,14 @@
 // `sh -c "$(curl ...)"`, `curl ... | python3`, `curl -o x.sh ... && sh x.sh`. The downloaders and
 // interpreters it knows are in hook.json; its cases are in tests/ (run them: hookd test).
 //
-// What it sees: every command of the line (pipes, substitutions, `sh -c '...'`, `eval`,
-// here-documents fed to a shell), which program each runs and where that program takes its code from
-// (`-c`, a script file, its input). What it cannot see: a download made by a program it does not know
-// (a script, `pip`, `npx`), code written to a file in one tool call and run in another, a command
-// name the shell builds when it runs (`$CMD`), or an alias.
+// What it sees: every command of the line (pipes, groups, substitutions, `sh -c '...'`, `eval`,
+// here-documents fed to a shell), which program each runs under its wrappers (sudo, env, xargs, ...)
+// and where that program takes its code from (`-c`, a script file, its input). A shell or interpreter
+// that reads its code from a pipe after a download anywhere earlier in the line is refused, and so is
+// one that runs a file the line downloaded (`-o`, `-O`, `> f`, `tee f`). What it cannot see: a
+// download made by a program it does not know (a script, `pip`, `npx`, a Python one-liner), code
+// written to a file in one tool call and run in another, a downloader named only when the command
+// runs (`$DL url | sh`), or an alias.
 const { scriptsOf, programOf, shellArgs, SHELLS } = require('./lib/shell.js')
 
 /** @typedef {{ downloaders: string[], interpreters: string[] }} Config */
@@ -25,7 +28,7 @@ const hook = {
     const known = { downloaders: new Set(ctx.config.downloaders ?? []), interpreters: new Set(ctx.config.interpreters ?? []) }
     /** @type {Map<string, string>} a downloaded file's name -> the downloader that wrote it */
     const files = new Map()
-    for (const { script } of read.scripts) for (const c of script.commands) downloadedFiles(known, c, files)
+    for (const { script } of read.scripts) for (const c of script.commands) downloadedFiles(known, script, c, files)
     for (const { script } of read.scripts) {
       const found = check(known, script, files)
       if (found) {
@@ -45,13 +48,17 @@ module.exports = hook
  * @typedef {{ code: Word[], script: Word | undefined, stdin: boolean }} CodeSource
  */
 
-/** The first place in `script` where downloaded text is run as code, if there is one. */
+/**
+ * The first place in `script` where downloaded text is run as code, if there is one. A command that
+ * reads its code from a pipe after a download anywhere earlier in the script is refused, not only in
+ * the same pipeline: `(curl x) | sh`, `{ curl x; } | sh` and `curl x > f; cat f | sh` are the same
+ * thing, and this reader does not follow groups.
+ */
 function check(/** @type {Known} */ known, /** @type {Script} */ script, /** @type {Map<string, string>} */ files) {
-  /** @type {Map<number, string>} a pipeline -> the downloader of an earlier stage */
-  const piped = new Map()
+  /** @type {string | undefined} the first downloader so far */
+  let upstream
   for (const c of script.commands) {
     const p = programOf(c)
-    const upstream = piped.get(c.pipeline)
     const source = codeSource(known, p.name, p.args)
     const xargs = p.wrappers.includes('xargs') && source !== undefined
     if (p.word && !p.word.literal) {
@@ -82,8 +89,7 @@ function check(/** @type {Known} */ known, /** @type {Script} */ script, /** @ty
       const wrote = files.get(lastPart(p.word.text))
       if (wrote) return { downloader: wrote, how: `run as the program '${p.word.text}'` }
     }
-    const downloads = downloaderOf(known, c, p.name)
-    if (downloads && !piped.has(c.pipeline)) piped.set(c.pipeline, downloads)
+    upstream ??= downloaderOf(known, c, p.name)
   }
   return undefined
 }
@@ -111,20 +117,35 @@ function downloaderIn(/** @type {Known} */ known, /** @type {Script[]} */ script
   return undefined
 }
 
-/** The files a downloader writes: `curl -o F`, `wget -O F`, and the URL's own name (`curl -O`, plain `wget`). */
-function downloadedFiles(/** @type {Known} */ known, /** @type {Command} */ c, /** @type {Map<string, string>} */ files) {
+/**
+ * The files a downloader writes: `curl -o F`, `wget -O F`, the URL's own name (`curl -O`, plain
+ * `wget`), `curl x > F`, and a `tee F` later in its pipeline.
+ */
+function downloadedFiles(/** @type {Known} */ known, /** @type {Script} */ script, /** @type {Command} */ c, /** @type {Map<string, string>} */ files) {
   const p = programOf(c)
   if (p.name === undefined || !known.downloaders.has(p.name)) return
+  const name = p.name
+  for (const r of c.redirects) {
+    if (r.target && (r.op === '>' || r.op === '>>' || r.op === '>|' || r.op === '&>' || r.op === '&>>')) files.set(lastPart(r.target.text), name)
+  }
+  for (const later of script.commands) {
+    if (later.pipeline !== c.pipeline || later.stage <= c.stage) continue
+    const q = programOf(later)
+    if (q.name === 'tee') for (const a of q.args) if (!a.text.startsWith('-')) files.set(lastPart(a.text), name)
+    for (const r of later.redirects) {
+      if (r.target && (r.op === '>' || r.op === '>>' || r.op === '>|' || r.op === '&>' || r.op === '&>>')) files.set(lastPart(r.target.text), name)
+    }
+  }
   const args = p.args.map((a) => a.text)
   args.forEach((arg, i) => {
     const next = args[i + 1]
-    if (/^-[A-Za-z]*[oO]$/.test(arg) && next !== undefined && next !== '-') files.set(lastPart(next), p.name ?? '')
+    if (/^-[A-Za-z]*[oO]$/.test(arg) && next !== undefined && next !== '-') files.set(lastPart(next), name)
     const long = /^--(?:output|output-document)=(.+)$/.exec(arg)
-    if (long?.[1] && long[1] !== '-') files.set(lastPart(long[1]), p.name ?? '')
-    if ((arg === '--output' || arg === '--output-document') && next !== undefined && next !== '-') files.set(lastPart(next), p.name ?? '')
+    if (long?.[1] && long[1] !== '-') files.set(lastPart(long[1]), name)
+    if ((arg === '--output' || arg === '--output-document') && next !== undefined && next !== '-') files.set(lastPart(next), name)
     const url = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\/([^?#]*)/i.exec(arg)
-    const name = url?.[1] ? lastPart(url[1]) : ''
-    if (name !== '') files.set(name, p.name ?? '')
+    const file = url?.[1] ? lastPart(url[1]) : ''
+    if (file !== '') files.set(file, name)
   })
 }
 

@@ -72,10 +72,15 @@ function checkShell(/** @type {Rules} */ rules, /** @type {string} */ command) {
   for (const { command: c } of read.commands) {
     const words = [...c.words, ...c.redirects.flatMap((r) => (r.target && !r.heredoc ? [r.target] : []))]
     for (const word of words) {
-      for (const piece of [...word.text.split(PIECES), word.text]) {
-        if (piece === '') continue
-        const hit = protectedBy(rules, piece) ?? (hasGlob(piece) ? globReaches(rules, piece) : undefined)
-        if (hit) return refuse(piece, hit, true)
+      // `.e{n,}v` is `.env .ev` to the shell: each spelling is a name the command may open.
+      const spellings = braces(word.text)
+      if (!spellings) return { allow: false, reason: `this rule could not read the whole command ('${word.text.slice(0, 80)}' has braces that stand for more than 64 names), so it is refused; write the names out` }
+      for (const spelling of spellings) {
+        for (const piece of [...spelling.split(PIECES), spelling]) {
+          if (piece === '') continue
+          const hit = protectedBy(rules, piece) ?? (hasGlob(piece) ? globReaches(rules, piece) : undefined)
+          if (hit) return refuse(piece, hit, true)
+        }
       }
     }
   }
@@ -86,8 +91,7 @@ function globReaches(/** @type {Rules} */ rules, /** @type {string} */ piece) {
   const last = lastPart(piece)
   // A bare `*` (or `*.*`) names no file in particular: `ls *` is not a read of the keys it lists.
   if (last.replace(/[*?[\]]/g, '').length < 2 && !last.startsWith('.')) return undefined
-  const match = globMatcher(last)
-  const at = rules.samples.findIndex((sample) => match(sample) && !rules.allowed(sample))
+  const at = rules.samples.findIndex((sample) => shellGlob(last, sample) && !rules.allowed(sample))
   return at < 0 ? undefined : rules.test(/** @type {string} */ (rules.samples[at])) ?? undefined
 }
 
@@ -111,6 +115,91 @@ function globMatcher(/** @type {string} */ pattern) {
     .join('')
   const re = new RegExp(`(?:^|/)${source}$`, 'i')
   return (/** @type {string} */ path) => re.test(path)
+}
+
+/**
+ * Whether the shell glob `glob` (`*`, `?`, `[...]`) matches `name`, as bash matches a file name.
+ * Iterative, with one step back to the last `*` (never exponential, whatever the glob).
+ */
+function shellGlob(/** @type {string} */ glob, /** @type {string} */ name) {
+  const g = glob.toLowerCase()
+  const n = name.toLowerCase()
+  let gi = 0
+  let ni = 0
+  let star = -1
+  let mark = 0
+  while (ni < n.length) {
+    const c = g[gi]
+    if (c === '*') {
+      star = gi++
+      mark = ni
+      continue
+    }
+    if (c === '[') {
+      const close = g.indexOf(']', gi + 2)
+      if (close > 0) {
+        const negate = g[gi + 1] === '!' || g[gi + 1] === '^'
+        const set = g.slice(gi + (negate ? 2 : 1), close)
+        if (inSet(set, /** @type {string} */ (n[ni])) !== negate) {
+          gi = close + 1
+          ni += 1
+          continue
+        }
+      } else if (n[ni] === '[') {
+        gi += 1
+        ni += 1
+        continue
+      }
+    } else if (c !== undefined && (c === '?' || c === n[ni])) {
+      gi += 1
+      ni += 1
+      continue
+    }
+    if (star < 0) return false
+    gi = star + 1
+    ni = ++mark
+  }
+  while (g[gi] === '*') gi += 1
+  return gi === g.length
+}
+
+/** Whether `ch` is in a bracket set's text (`a-z0-9_`). */
+function inSet(/** @type {string} */ set, /** @type {string} */ ch) {
+  for (let i = 0; i < set.length; i++) {
+    if (set[i + 1] === '-' && i + 2 < set.length) {
+      if (ch >= /** @type {string} */ (set[i]) && ch <= /** @type {string} */ (set[i + 2])) return true
+      i += 2
+    } else if (set[i] === ch) return true
+  }
+  return false
+}
+
+/**
+ * The spellings a word's braces stand for (`a{b,c}d` -> abd, acd), the word itself when it has none;
+ * undefined when they stand for more than 64 (or nest more than 8 deep), which this rule does not read.
+ * @returns {string[] | undefined}
+ */
+function braces(/** @type {string} */ text) {
+  /** @type {string[]} */
+  let out = [text]
+  for (let round = 0; round < 8; round++) {
+    /** @type {string[]} */
+    const next = []
+    let changed = false
+    for (const t of out) {
+      const m = /\{([^{}]*,[^{}]*)\}/.exec(t)
+      if (!m) {
+        next.push(t)
+        continue
+      }
+      changed = true
+      for (const part of (m[1] ?? '').split(',')) next.push(t.slice(0, m.index) + part + t.slice(m.index + m[0].length))
+    }
+    if (next.length > 64) return undefined
+    out = next
+    if (!changed) return out
+  }
+  return /\{[^{}]*,[^{}]*\}/.test(out.join('')) ? undefined : out
 }
 
 function lastPart(/** @type {string} */ path) {

@@ -8,8 +8,8 @@
 // shred, mv, cp, ln, install, touch, mkdir, truncate, tee, chmod, chown, chgrp, dd of=, sed -i,
 // perl -i and find -delete/-exec name, and every redirection (`>`, `>>`, `&>`), each resolved from
 // the folder the command is in at that point, following `cd` and `pushd` through the line. A path
-// the shell builds when it runs (`$DIR/x`, `$(mktemp)`, `~`) or a `cd` it cannot follow (`cd -`)
-// is refused, since it could lead anywhere.
+// the shell builds when it runs (`$DIR/x`, `$(mktemp)`, `~`), a `cd` it cannot follow (`cd -`, a
+// `cd` with CDPATH set) and files a writer gets from xargs are refused, since they could lead anywhere.
 //
 // What it cannot see: a symbolic link inside the project that points out of it, what any other
 // program writes (make, npm install -g, git -C, a script, an editor), a folder changed by an earlier
@@ -25,6 +25,7 @@ const { parseShell, programOf, codeOf, patchPaths } = require('./lib/shell.js')
 /** @typedef {{ allow: false, reason: string }} Refusal */
 /** @typedef {{ root: string, writable: string[] }} Place */
 /** @typedef {{ word: Word, delete: boolean }} Target */
+/** @typedef {{ dir: string | undefined, why: string, cdpath: boolean }} At where the shell is: its folder, or undefined (and why) */
 
 /** Files a write to is no write to a file: the shell's own streams. */
 const DEVICES = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/
@@ -47,9 +48,12 @@ const hook = {
     }
     if (call.name !== 'shell') return
     const start = typeof args.cwd === 'string' ? resolvePath(root, args.cwd) : root
-    const script = parseShell(String(args.command ?? ''))
+    const command = String(args.command ?? '')
+    const script = parseShell(command)
     if (script.problem) return { allow: false, reason: `this rule could not read the whole command (${script.problem}), so it is refused; run it in smaller steps` }
-    return walk(place, script, { dir: start, why: '' }, 0)
+    // With CDPATH set, `cd x` may go to a folder of CDPATH's instead of ./x.
+    const cdpath = /(^|[^A-Za-z0-9_])CDPATH=/.test(command)
+    return walk(place, script, { dir: start, why: '', cdpath }, { depth: 0, read: command.length })
   },
 }
 
@@ -61,25 +65,31 @@ module.exports = hook
  * they start in.
  * @returns {Refusal | undefined}
  */
-function walk(/** @type {Place} */ place, /** @type {Script} */ script, /** @type {{ dir: string | undefined, why: string }} */ at, /** @type {number} */ depth) {
-  if (depth > 8) return { allow: false, reason: 'this rule could not read the whole command (it nests sh -c too deeply), so it is refused; run it in smaller steps' }
+function walk(/** @type {Place} */ place, /** @type {Script} */ script, /** @type {At} */ at, /** @type {{ depth: number, read: number }} */ budget) {
+  const unreadable = (/** @type {string} */ why) => ({ allow: /** @type {const} */ (false), reason: `this rule could not read the whole command (${why}), so it is refused; run it in smaller steps` })
+  if (budget.depth > 8) return unreadable('it nests sh -c too deeply')
   for (const c of script.commands) {
     for (const w of [...c.words, ...c.redirects.flatMap((r) => (r.target ? [r.target] : []))]) {
       for (const sub of w.subs) {
-        const refused = walk(place, sub, { ...at }, depth + 1)
+        const refused = walk(place, sub, { ...at }, { depth: budget.depth + 1, read: budget.read })
         if (refused) return refused
       }
     }
     for (const code of codeOf(c)) {
+      budget.read += code.length
+      if (budget.read > 1024 * 1024) return unreadable('it holds more than 1 MiB of shell code, counted at every level')
       const inner = parseShell(code)
-      if (inner.problem) return { allow: false, reason: `this rule could not read the whole command (${inner.problem}), so it is refused; run it in smaller steps` }
-      const refused = walk(place, inner, { ...at }, depth + 1)
+      if (inner.problem) return unreadable(inner.problem)
+      const refused = walk(place, inner, { ...at }, { depth: budget.depth + 1, read: budget.read })
       if (refused) return refused
     }
     const p = programOf(c)
     if (p.name === 'cd' || p.name === 'pushd') {
       follow(at, p.args)
       continue
+    }
+    if (p.wrappers.includes('xargs') && writes(p.name, p.args)) {
+      return { allow: false, reason: `this rule cannot tell which files xargs hands to '${p.name}' (they come from its input), so the command is refused; name the files in the command` }
     }
     if (p.name === 'popd') {
       at.dir = undefined
@@ -95,10 +105,13 @@ function walk(/** @type {Place} */ place, /** @type {Script} */ script, /** @typ
 }
 
 /** Moves `at` where `cd ARGS` goes, or to unknown. */
-function follow(/** @type {{ dir: string | undefined, why: string }} */ at, /** @type {Word[]} */ args) {
+function follow(/** @type {At} */ at, /** @type {Word[]} */ args) {
   const operands = args.filter((a) => !/^-[LPe@]*$/.test(a.text) || a.text === '-')
   const to = operands[0]
-  if (to === undefined || (to.literal && to.text.startsWith('~'))) {
+  if (at.cdpath && to !== undefined && !/^(\/|\.\.?(\/|$))/.test(to.text)) {
+    at.dir = undefined
+    at.why = `after 'cd ${to.text}' with CDPATH set`
+  } else if (to === undefined || (to.literal && to.text.startsWith('~'))) {
     at.dir = undefined
     at.why = "after 'cd' to the home folder"
   } else if (!to.literal || to.text === '-') {
@@ -109,6 +122,17 @@ function follow(/** @type {{ dir: string | undefined, why: string }} */ at, /** 
   } else if (at.dir !== undefined) {
     at.dir = resolvePath(at.dir, to.text)
   }
+}
+
+/** The commands whose file operands this rule checks. */
+const WRITERS = new Set(['rm', 'rmdir', 'unlink', 'shred', 'mv', 'cp', 'install', 'ln', 'rsync', 'touch', 'mkdir', 'truncate', 'tee', 'chmod', 'chown', 'chgrp', 'sed', 'perl', 'dd', 'find'])
+
+/** Whether a command of WRITERS writes files: sed and perl only in place (-i), find only with -delete or -exec. */
+function writes(/** @type {string | undefined} */ name, /** @type {Word[]} */ args) {
+  if (name === undefined || !WRITERS.has(name)) return false
+  if (name === 'sed' || name === 'perl') return args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place'))
+  if (name === 'find') return args.some((a) => ['-delete', '-exec', '-execdir', '-ok', '-okdir'].includes(a.text))
+  return true
 }
 
 /** Options that take a value as the next word, by program (so the value is not read as a file). */
@@ -222,7 +246,7 @@ function split(/** @type {Word[]} */ args, /** @type {string[]} */ valued) {
 }
 
 /** @returns {Refusal | undefined} */
-function checkWord(/** @type {Place} */ place, /** @type {{ dir: string | undefined, why: string }} */ at, /** @type {Target} */ target) {
+function checkWord(/** @type {Place} */ place, /** @type {At} */ at, /** @type {Target} */ target) {
   const { word } = target
   if (!word.literal) return { allow: false, reason: `this rule cannot tell where '${word.text}' leads (the shell fills it in when the command runs), so the command is refused; write the path out` }
   if (word.text.startsWith('~')) return refuse(place, word.text, 'in the home folder')
@@ -245,8 +269,9 @@ function checkPath(/** @type {Place} */ place, /** @type {string} */ base, /** @
 }
 
 function refuse(/** @type {Place} */ place, /** @type {string} */ path, /** @type {string} */ full) {
-  // Where a relative path leads, from the workdir (`../x`); an absolute one as it is.
-  const where = full.startsWith('/') && !path.startsWith('/') ? fromRoot(place.root, full) : full
+  // Where a relative path leads: from the workdir when it is beside it (`../x`), else absolute.
+  const near = fromRoot(place.root, full)
+  const where = !path.startsWith('/') && !near.startsWith('../../') ? near : full
   const shown = where === path ? `'${path}'` : `'${path}' (${where})`
   return {
     allow: /** @type {const} */ (false),

@@ -122,9 +122,10 @@ function readList(/** @type {string} */ src, /** @type {number} */ from, /** @ty
   /** Reads a nested list after `$(` or `<(`, returning its script; `pos` moves past its `)`. */
   const nested = () => {
     if (depth + 1 > MAX_DEPTH) {
+      // Not read, and not recursed into either: the line is refused as a whole, so skipping to the
+      // end is enough, whatever depth the rest would have.
       if (!budget.problem) budget.problem = `the command nests $(...), backticks or sh -c more than ${MAX_DEPTH} levels deep`
-      const skipped = readList(src, pos, true, depth + 1, { commands: 0, problem: 'skipped' })
-      pos = skipped.end
+      pos = src.length
       return /** @type {Script} */ ({ commands: [], problem: 'skipped' })
     }
     const inner = readList(src, pos, true, depth + 1, budget)
@@ -619,6 +620,9 @@ function scriptsOf(/** @type {string} */ text) {
   const scripts = []
   let problem = top.problem
   let count = 0
+  // Code inside code is read again (`sh -c "$(...)"` reads the substitution as a word and as code):
+  // all the reading together is bounded, not only each piece.
+  let read = text.length
   const visit = (/** @type {Script} */ script, /** @type {number} */ depth) => {
     count += 1
     if (count > MAX_COMMANDS) {
@@ -635,6 +639,11 @@ function scriptsOf(/** @type {string} */ text) {
       for (const code of codeOf(command)) {
         if (depth + 1 > MAX_DEPTH) {
           problem ??= `the command nests $(...), backticks or sh -c more than ${MAX_DEPTH} levels deep`
+          continue
+        }
+        read += code.length
+        if (read > 4 * MAX_CHARS) {
+          problem ??= `the command holds more than ${4 * MAX_CHARS} characters of shell code, counted at every level`
           continue
         }
         const inner = parseShell(code)
