@@ -13,7 +13,7 @@
 // network (git, ssh, nc, pip, npm, a script), a proxy or a ~/.curlrc set before the agent started, or
 // a name that DNS points somewhere you did not expect. It is a rule for an agent's ordinary requests,
 // not a network wall: for that, run the agent where the network itself allows only these hosts.
-const { commandsOf, programOf } = require('./lib/shell.js')
+const { commandsOf, programOf } = require('./lib/commands.js')
 
 /** @typedef {{ hosts: string[], schemes: string[] }} Config */
 /** @typedef {import('./lib/shell.js').Word} Word */

@@ -9,7 +9,7 @@
 // substitution (the rewritten text would have to be quoted again inside another string). What it
 // cannot see: a git alias (`git pf`), a force push in a script file, push.default settings,
 // `--mirror` (which force-updates every ref), or options the shell builds when it runs (`$FLAGS`).
-const { scriptsOf, programOf } = require('./lib/shell.js')
+const { scriptsOf, programOf } = require('./lib/commands.js')
 
 /** @typedef {import('./lib/shell.js').Command} Command */
 /** @typedef {import('./lib/shell.js').Word} Word */

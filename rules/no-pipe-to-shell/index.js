@@ -12,7 +12,7 @@
 // download made by a program it does not know (a script, `pip`, `npx`, a Python one-liner), code
 // written to a file in one tool call and run in another, a downloader named only when the command
 // runs (`$DL url | sh`), or an alias.
-const { scriptsOf, programOf, shellArgs, SHELLS } = require('./lib/shell.js')
+const { scriptsOf, programOf, shellArgs, SHELLS } = require('./lib/commands.js')
 
 /** @typedef {{ downloaders: string[], interpreters: string[] }} Config */
 /** @typedef {import('./lib/shell.js').Command} Command */

@@ -8,7 +8,7 @@
 // taken out as the shell takes them out. What it cannot see: a name the shell builds when the
 // command runs (`cat $F`, `cat "$(ls -a | grep en)"`), a program that opens the file itself (a script,
 // `make`), or a search of a whole folder that happens to include the file.
-const { commandsOf, patchPaths } = require('./lib/shell.js')
+const { commandsOf, patchPaths } = require('./lib/commands.js')
 
 /** @typedef {{ protected: string[], allowed: string[] }} Config */
 

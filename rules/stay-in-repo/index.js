@@ -16,7 +16,8 @@
 // tool call (Claude Code keeps its shell's folder between calls; hookd sees one call at a time), or
 // the paths inside an archive it unpacks. A shell command is text to this rule, not a sandbox: for
 // a wall, run the agent where it can write only the project.
-const { parseShell, programOf, codeOf, patchPaths } = require('./lib/shell.js')
+const { parseShell } = require('./lib/shell.js')
+const { programOf, codeOf, patchPaths } = require('./lib/commands.js')
 
 /** @typedef {{ alsoWritable: string[] }} Config */
 /** @typedef {import('./lib/shell.js').Command} Command */

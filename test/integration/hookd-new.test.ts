@@ -195,7 +195,7 @@ describe('hookd new --from', { timeout: 120_000 }, () => {
     expect(made.stdout).toBe(
       [
         'created guards/secrets/ from the starter rule protect-secrets',
-        '  index.js, lib/shell.js    the rule (read its opening comment: what it sees and what it cannot)',
+        '  index.js, lib/commands.js, lib/shell.js    the rule (read its opening comment: what it sees and what it cannot)',
         '  hook.json   its description, "onError" and config (ctx.config)',
         `  tests/      ${cases.length} cases`,
         FAILS_CLOSED,
@@ -208,7 +208,7 @@ describe('hookd new --from', { timeout: 120_000 }, () => {
     const folder = join(dir, 'guards', 'secrets')
     expect((await readdir(folder)).sort()).toEqual(['hook.json', 'index.js', 'lib', 'tests'])
     expect((await readdir(join(folder, 'tests'))).sort()).toEqual(cases.sort())
-    for (const file of ['index.js', 'hook.json', 'lib/shell.js']) {
+    for (const file of ['index.js', 'hook.json', 'lib/commands.js', 'lib/shell.js']) {
       expect(await readFile(join(folder, file), 'utf8'), file).toBe(await readFile(join(ROOT, 'rules', 'protect-secrets', file), 'utf8'))
     }
     expect(JSON.parse(await readFile(join(folder, 'hook.json'), 'utf8'))).toMatchObject({ onError: 'refuse' })

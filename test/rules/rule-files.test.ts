@@ -14,6 +14,8 @@ import { ROOT, runInProcess } from '../support/processes.js'
 
 const RULES_DIR = join(ROOT, 'rules')
 const RULES = ['egress-allowlist', 'force-with-lease', 'no-pipe-to-shell', 'protect-secrets', 'stay-in-repo']
+/** The shell reader every rule carries. */
+const LIB = ['commands.js', 'shell.js']
 
 const caseFiles = async (rule: string): Promise<string[]> => (await readdir(join(RULES_DIR, rule, 'tests'))).filter((f) => f.endsWith('.json')).sort()
 
@@ -35,10 +37,12 @@ describe('the starter rules', { timeout: 120_000 }, () => {
   })
 
   it('carry the same shell reader, byte for byte', async () => {
-    const first = await readFile(join(RULES_DIR, RULES[0] as string, 'lib', 'shell.js'), 'utf8')
-    for (const rule of RULES) {
-      expect((await readdir(join(RULES_DIR, rule, 'lib'))).sort(), rule).toEqual(['shell.js'])
-      expect(await readFile(join(RULES_DIR, rule, 'lib', 'shell.js'), 'utf8'), `${rule}/lib/shell.js`).toBe(first)
+    for (const file of LIB) {
+      const first = await readFile(join(RULES_DIR, RULES[0] as string, 'lib', file), 'utf8')
+      for (const rule of RULES) {
+        expect((await readdir(join(RULES_DIR, rule, 'lib'))).sort(), rule).toEqual(LIB)
+        expect(await readFile(join(RULES_DIR, rule, 'lib', file), 'utf8'), `${rule}/lib/${file}`).toBe(first)
+      }
     }
   })
 
@@ -48,7 +52,7 @@ describe('the starter rules', { timeout: 120_000 }, () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 32 * 1024 * 1024 })
     const packed = new Set(((JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]?.files ?? []).map((f) => f.path))
     for (const rule of RULES) {
-      for (const file of ['index.js', 'hook.json', 'lib/shell.js', ...(await caseFiles(rule)).map((f) => `tests/${f}`)]) {
+      for (const file of ['index.js', 'hook.json', ...LIB.map((f) => `lib/${f}`), ...(await caseFiles(rule)).map((f) => `tests/${f}`)]) {
         expect(packed.has(`rules/${rule}/${file}`), `rules/${rule}/${file}`).toBe(true)
       }
     }
