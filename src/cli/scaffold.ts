@@ -7,6 +7,7 @@
  * appends to a log, and so on.
  */
 import type { StepPointName } from '../protocol/point-spec.js'
+import { getPoint, isGate } from '../protocol/points.js'
 
 /** The points `hookd new` writes handlers for: the step points, which hookd-sandbox/hook types. */
 export const SCAFFOLD_POINTS: readonly StepPointName[] = ['beforeRun', 'afterRun', 'beforeModelRequest', 'afterModelResponse', 'beforeToolExecute', 'afterToolExecute']
@@ -132,13 +133,29 @@ export interface ScaffoldOptions {
   typescript: boolean
 }
 
+/**
+ * Whether a hook of these points guards a gate (beforeToolExecute, and the event gates it serves as
+ * tool:gate): then its hook.json says `"onError": "refuse"`, so that a guard with a bug refuses the
+ * call instead of being skipped and letting it through.
+ */
+export function failsClosed(points: readonly StepPointName[]): boolean {
+  return points.some((p) => {
+    const point = getPoint(p)
+    return point !== undefined && isGate(point)
+  })
+}
+
 /** The files of a new hook folder, by path relative to it. */
 export function scaffold({ name, points, typescript }: ScaffoldOptions): Record<string, string> {
   const chosen = SCAFFOLD_POINTS.filter((p) => points.includes(p))
   const config = chosen.flatMap((p) => TEMPLATES[p].config)
   const files: Record<string, string> = {}
   files[typescript ? 'index.ts' : 'index.js'] = typescript ? tsSource(name, chosen, config) : jsSource(name, chosen, config)
-  files['hook.json'] = json({ description: `${name}: what this hook does`, config: Object.fromEntries(config.map(([key, , value]) => [key, value])) })
+  files['hook.json'] = json({
+    description: `${name}: what this hook does`,
+    ...(failsClosed(chosen) ? { onError: 'refuse' } : {}),
+    config: Object.fromEntries(config.map(([key, , value]) => [key, value])),
+  })
   for (const point of chosen) {
     for (const [file, testCase] of Object.entries(TEMPLATES[point].cases(name))) files[`tests/${file}.json`] = json(testCase)
   }

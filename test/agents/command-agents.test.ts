@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { answerProof, proofKey } from '../../src/sidecar/http/request-proof.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+import { codexPatch as codexPatchToolUse, codexPre as codexPreToolUse, copilotPre as copilotPreToolUse, geminiBefore as geminiBeforeTool } from './support/agent-events.js'
 import { ROOT } from './support/cli.js'
 
 const TOKEN = 'hkd_command-agents-test-token-0123456789abcdefghij'
@@ -134,28 +135,10 @@ async function rawServer(respond: (socket: import('node:net').Socket, request: s
   }
 }
 
-const codexPre = (id: string, command: string): Record<string, unknown> => ({
-  session_id: id,
-  turn_id: 't1',
-  cwd: project,
-  hook_event_name: 'PreToolUse',
-  model: 'gpt-5.5',
-  permission_mode: 'default',
-  tool_name: 'Bash',
-  tool_input: { command },
-  tool_use_id: 'call_1',
-})
-const codexPatch = (id: string, patch: string): Record<string, unknown> => ({ ...codexPre(id, ''), tool_name: 'apply_patch', tool_input: { command: patch } })
-const geminiBefore = (id: string, tool: string, input: Record<string, unknown>): Record<string, unknown> => ({
-  session_id: id,
-  transcript_path: '/tmp/t.jsonl',
-  cwd: project,
-  hook_event_name: 'BeforeTool',
-  timestamp: '2026-11-30T12:00:00.000Z',
-  tool_name: tool,
-  tool_input: input,
-})
-const copilotPre = (id: string, toolName: string, toolArgs: unknown): Record<string, unknown> => ({ sessionId: id, timestamp: 1796053931718, cwd: project, toolName, toolArgs })
+const codexPre = (id: string, command: string): Record<string, unknown> => codexPreToolUse(project, id, command)
+const codexPatch = (id: string, patch: string): Record<string, unknown> => codexPatchToolUse(project, id, patch)
+const geminiBefore = (id: string, tool: string, input: Record<string, unknown>): Record<string, unknown> => geminiBeforeTool(project, id, tool, input)
+const copilotPre = (id: string, toolName: string, toolArgs: unknown): Record<string, unknown> => copilotPreToolUse(project, id, toolName, toolArgs)
 
 it('the compiled shim was built: hookd setup writes it', async () => {
   const { shimPath, NATIVE_SHIM } = await import('../../src/cli/setup-command.js')
