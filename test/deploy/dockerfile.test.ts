@@ -156,7 +156,7 @@ describe.skipIf(!canSwitchUser)("the image's runtime stage, replayed here as its
     // npm wrote the folder's package.json: the one dependency, from the tarball npm pack made.
     expect(JSON.parse(await readFile(join(app, 'package.json'), 'utf8'))).toEqual({ dependencies: { 'hookd-sandbox': expect.stringMatching(/^file:.*hookd-sandbox-\d+\.\d+\.\d+\.tgz$/) } })
     const hookd = join(app, 'node_modules', 'hookd-sandbox')
-    expect((await readdir(hookd)).sort()).toEqual(['README.md', 'bin', 'build', 'dist', 'native', 'package.json', 'proto', 'scripts', 'types'])
+    expect((await readdir(hookd)).sort()).toEqual(['README.md', 'bin', 'build', 'dist', 'native', 'package.json', 'proto', 'rules', 'scripts', 'types'])
     expect(await readFile(join(hookd, 'dist', 'cli', 'main.js'), 'utf8')).toBe(await readFile(join(ROOT, 'dist', 'cli', 'main.js'), 'utf8'))
     for (const dev of ['typescript', 'vitest', 'tsx', 'vite']) {
       await expect(stat(join(app, 'node_modules', dev)), dev).rejects.toThrow()

@@ -73,7 +73,7 @@ describe('did you mean', () => {
     const ran = await inProcess(['serve', '--listn', 'unix:x.sock'])
     expect(ran.code).toBe(2)
     expect(ran.stderr.split('\n')[0]).toBe("hookd serve: Unknown option '--listn'; did you mean '--listen'?")
-    expect(ran.stderr).toContain("Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]\nRun 'hookd serve --help' for every option.\n")
+    expect(ran.stderr).toContain("Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]\n       hookd serve --projects [--http [HOST:]PORT] [options]\nRun 'hookd serve --help' for every option.\n")
 
     const single = await inProcess(['invoke', '-payload', '{}'])
     expect(single.stderr.split('\n')[0]).toBe("hookd invoke: Unknown option '-p'; did you mean '--payload'?")
