@@ -29,7 +29,7 @@ import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { bearerToken } from '../tenancy/tenant-token.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
-import { readBody, sendError, sendJson } from './http-exchange.js'
+import { BodyRefused, readBody, sendError, sendJson } from './http-exchange.js'
 import { sameToken } from './http-token.js'
 import { SidecarRun } from './sidecar-run.js'
 
@@ -129,20 +129,20 @@ export class FrontDoor {
       sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
       return
     }
-    let body: Buffer
+    let event: unknown
     try {
-      body = await readBody(req, this.maxBodyBytes)
+      event = await this.readEvent(req)
     } catch (err) {
-      return this.fail(req, res, HookdError.from(err), true)
+      if (!(err instanceof BodyRefused)) throw err
+      // The rest of the body is not read: the answer closes the connection.
+      return this.fail(req, res, err.error, { tooLarge: err.tooLarge, close: true })
     }
-    const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
-    if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
     const door = this.door(tenant)
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
-    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel))
-    const event = new URLSearchParams(query).get('event') ?? undefined
-    const answer = await door.commands[route.agent].handle(json.value, channel, event)
+    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(event, channel))
+    const name = new URLSearchParams(query).get('event') ?? undefined
+    const answer = await door.commands[route.agent].handle(event, channel, name)
     if (answer === undefined) {
       res.writeHead(204)
       res.end()
@@ -155,9 +155,21 @@ export class FrontDoor {
    * Answers an error, and says it on stderr: the agent shows only a status (Claude Code: `HTTP 401
    * from URL`), so the operator's line is where a wrong token or URL is explained.
    */
-  fail(req: IncomingMessage, res: ServerResponse, err: HookdError, tooLarge = false): void {
+  fail(req: IncomingMessage, res: ServerResponse, err: HookdError, options: { tooLarge?: boolean; close?: boolean } = {}): void {
     this.report(`http: ${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
-    sendError(res, err, tooLarge)
+    sendError(res, err, options)
+  }
+
+  /**
+   * The event in the request's body, parsed within the size and depth limits. Only this frame holds
+   * the body's bytes, so they are garbage once it returns: a call waiting on its hooks keeps the parsed
+   * event, not the bytes it came in.
+   */
+  private async readEvent(req: IncomingMessage): Promise<unknown> {
+    const body = await readBody(req, this.maxBodyBytes)
+    const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
+    if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
+    return json.value
   }
 
   /** The tenant the request's token names; a HookdError (401) saying what to send otherwise. */
