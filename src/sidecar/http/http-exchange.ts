@@ -102,9 +102,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text)
 }
 
-/** An error answer: the status for its code, and `{error}` saying what was wrong and what to do. */
-export function sendError(res: ServerResponse, err: HookdError, options: { tooLarge?: boolean; close?: boolean } = {}): void {
-  const status = options.tooLarge ? 413 : httpStatus(err)
+/**
+ * An error answer: the status for its code (or `status`: 413, 421), and `{error}` saying what was wrong
+ * and what to do. `close` ends the connection after it (a body left unread).
+ */
+export function sendError(res: ServerResponse, err: HookdError, options: { status?: number; close?: boolean } = {}): void {
+  const status = options.status ?? httpStatus(err)
   const headers: Record<string, string> = {}
   if (status === 401) headers['www-authenticate'] = 'Bearer'
   if (status === 429 || status === 503) headers['retry-after'] = '1'
