@@ -105,26 +105,30 @@ export class AgentRuns {
    */
   async with<T>(start: RunStart, fn: (run: AgentRun) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.closed) throw new HookdError('unavailable', 'hookd is shutting down; no new calls are taken')
-    await this.slots.take(signal)
+    const k = keyOf(start.key)
+    let entry = this.entries.get(k)
+    if (!entry) entry = this.create(k, start)
+    if (entry.inFlight >= this.maxInFlight) {
+      throw new HookdError('resource-exhausted', `session ${label(start.key.sessionId)} already has ${this.maxInFlight} calls in flight; retry when one has finished`)
+    }
+    // In flight from now, so that an end of the run that arrives while this call waits for its turn
+    // waits for it too.
+    entry.inFlight += 1
+    entry.lastUsed = Date.now()
     try {
-      if (this.closed) throw new HookdError('unavailable', 'hookd is shutting down; no new calls are taken')
-      const k = keyOf(start.key)
-      let entry = this.entries.get(k)
-      if (!entry) entry = this.create(k, start)
-      if (entry.inFlight >= this.maxInFlight) {
-        throw new HookdError('resource-exhausted', `session ${label(start.key.sessionId)} already has ${this.maxInFlight} calls in flight; retry when one has finished`)
-      }
-      entry.inFlight += 1
-      entry.lastUsed = Date.now()
+      const run = await entry.ready
+      // The turn is taken once the run is ready (its beforeRun took one of its own): a call never
+      // holds a turn while it waits for another.
+      await this.slots.take(signal)
       try {
-        return await fn(cancelledBy(await entry.ready, signal))
+        return await fn(cancelledBy(run, signal))
       } finally {
-        entry.inFlight -= 1
-        entry.lastUsed = Date.now()
-        if (entry.inFlight === 0) for (const done of entry.drained.splice(0)) done()
+        this.slots.give()
       }
     } finally {
-      this.slots.give()
+      entry.inFlight -= 1
+      entry.lastUsed = Date.now()
+      if (entry.inFlight === 0) for (const done of entry.drained.splice(0)) done()
     }
   }
 
@@ -178,7 +182,12 @@ export class AgentRuns {
     const run = await this.open(start)
     if (run.serves('beforeRun')) {
       try {
-        await run.call('beforeRun', { sessionId: start.key.sessionId, agentId: start.agentId, modelId: start.modelId })
+        await this.slots.take()
+        try {
+          await run.call('beforeRun', { sessionId: start.key.sessionId, agentId: start.agentId, modelId: start.modelId })
+        } finally {
+          this.slots.give()
+        }
       } catch (err) {
         run.abort()
         throw err
