@@ -60,6 +60,8 @@ export interface FrontDoorOptions {
   connections?: Partial<ConnectionLimits>
   /** Lines about refused requests: a burst per kind, then one per interval. Default: 10, then one per 10 s. */
   errorLines?: Partial<LineLimits>
+  /** Host names (or addresses) a request's Host may give besides loopback and the listener's own. */
+  hosts?: readonly string[]
   /** False while the sidecar cannot serve (its workers gave up): /healthz says so. */
   serving?(): boolean
   /** Lines for the operator. Default: stderr. */
@@ -147,7 +149,7 @@ export class FrontDoor {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const misdirected = hostRefusal(req, this.host)
+    const misdirected = hostRefusal(req, this.host, this.options.hosts)
     if (misdirected) return this.fail(req, res, new HookdError('failed-precondition', misdirected), { status: 421 })
     const [path = '/', query = ''] = (req.url ?? '/').split('?', 2)
     if (path === '/healthz') {

@@ -16,15 +16,16 @@ import { quoted } from '../../protocol/text.js'
 
 /**
  * Undefined when `req`'s Host may be answered; otherwise the refusal (for a 421), saying what to use.
- * `listenHost` is the host the listener was told to bind (a name, an address, or 0.0.0.0 / ::).
+ * `listenHost` is the host the listener was told to bind (a name, an address, or 0.0.0.0 / ::);
+ * `names` are further names (or addresses) the operator said clients use.
  */
-export function hostRefusal(req: IncomingMessage, listenHost: string): string | undefined {
+export function hostRefusal(req: IncomingMessage, listenHost: string, names: readonly string[] = []): string | undefined {
   const header = req.headers.host
   if (header === undefined) return undefined
   const local = unmapped(req.socket.localAddress ?? '')
   const port = req.socket.localPort ?? 0
   const parsed = parseHost(header)
-  if (parsed && parsed.port === port && allowedName(parsed.name, listenHost, local)) return undefined
+  if (parsed && parsed.port === port && (allowedName(parsed.name, listenHost, local) || names.includes(parsed.name))) return undefined
   const own = `${bracketed(listenHost)}:${port}`
   return (
     `the request's Host ${quoted(header, 100)} names neither a loopback address nor this listener's own (${own}); hookd answers only requests ` +
