@@ -49,9 +49,10 @@ function rssMiB(pid: number): number {
   }
 }
 
-function workersMiB(): number {
+/** The sandbox workers: this process's children but the posting client. */
+function workersMiB(client?: number): number {
   const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim()
-  return children ? children.split(/\s+/).reduce((sum, pid) => sum + rssMiB(Number(pid)), 0) : 0
+  return children ? children.split(/\s+/).map(Number).filter((pid) => pid !== client).reduce((sum, pid) => sum + rssMiB(pid), 0) : 0
 }
 
 async function main(): Promise<void> {
@@ -64,22 +65,23 @@ async function main(): Promise<void> {
     'slow/hook.json': JSON.stringify({ config: { url: `${originUrl}/x` } }),
     'slow.profile.json': JSON.stringify({ hooks: ['slow'], policy: { httpOrigins: [originUrl] } }),
   })
-  const sidecar = await Sidecar.create({ hooks, workers: 1, watch: false, limits: { memoryMb: 256 } })
+  const sidecar = await Sidecar.create({ hooks, workers: 1, watch: false })
   const budget = BUDGET_MB === undefined ? {} : { budget: { tenantBytes: BUDGET_MB * 1024 * 1024, totalBytes: BUDGET_MB * 1024 * 1024 } }
   const url = await sidecar.listenHttp('127.0.0.1', 0, { token: TOKEN, report: () => {}, ...budget })
   const before = { main: rssMiB(process.pid), workers: workersMiB() }
   const peak = { ...before }
+  let client: ReturnType<typeof spawn> | undefined
   const sampler = setInterval(() => {
     peak.main = Math.max(peak.main, rssMiB(process.pid))
-    peak.workers = Math.max(peak.workers, workersMiB())
+    peak.workers = Math.max(peak.workers, workersMiB(client?.pid))
   }, 100)
   const releaser = setInterval(() => held.splice(0).forEach((answer) => answer()), HOLD_MS)
   try {
     const started = Date.now()
-    const client = spawn(process.execPath, ['-e', CLIENT, `${url}/claude-code/profile/slow`, String(EVENTS), String(MB)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    client = spawn(process.execPath, ['-e', CLIENT, `${url}/claude-code/profile/slow`, String(EVENTS), String(MB)], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
-    client.stdout.on('data', (c: Buffer) => (out += c.toString()))
-    await new Promise((resolve) => client.on('exit', resolve))
+    client.stdout?.on('data', (c: Buffer) => (out += c.toString()))
+    await new Promise((resolve) => client?.on('exit', resolve))
     const mib = (n: number): string => `${Math.round(n)} MiB`
     process.stdout.write(`front door flood: ${EVENTS} PreToolUse events of ${MB} MB at once, the hook waiting ${HOLD_MS} ms (budget: ${BUDGET_MB === undefined ? 'default' : `${BUDGET_MB} MiB`})\n`)
     process.stdout.write(`  answers                 ${out.trim()} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
