@@ -229,9 +229,9 @@ describe("a tenant's calls at once", () => {
 
 /**
  * `count` idle connections to the door held by a process running as `uid`. `ready` resolves once all
- * are connected; `open()` asks how many the door has left open, and ends the process.
+ * are connected; `open()` asks how many the door has left open; `end()` ends the process.
  */
-function connectionsOf(uid: number, count: number): { ready: Promise<void>; open(): Promise<number> } {
+function connectionsOf(uid: number, count: number): { ready: Promise<void>; open(): Promise<number>; end(): void } {
   const script = `
     const net = require('node:net')
     let connected = 0
@@ -242,29 +242,36 @@ function connectionsOf(uid: number, count: number): { ready: Promise<void>; open
       s.on('close', () => (s.gone = true))
       return s
     })
-    process.stdin.once('data', () => setTimeout(() => { console.log(socks.filter((s) => !s.gone).length); process.exit(0) }, 300))`
+    require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => (l === 'end' ? process.exit(0) : console.log(socks.filter((s) => !s.gone).length)))`
   const child = spawn('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
-  let out = ''
-  let onData = (): void => {}
+  const lines: string[] = []
+  let partial = ''
+  let wake = (): void => {}
   child.stdout.on('data', (c: Buffer) => {
-    out += c.toString()
-    onData()
+    const parts = (partial + c.toString()).split('\n')
+    partial = parts.pop() ?? ''
+    lines.push(...parts)
+    wake()
   })
-  const line = (n: number): Promise<string> =>
+  const next = (): Promise<string> =>
     new Promise((resolve, reject) => {
-      onData = () => {
-        const lines = out.split('\n')
-        if (lines.length > n) resolve(lines[n - 1] as string)
+      const onExit = (code: number | null): void => reject(new Error(`the process as uid ${uid} exited (${code})`))
+      child.once('exit', onExit)
+      wake = () => {
+        const line = lines.shift()
+        if (line === undefined) return
+        child.removeListener('exit', onExit)
+        resolve(line)
       }
-      child.once('exit', (code) => reject(new Error(`the process as uid ${uid} exited (${code}): ${out}`)))
-      onData()
+      wake()
     })
   return {
-    ready: line(1).then((l) => expect(l).toBe('ready')),
+    ready: next().then((l) => expect(l).toBe('ready')),
     open: async () => {
       child.stdin.write('count\n')
-      return Number(await line(2))
+      return Number(await next())
     },
+    end: () => void child.stdin.write('end\n'),
   }
 }
 
@@ -290,19 +297,28 @@ describe('connections', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     const res = await post('/claude-code/guard', pre(session(), 'rm -rf victim'))
     expect(res.json.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny', permissionDecisionReason: 'no rm -rf' })
+    // Counted once the door's closes have reached them.
+    await new Promise((resolve) => setTimeout(resolve, 300))
     const open = await Promise.all(users.map((u) => u.open()))
+    for (const u of users) u.end()
     expect(open.reduce((a, b) => a + b, 0)).toBe(511)
-    expect(reports).toContain('http: closed a connection (not authenticated) to make room: the front door holds 512 connections, its most')
     await ordinary()
   }, 60_000)
 
   it("another user's connections past the per-user cap are closed; the agent's user still gets answers", async () => {
     const nobody = connectionsOf(65534, 200)
     await nobody.ready
-    await until('the door to close what is past the cap', () => reports.some((l) => l.includes('from uid 65534 to make room: one user may hold 128 connections')))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    let open = 200
+    const end = Date.now() + 20_000
+    while (open > 128 && Date.now() < end) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      open = await nobody.open()
+    }
     await ordinary()
-    expect(await nobody.open()).toBe(128)
+    // Still exactly the cap: the door closed what was past it, and nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect([open, await nobody.open()]).toEqual([128, 128])
+    nobody.end()
   }, 30_000)
 })
 
