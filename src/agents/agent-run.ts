@@ -33,7 +33,11 @@ export interface ChainAnswer {
 export interface AgentRun {
   /** True when some declared hook serves the point (directly or through an alias). */
   serves(point: StepPointName): boolean
-  call(point: StepPointName, payload: unknown): Promise<ChainAnswer>
+  /**
+   * Runs the point through the run's hooks. When `signal` aborts (the agent went away) the call is
+   * cancelled: its chain stops, and a gate that could not decide comes back refused.
+   */
+  call(point: StepPointName, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer>
   /** Runs afterRun with the reason and ends the session. */
   close(reason: RunEndReason): Promise<ChainAnswer | undefined>
   /** Ends the session at once, without afterRun (shutdown, or a run that failed to start). */

@@ -9,10 +9,17 @@
  * its own point call.
  *
  * Bounded: at most `maxRuns` runs (past that the least recently used idle run is ended to make room,
- * or the new one is refused when every run is busy) and at most `maxInFlight` calls per run.
+ * or the new one is refused when every run is busy), at most `maxInFlight` calls per run, and at most
+ * `maxCalls` calls of all runs at once, with `maxQueued` more waiting their turn (call-slots.ts): at the
+ * front door, one AgentRuns serves one tenant, so that is the tenant's concurrency quota.
+ *
+ * A call whose agent went away (the signal given to `with` aborts) leaves the queue, or is cancelled
+ * if it runs: its point call stops, and a gate that could not decide comes back refused.
  */
 import { HookdError } from '../protocol/status.js'
+import { inert } from '../protocol/text.js'
 import type { AgentRun, ChainAnswer, OpenRun, RunEndReason, RunKey, RunStart } from './agent-run.js'
+import { CallSlots } from './call-slots.js'
 import { checkWorkdir } from './workdir.js'
 
 export interface AgentRunsOptions {
@@ -22,6 +29,14 @@ export interface AgentRunsOptions {
   maxRuns?: number
   /** Calls of one run at once. Default 64. */
   maxInFlight?: number
+  /** Calls of all runs at once. Default 64. */
+  maxCalls?: number
+  /** Calls waiting for one of those to finish; past it a call is refused at once. Default 64. */
+  maxQueued?: number
+  /** How long a call may wait for its turn before it is refused. Default 10 s. */
+  queueMs?: number
+  /** Whose runs these are, in refusals: `tenant 'acme'`. Default: "this sidecar's agents". */
+  who?: string
   /** News for the operator (a run reaped, one ended to make room). */
   report?(line: string): void
   /**
@@ -41,6 +56,9 @@ interface Entry {
 
 export const DEFAULT_IDLE_MS = 30 * 60_000
 
+/** The concurrency quota's defaults: 64 calls at once, 64 more waiting at most 10 s (docs/agents.md#endpoints). */
+export const DEFAULT_CALLS = { maxCalls: 64, maxQueued: 64, queueMs: 10_000 } as const
+
 export class AgentRuns {
   private readonly entries = new Map<string, Entry>()
   private readonly endings = new Set<Promise<unknown>>()
@@ -49,6 +67,7 @@ export class AgentRuns {
   private readonly maxInFlight: number
   private readonly report: (line: string) => void
   private readonly checkWorkdir: boolean
+  private readonly slots: CallSlots
   private readonly reaper: NodeJS.Timeout
   private closed = false
 
@@ -61,6 +80,12 @@ export class AgentRuns {
     this.maxInFlight = options.maxInFlight ?? 64
     this.report = options.report ?? (() => {})
     this.checkWorkdir = options.checkWorkdir ?? true
+    this.slots = new CallSlots({
+      size: options.maxCalls ?? DEFAULT_CALLS.maxCalls,
+      queued: options.maxQueued ?? DEFAULT_CALLS.maxQueued,
+      waitMs: options.queueMs ?? DEFAULT_CALLS.queueMs,
+      who: options.who ?? "this sidecar's agents",
+    })
     this.reaper = setInterval(() => this.reap(), Math.max(10, Math.min(this.idleMs / 2, 60_000)))
     this.reaper.unref()
   }
@@ -73,19 +98,33 @@ export class AgentRuns {
     return this.entries.has(keyOf(key))
   }
 
-  /** Runs `fn` with the run of `start.key`, opening it first (and running its beforeRun) when none is open. */
-  async with<T>(start: RunStart, fn: (run: AgentRun) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` with the run of `start.key`, opening it first (and running its beforeRun) when none is
+   * open, once the concurrency quota lets it. When `signal` aborts (the agent went away), a call still
+   * waiting for its turn is refused, and the point calls `fn` makes through the run are cancelled.
+   */
+  async with<T>(start: RunStart, fn: (run: AgentRun) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.closed) throw new HookdError('unavailable', 'hookd is shutting down; no new calls are taken')
     const k = keyOf(start.key)
     let entry = this.entries.get(k)
     if (!entry) entry = this.create(k, start)
     if (entry.inFlight >= this.maxInFlight) {
-      throw new HookdError('resource-exhausted', `session ${start.key.sessionId} already has ${this.maxInFlight} calls in flight; retry when one has finished`)
+      throw new HookdError('resource-exhausted', `session ${label(start.key.sessionId)} already has ${this.maxInFlight} calls in flight; retry when one has finished`)
     }
+    // In flight from now, so that an end of the run that arrives while this call waits for its turn
+    // waits for it too.
     entry.inFlight += 1
     entry.lastUsed = Date.now()
     try {
-      return await fn(await entry.ready)
+      const run = await entry.ready
+      // The turn is taken once the run is ready (its beforeRun took one of its own): a call never
+      // holds a turn while it waits for another.
+      await this.slots.take(signal)
+      try {
+        return await fn(cancelledBy(run, signal))
+      } finally {
+        this.slots.give()
+      }
     } finally {
       entry.inFlight -= 1
       entry.lastUsed = Date.now()
@@ -117,6 +156,7 @@ export class AgentRuns {
   async closeAll(reason: RunEndReason, waitMs = 5000): Promise<void> {
     this.closed = true
     clearInterval(this.reaper)
+    this.slots.close(new HookdError('unavailable', 'hookd is shutting down; no new calls are taken'))
     const entries = [...this.entries.values()]
     for (const entry of entries) void this.end(entry.start.key, reason).catch(() => {})
     const all = Promise.allSettled([...this.endings])
@@ -142,7 +182,12 @@ export class AgentRuns {
     const run = await this.open(checked ? { ...start, checked } : start)
     if (run.serves('beforeRun')) {
       try {
-        await run.call('beforeRun', { sessionId: start.key.sessionId, agentId: start.agentId, modelId: start.modelId })
+        await this.slots.take()
+        try {
+          await run.call('beforeRun', { sessionId: start.key.sessionId, agentId: start.agentId, modelId: start.modelId })
+        } finally {
+          this.slots.give()
+        }
       } catch (err) {
         run.abort()
         throw err
@@ -157,9 +202,9 @@ export class AgentRuns {
       if (entry.inFlight === 0 && (!oldest || entry.lastUsed < oldest.lastUsed)) oldest = entry
     }
     if (!oldest) {
-      throw new HookdError('resource-exhausted', `hookd already holds ${this.maxRuns} sessions, all busy; session ${start.key.sessionId} cannot start now, retry shortly`)
+      throw new HookdError('resource-exhausted', `hookd already holds ${this.maxRuns} sessions, all busy; session ${label(start.key.sessionId)} cannot start now, retry shortly`)
     }
-    this.report(`session ${oldest.start.key.sessionId} ended (afterRun: interrupted) to make room: ${this.maxRuns} sessions are open`)
+    this.report(`session ${label(oldest.start.key.sessionId)} ended (afterRun: interrupted) to make room: ${this.maxRuns} sessions are open`)
     void this.end(oldest.start.key, 'interrupted').catch(() => {})
   }
 
@@ -167,10 +212,26 @@ export class AgentRuns {
     const now = Date.now()
     for (const entry of [...this.entries.values()]) {
       if (entry.inFlight > 0 || now - entry.lastUsed < this.idleMs) continue
-      this.report(`session ${entry.start.key.sessionId} ended (afterRun: interrupted): no event for ${Math.round(this.idleMs / 1000)} s`)
+      this.report(`session ${label(entry.start.key.sessionId)} ended (afterRun: interrupted): no event for ${Math.round(this.idleMs / 1000)} s`)
       void this.end(entry.start.key, 'interrupted').catch(() => {})
     }
   }
+}
+
+/** The run with its point calls cancelled when `signal` aborts. */
+function cancelledBy(run: AgentRun, signal: AbortSignal | undefined): AgentRun {
+  if (!signal) return run
+  return {
+    serves: (point) => run.serves(point),
+    call: (point, payload) => run.call(point, payload, signal),
+    close: (reason) => run.close(reason),
+    abort: () => run.abort(),
+  }
+}
+
+/** An agent's session id as lines and messages show it: event text, so inert and short. */
+export function label(sessionId: string): string {
+  return inert(sessionId, 128)
 }
 
 function keyOf(key: RunKey): string {

@@ -33,12 +33,13 @@ export class CommandAdapter<E> {
   }
 
   /**
-   * Answers one event (already parsed within size and depth limits). `channel` and `peer` key the runs
-   * (RunKey); `name` is the event's name when the route gives it (`?event=`).
+   * Answers one event (already parsed within size and depth limits). `channel` and `options.peer` key
+   * the runs (RunKey); `name` is the event's name when the route gives it (`?event=`). When
+   * `options.signal` aborts (the agent went away), the event's point call is cancelled (AgentRuns.with).
    */
-  async handle(body: unknown, channel?: string, name?: string, peer?: Peer): Promise<DialectAnswer> {
+  async handle(body: unknown, channel?: string, name?: string, options: { peer?: Peer | undefined; signal?: AbortSignal | undefined } = {}): Promise<DialectAnswer> {
     try {
-      return (await this.dispatch(body, channel, name, peer)) ?? this.dialect.quiet
+      return (await this.dispatch(body, channel, name, options.peer, options.signal)) ?? this.dialect.quiet
     } catch (err) {
       if (!this.dialect.isGate(body, name)) throw err
       const reason = `hookd could not check this call, so it is refused: ${HookdError.from(err).message}`
@@ -47,7 +48,7 @@ export class CommandAdapter<E> {
     }
   }
 
-  private async dispatch(body: unknown, channel: string | undefined, name: string | undefined, peer: Peer | undefined): Promise<DialectAnswer> {
+  private async dispatch(body: unknown, channel: string | undefined, name: string | undefined, peer: Peer | undefined, signal: AbortSignal | undefined): Promise<DialectAnswer> {
     const d = this.dialect
     const { session, event, native } = d.parse(body, name)
     if (event.kind === 'other') return undefined
@@ -62,7 +63,7 @@ export class CommandAdapter<E> {
     }
     switch (event.kind) {
       case 'start':
-        return this.runs.with(start, async () => undefined)
+        return this.runs.with(start, async () => undefined, signal)
       case 'prompt':
         return this.runs.with(start, async (run) => {
           if (!d.promptContext || !run.serves('beforeModelRequest')) return undefined
@@ -71,11 +72,11 @@ export class CommandAdapter<E> {
           const answer = await run.call('beforeModelRequest', { system: '', model: session.model ?? '', messages: [{ role: 'user', text: event.prompt }] })
           const system = (answer.result as { system?: unknown }).system
           return typeof system === 'string' && system.trim() !== '' ? d.promptContext(native, system.trim()) : undefined
-        })
+        }, signal)
       case 'beforeTool':
-        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report)))
+        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report)), signal)
       case 'afterTool':
-        return this.runs.with(start, async (run) => d.result(native, await filterResult(run, d.tools, event.call, workdir, event.text, event.isError)))
+        return this.runs.with(start, async (run) => d.result(native, await filterResult(run, d.tools, event.call, workdir, event.text, event.isError)), signal)
       case 'end':
         await this.runs.end(key, event.reason)
         return undefined

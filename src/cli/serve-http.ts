@@ -1,6 +1,7 @@
 /**
  * The flags of `hookd serve` for the HTTP front door (docs/agents.md): where it listens, its token
- * file, and how long an agent session may stay quiet. Kept here so that serve.ts only wires them in.
+ * file, how long an agent session may stay quiet, its byte budgets, and the names agents may reach it
+ * by. Kept here so that serve.ts only wires them in.
  */
 import { isIP } from 'node:net'
 import { join, resolve } from 'node:path'
@@ -9,10 +10,13 @@ import { userStateDir } from '../sidecar/state/state-folder.js'
 import { parseAddress } from '../protocol/address.js'
 import type { Sidecar } from '../sidecar/sidecar.js'
 import { DEFAULT_IDLE_MS } from '../agents/agent-runs.js'
+import { DEFAULT_BYTE_BUDGET } from '../sidecar/http/byte-budget.js'
 import { DEFAULT_HTTP_TOKEN_FILE, loadHttpToken } from '../sidecar/http/http-token.js'
 import type { StateFolder } from '../sidecar/state/state-folder.js'
-import { UsageError, positiveInt } from './args.js'
+import { UsageError, list, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
+
+const MIB = 1024 * 1024
 
 export const HTTP_HELP = `  --http [HOST:]PORT       also serve the HTTP front door for agents (Claude Code's http hooks, see
                            docs/agents.md) on HOST:PORT; a bare PORT means 127.0.0.1:PORT, port 0 picks
@@ -21,18 +25,30 @@ export const HTTP_HELP = `  --http [HOST:]PORT       also serve the HTTP front d
                            (a regular file only you can read); by default hookd makes ${DEFAULT_HTTP_TOKEN_FILE}
                            (folder 0700, file 0600) on the first start. With --tenants, tenants' tokens
   --http-idle-ms N         end an agent session's run (afterRun: interrupted) after N ms without an event
-                           (default: ${DEFAULT_IDLE_MS})`
+                           (default: ${DEFAULT_IDLE_MS})
+  --http-tenant-mb N       MiB of event bodies one tenant's requests may hold while their hooks run; past
+                           it a request is refused (429) before its body is read (default: ${DEFAULT_BYTE_BUDGET.tenantBytes / MIB})
+  --http-total-mb N        the same for all requests together (503 past it; default: ${DEFAULT_BYTE_BUDGET.totalBytes / MIB})
+  --http-hosts NAME,...    names agents reach the front door by besides loopback and its own address (with
+                           --insecure on 0.0.0.0: this machine's DNS name); requests for any other Host
+                           are refused (421), so that a web page cannot reach it through a name of its own`
 
 export const HTTP_FLAGS = {
   http: { type: 'string' },
   'http-token-file': { type: 'string' },
   'http-idle-ms': { type: 'string' },
+  'http-tenant-mb': { type: 'string' },
+  'http-total-mb': { type: 'string' },
+  'http-hosts': { type: 'string', multiple: true },
 } as const
 
 export interface HttpValues {
   http?: string | undefined
   'http-token-file'?: string | undefined
   'http-idle-ms'?: string | undefined
+  'http-tenant-mb'?: string | undefined
+  'http-total-mb'?: string | undefined
+  'http-hosts'?: string[] | undefined
   tenants?: string | undefined
   insecure?: boolean | undefined
 }
@@ -48,7 +64,11 @@ export interface HttpSettings {
   /** True when the operator named the token file (--http-token-file): it must exist; hookd makes none there. */
   tokenNamed?: boolean
   idleMs?: number
+  budget?: { tenantBytes?: number; totalBytes?: number }
+  hosts?: string[]
 }
+
+const HOST_NAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i
 
 /** The file beside the token where serve writes the front door's URL, for `hookd setup`. */
 export const HTTP_URL_FILE = 'http-url'
@@ -56,9 +76,17 @@ export const HTTP_URL_FILE = 'http-url'
 /** Checks the flags before anything starts; undefined without --http. */
 export function httpSettings(values: HttpValues, cwd: string): HttpSettings | undefined {
   const idleMs = positiveInt('http-idle-ms', values['http-idle-ms'])
+  const tenantMb = positiveInt('http-tenant-mb', values['http-tenant-mb'])
+  const totalMb = positiveInt('http-total-mb', values['http-total-mb'])
+  const hosts = list(values['http-hosts'])
   if (values.http === undefined) {
-    if (values['http-token-file'] !== undefined || idleMs !== undefined) throw new UsageError('--http-token-file and --http-idle-ms apply to --http')
+    if (values['http-token-file'] !== undefined || idleMs !== undefined || tenantMb !== undefined || totalMb !== undefined || hosts.length > 0) {
+      throw new UsageError('--http-token-file and --http-idle-ms apply to --http, as do --http-tenant-mb, --http-total-mb and --http-hosts')
+    }
     return undefined
+  }
+  for (const name of hosts) {
+    if (!HOST_NAME.test(name) && isIP(name) === 0) throw new UsageError(`--http-hosts takes host names or addresses without a port (hookd.example.com,10.0.0.5); got '${name}'`)
   }
   const text = /^\d+$/.test(values.http) ? `127.0.0.1:${values.http}` : values.http
   let address
@@ -83,6 +111,8 @@ export function httpSettings(values: HttpValues, cwd: string): HttpSettings | un
     if (values['http-token-file'] !== undefined) settings.tokenNamed = true
   }
   if (idleMs !== undefined) settings.idleMs = idleMs
+  Object.assign(settings, budgetOf(values))
+  if (hosts.length > 0) settings.hosts = hosts.map((h) => h.toLowerCase())
   return settings
 }
 
@@ -103,7 +133,17 @@ export function projectsHttp(values: HttpValues, io: CliIo): HttpSettings {
     socket: join(state, PROJECTS_SOCKET),
     tokenFile: join(state, 'http-token'),
     ...(idleMs !== undefined ? { idleMs } : {}),
+    ...budgetOf(values),
+    ...(tcp?.hosts ? { hosts: tcp.hosts } : {}),
   }
+}
+
+/** --http-tenant-mb and --http-total-mb, as the front door's byte budget. */
+function budgetOf(values: HttpValues): { budget?: NonNullable<HttpSettings['budget']> } {
+  const tenantMb = positiveInt('http-tenant-mb', values['http-tenant-mb'])
+  const totalMb = positiveInt('http-total-mb', values['http-total-mb'])
+  if (tenantMb === undefined && totalMb === undefined) return {}
+  return { budget: { ...(tenantMb !== undefined ? { tenantBytes: tenantMb * MIB } : {}), ...(totalMb !== undefined ? { totalBytes: totalMb * MIB } : {}) } }
 }
 
 /**
@@ -124,6 +164,8 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
     report: (line: string) => void io.stderr.write(`hookd: ${line}\n`),
     ...(token !== undefined ? { token, tokenFile: settings.tokenFile as string } : {}),
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
+    ...(settings.budget ? { budget: settings.budget } : {}),
+    ...(settings.hosts ? { hosts: settings.hosts } : {}),
   }
   let first: string | undefined
   if (settings.socket !== undefined) {

@@ -8,6 +8,7 @@ import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
@@ -52,6 +53,12 @@ describe('hookd serve --http', () => {
       const open = await runInProcess(['serve', '--http', '0.0.0.0:7390'], { cwd: dir })
       expect(open.code).toBe(2)
       expect(open.stderr).toContain('refusing to serve HTTP on 0.0.0.0:7390: the front door has no TLS')
+      const budget = await runInProcess(['serve', '--http-tenant-mb', '5'], { cwd: dir })
+      expect(budget.code).toBe(2)
+      expect(budget.stderr).toContain('apply to --http, as do --http-tenant-mb, --http-total-mb and --http-hosts')
+      const port = await runInProcess(['serve', '--http', '0', '--http-hosts', 'hookd.example:80'], { cwd: dir })
+      expect(port.code).toBe(2)
+      expect(port.stderr).toContain("--http-hosts takes host names or addresses without a port (hookd.example.com,10.0.0.5); got 'hookd.example:80'")
       const idle = await runInProcess(['serve', '--http-idle-ms', '5'], { cwd: dir })
       expect(idle.code).toBe(2)
       expect(idle.stderr).toContain('--http-token-file and --http-idle-ms apply to --http')
@@ -80,6 +87,41 @@ function runShim(args: string[], input: string): Promise<{ status: number | null
   })
 }
 
+describe('hookd serve --http with its bounds', () => {
+  it('--http-tenant-mb refuses an event past it before reading it; --http-hosts adds names a request may be addressed to', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-serve-http-bounds-'))
+    const args = ['--hooks', EXAMPLE_HOOKS, '--listen', `unix:${join(dir, 'hookd.sock')}`, '--http', '0', '--workers', '1', '--http-tenant-mb', '1', '--http-hosts', 'hookd.example,Other.Example']
+    const serving = await serveInProcess(args, { cwd: dir, ready: /^hookd: http on (http:\/\/127\.0\.0\.1:\d+)$/m })
+    try {
+      const url = serving.address
+      const token = (await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()
+      const big = await fetch(`${url}/claude-code/guard`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: 'x'.repeat(2 * 1024 * 1024) })
+      expect(big.status).toBe(429)
+      expect(((await big.json()) as { error: string }).error).toContain("this one's 2.0 MiB would pass the budget of 1.0 MiB; retry when calls have finished (slow hooks hold their events), or raise it (hookd serve --http-tenant-mb)")
+      // The shim's request is refused before its proof is checked, and the refusal still proves it came from hookd.
+      const shim = await runShim(['--token-file', join(dir, '.hookd', 'http-token'), `${url}/claude-code/guard`], JSON.stringify({ pad: 'x'.repeat(2 * 1024 * 1024) }))
+      expect(shim.status).toBe(2)
+      expect(shim.stderr).toContain('hookd answered HTTP 429: over the byte budget per tenant')
+      const { port } = new URL(url)
+      const status = (host: string): Promise<number> =>
+        new Promise((resolve, reject) => {
+          const req = request({ host: '127.0.0.1', port, path: '/healthz', headers: { host } }, (res) => {
+            res.resume()
+            resolve(res.statusCode ?? 0)
+          })
+          req.on('error', reject)
+          req.end()
+        })
+      expect(await status(`hookd.example:${port}`)).toBe(200)
+      expect(await status(`other.example:${port}`)).toBe(200)
+      expect(await status(`elsewhere.example:${port}`)).toBe(421)
+    } finally {
+      await serving.stop()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
 describe('the front door of a sidecar with tenants', () => {
   it("takes each tenant's own token, runs that tenant's hooks, and refuses the rest", async () => {
     const acmeToken = newToken()
@@ -94,7 +136,7 @@ describe('the front door of a sidecar with tenants', () => {
     await writeFile(file, JSON.stringify({ tenants: [{ id: 'acme', tokenHash: hashToken(acmeToken), hooks: acme, policy: { file: 'read' } }, { id: 'beta', tokenHash: hashToken(betaToken), hooks: beta }] }))
     const sidecar = await Sidecar.create({ tenants: { file, watch: false }, workers: 1, watch: false })
     try {
-      const url = await sidecar.listenHttp('127.0.0.1', 0, { report: () => {} })
+      const url = await sidecar.listenHttp('127.0.0.1', 0, { report: () => {}, budget: { tenantBytes: 4096 } })
       const event = { session_id: 's', cwd: dir, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' } }
       const post = async (path: string, token: string): Promise<{ status: number; json: Record<string, unknown> }> => {
         const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(event) })
@@ -116,6 +158,11 @@ describe('the front door of a sidecar with tenants', () => {
       expect((foreign.json.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason).toBe(
         "hookd could not check this call, so it is refused: unknown hook 'no-ls' in tenant 'beta''s hooks (available: other)",
       )
+      // Each tenant's bytes count against its own budget: acme's too-large event says so, beta's small one passes.
+      const big = await fetch(`${url}/claude-code/no-ls`, { method: 'POST', headers: { authorization: `Bearer ${acmeToken}` }, body: JSON.stringify({ ...event, pad: 'x'.repeat(5000) }) })
+      expect(big.status).toBe(429)
+      expect(((await big.json()) as { error: string }).error).toMatch(/^over the byte budget per tenant: the events of tenant 'acme' waiting on their hooks hold 0 bytes, and this one's \d\.\d KiB would pass the budget of 4\.0 KiB/)
+      expect((await post('/claude-code/other', betaToken)).json).toEqual({})
       const stranger = await post('/claude-code/no-ls', newToken())
       expect(stranger.status).toBe(401)
       expect(stranger.json.error).toContain('the bearer token matches no tenant of this sidecar')

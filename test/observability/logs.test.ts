@@ -1,13 +1,14 @@
 /**
  * The operator log of `hookd serve` (--log-level, --log-format): with JSON, every line of stderr parses
  * and has the stable fields; at info one line per decision, reload, worker exit and drain; at warn only
- * what failed; text from hooks stays inert; text lines are the `hookd: ...` lines people read.
+ * what failed; text from hooks and agents' events stays inert; text lines are the `hookd: ...` lines
+ * people read.
  */
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
-import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
+import { type Serving, runInProcess, serveInProcess, startServe, stopProcess } from '../support/processes.js'
 import { hook, sessionOptions, writeTree } from '../support/sidecar.js'
 
 const shell = (command: string) => ({ id: 'c1', name: 'shell', arguments: { command } })
@@ -217,4 +218,47 @@ describe('hookd serve --log-level and text logs', () => {
     const format = await runInProcess(['serve', '--log-format', 'logfmt'])
     expect([format.code, format.stderr]).toEqual([2, expect.stringContaining("--log-format must be one of text, json; got 'logfmt'")])
   })
+})
+
+describe("an agent's event text in the front door's lines", () => {
+  it('cannot forge a line or a record: text and JSON keep one line per event, with the text escaped inside it', async () => {
+    const hooks = await writeTree({ 'talk/index.js': hook({ beforeToolExecute: "function (ctx) { ctx.log('said') }" }) })
+    const forged = `x\nhookd: listening on unix:/tmp/evil.sock\r\n{"level":"info","event":"listening","msg":"listening on evil"}${ESC}[2J`
+    try {
+      for (const format of ['text', 'json']) {
+        // A token file the operator names must exist (hookd makes one only in its own state folder).
+        await writeFile(join(hooks, `${format}.token`), `${'t'.repeat(40)}\n`, { mode: 0o600 })
+        const serving = await serveInProcess(
+          ['--hooks', hooks, '--workers', '1', '--no-watch', '--listen', `unix:${join(hooks, `${format}.sock`)}`, '--http', '0', '--http-token-file', join(hooks, `${format}.token`), '--log-format', format],
+          { cwd: hooks, ready: format === 'json' ? /"msg":"http on (http:[^"]+)"/ : /^hookd: http on (\S+)$/m },
+        )
+        try {
+          const token = (await readFile(join(hooks, `${format}.token`), 'utf8')).trim()
+          const event = { session_id: forged, cwd: hooks, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: `toolu_${forged}` }
+          const res = await fetch(`${serving.address}/claude-code/talk`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(event) })
+          expect(await res.json()).toEqual({})
+          await vi.waitFor(() => expect(serving.output.stderr).toContain('[talk] said'), { timeout: 10_000 })
+          const stderr = serving.output.stderr
+          expect(stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
+          if (format === 'json') {
+            const lines = jsonLines(stderr)
+            expect(lines.filter((l) => l.event === 'listening').map((l) => l.listener).sort()).toEqual(['grpc', 'http'])
+            const said = lines.filter((l) => String(l.msg).endsWith('[talk] said'))
+            expect(said).toHaveLength(1)
+            expect(said[0]?.msg).toBe(`claude-code session x\\nhookd: listening on unix:/tmp/evil.sock\\r\\n{"level":"info","event":"listening","msg":"listening on evil"}\\u001b[2J: [talk] said`)
+          } else {
+            const lines = stderr.split('\n').filter(Boolean)
+            expect(lines.filter((l) => l.startsWith('hookd: listening on'))).toEqual([`hookd: listening on unix:${join(hooks, 'text.sock')}`])
+            expect(lines.filter((l) => l.includes('[talk] said'))).toEqual([
+              'hookd: claude-code session x\\nhookd: listening on unix:/tmp/evil.sock\\r\\n{"level":"info","event":"listening","msg":"listening on evil"}\\u001b[2J: [talk] said',
+            ])
+          }
+        } finally {
+          await serving.stop()
+        }
+      }
+    } finally {
+      await rm(hooks, { recursive: true, force: true })
+    }
+  }, 60_000)
 })

@@ -1,4 +1,4 @@
-/** AgentRuns with fake runs: order within a run, the bounds, and a run that fails to open. */
+/** AgentRuns with fake runs: order within a run, the bounds, the concurrency quota, cancels, and a run that fails to open. */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -108,5 +108,59 @@ describe('AgentRuns', () => {
     await expect(runs.with(as(undefined), async () => {})).rejects.toThrow('an unknown user owns no folder')
     expect([runs.isOpen(as(uid).key), runs.isOpen(as(uid + 1).key), runs.size]).toEqual([true, false, 1])
     await runs.closeAll('interrupted')
+  })
+
+  it('runs at most maxCalls calls of all runs at once; maxQueued more wait their turn, at most queueMs; the rest are refused', async () => {
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const log: string[] = []
+    const runs = new AgentRuns(async () => fakeRun(log, 'a', gate), { maxCalls: 1, maxQueued: 1, queueMs: 60_000, who: "tenant 'acme'" })
+    const first = runs.with(start('one'), (run) => run.call('beforeToolExecute', {}))
+    await expect.poll(() => log).toContain('a beforeToolExecute start')
+    const second = runs.with(start('two'), (run) => run.call('beforeToolExecute', {}))
+    await expect(runs.with(start('three'), async () => 'ran')).rejects.toThrow(
+      "too many calls at once for tenant 'acme': 1 running and 1 waiting for one of them to finish (the front door's concurrency quota); retry when calls have finished",
+    )
+    // The second has not started: it waits for the first.
+    expect(log.filter((l) => l === 'a beforeToolExecute start')).toHaveLength(1)
+    release()
+    await Promise.all([first, second])
+    expect(log.filter((l) => l === 'a beforeToolExecute end')).toHaveLength(2)
+    await runs.closeAll('interrupted')
+
+    const slow = new AgentRuns(async () => fakeRun([], 'b', new Promise(() => {})), { maxCalls: 1, maxQueued: 1, queueMs: 50 })
+    void slow.with(start('one'), (run) => run.call('beforeToolExecute', {}))
+    await expect(slow.with(start('two'), async () => 'ran')).rejects.toThrow(
+      "too many calls at once for this sidecar's agents: this one waited 50 ms for one of the 1 running to finish (the front door's concurrency quota); retry when calls have finished",
+    )
+    await slow.closeAll('interrupted', 10)
+  })
+
+  it("an aborted signal takes a waiting call out of the queue, and reaches a running call's point call", async () => {
+    const signals: Array<AbortSignal | undefined> = []
+    const runs = new AgentRuns(
+      async () => ({
+        ...fakeRun([], 'a'),
+        call: (point, _payload, signal) => {
+          if (point === 'beforeRun') return Promise.resolve(answer)
+          signals.push(signal)
+          return new Promise<ChainAnswer>((resolve) => signal?.addEventListener('abort', () => resolve(answer)))
+        },
+      }),
+      { maxCalls: 1, maxQueued: 4 },
+    )
+    const running = new AbortController()
+    const first = runs.with(start('s'), (run) => run.call('beforeToolExecute', {}), running.signal)
+    await expect.poll(() => signals.length).toBe(1)
+    expect(signals[0]).toBe(running.signal)
+    const waiting = new AbortController()
+    const second = runs.with(start('s'), async () => 'ran', waiting.signal)
+    waiting.abort()
+    await expect(second).rejects.toThrow('the agent went away before its call could run')
+    running.abort()
+    await expect(first).resolves.toEqual(answer)
+    // The slot is free again.
+    await expect(runs.with(start('s'), async () => 'ran')).resolves.toBe('ran')
+    await runs.closeAll('interrupted', 10)
   })
 })

@@ -62,11 +62,12 @@ export class ClaudeCodeAdapter {
    * Answers one event (its JSON already parsed within size and depth limits). A problem with the event,
    * or a run that cannot open (an unknown hook), is a HookdError; at PreToolUse it is a refusal instead,
    * so the model and the person read why the tool did not run. `channel` keeps apart the runs of
-   * different hook entries, `peer` those of different users (see RunKey).
+   * different hook entries, `options.peer` those of different users (see RunKey). When `options.signal`
+   * aborts (the agent went away), the event's point call is cancelled (AgentRuns.with).
    */
-  async handle(body: unknown, channel?: string, peer?: Peer): Promise<ClaudeCodeAnswer> {
+  async handle(body: unknown, channel?: string, options: { peer?: Peer | undefined; signal?: AbortSignal | undefined } = {}): Promise<ClaudeCodeAnswer> {
     try {
-      return await this.dispatch(body, channel, peer)
+      return await this.dispatch(body, channel, options.peer, options.signal)
     } catch (err) {
       if (eventName(body) !== 'PreToolUse') throw err
       const reason = `hookd could not check this call, so it is refused: ${HookdError.from(err).message}`
@@ -75,7 +76,7 @@ export class ClaudeCodeAdapter {
     }
   }
 
-  private async dispatch(body: unknown, channel: string | undefined, peer: Peer | undefined): Promise<ClaudeCodeAnswer> {
+  private async dispatch(body: unknown, channel: string | undefined, peer: Peer | undefined, signal: AbortSignal | undefined): Promise<ClaudeCodeAnswer> {
     const base = parse(baseEvent, body, 'the hook event')
     const workdir = workdirPath(base.cwd)
     const start: RunStart = {
@@ -86,19 +87,19 @@ export class ClaudeCodeAdapter {
     }
     switch (base.hook_event_name) {
       case 'SessionStart':
-        return this.runs.with(start, async () => NO_OPINION)
+        return this.runs.with(start, async () => NO_OPINION, signal)
       case 'UserPromptSubmit':
-        return this.runs.with(start, (run) => this.prompt(run, parse(userPromptSubmitEvent, body, 'the UserPromptSubmit event')))
+        return this.runs.with(start, (run) => this.prompt(run, parse(userPromptSubmitEvent, body, 'the UserPromptSubmit event')), signal)
       case 'PreToolUse':
-        return this.runs.with(start, (run) => this.preToolUse(run, workdir, parse(preToolUseEvent, body, 'the PreToolUse event')))
+        return this.runs.with(start, (run) => this.preToolUse(run, workdir, parse(preToolUseEvent, body, 'the PreToolUse event')), signal)
       case 'PostToolUse': {
         const event = parse(postToolUseEvent, body, 'the PostToolUse event')
         const text = outputText(event.tool_name, event.tool_response)
-        return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, text, false))
+        return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, text, false), signal)
       }
       case 'PostToolUseFailure': {
         const event = parse(postToolUseFailureEvent, body, 'the PostToolUseFailure event')
-        return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, event.error, true))
+        return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, event.error, true), signal)
       }
       case 'Stop':
         return this.end(start.key, 'end_turn')

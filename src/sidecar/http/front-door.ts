@@ -17,6 +17,14 @@
  * anything reads them. The runs of each tenant are bounded and reaped when idle (agents/agent-runs.ts).
  * Without tenants, each request's user (the uid owning its connection, peer-user.ts) keys its runs and
  * is whose folder the event's cwd must be and whose privileges its hooks' file calls have.
+ *
+ * Bounded per tenant and per peer, so that one tenant or a stranger cannot take what the others need:
+ * a request whose Host is not this listener is refused first (observability/host-check.ts); connections
+ * are capped in all and per user, and closed when they do not authenticate soon (connection-guard.ts);
+ * event bodies count against a byte budget per tenant and in all while they are held (byte-budget.ts);
+ * a tenant's calls at once are capped (AgentRuns); a call whose agent went away is cancelled; the lines
+ * about refused requests are rate-limited (line-limiter.ts). Every line for the operator is inert: event
+ * text in it cannot start a line of its own or reach the terminal as an escape sequence.
  */
 import { chmod } from 'node:fs/promises'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
@@ -29,12 +37,17 @@ import { CommandAdapter } from '../../agents/command-adapter.js'
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../../agents/dialects.js'
 import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
 import { HookdError } from '../../protocol/status.js'
+import { inert } from '../../protocol/text.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
+import { hostRefusal } from '../observability/host-check.js'
 import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
-import { type Credentials, DoorAuth } from './door-auth.js'
-import { type Prove, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
+import { ByteBudget, type ByteBudgetOptions, DEFAULT_BYTE_BUDGET } from './byte-budget.js'
+import { ConnectionGuard, type ConnectionLimits } from './connection-guard.js'
+import { type Credentials, DoorAuth, type Presented } from './door-auth.js'
+import { type BodyCounter, BodyRefused, type Prove, httpStatus, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
+import { LineLimiter, type LineLimits } from './line-limiter.js'
 import { peerUid } from './peer-user.js'
 import { SidecarRun } from './sidecar-run.js'
 import { UserFiles } from './user-files.js'
@@ -47,10 +60,18 @@ export interface FrontDoorOptions {
   token?: string
   /** The token's file, which hooks may neither read nor write (`.hookd/` is protected by name already). */
   tokenFile?: string
-  /** Run limits per tenant (idle time, runs, calls in flight). */
-  runs?: Omit<AgentRunsOptions, 'report'>
+  /** Run limits per tenant (idle time, runs, calls in flight per run, the concurrency quota). */
+  runs?: Omit<AgentRunsOptions, 'report' | 'who' | 'checkWorkdir'>
   /** The largest event body, in bytes. Default: hookd's JSON limit (8 MiB). */
   maxBodyBytes?: number
+  /** Bytes of event bodies held at once, per tenant and in all. Default: 64 MiB and 256 MiB. */
+  budget?: Partial<ByteBudgetOptions>
+  /** Connections in all and per user, and how soon each must authenticate. Default: 512, 128, 3 s. */
+  connections?: Partial<ConnectionLimits>
+  /** Lines about refused requests: a burst per kind, then one per interval. Default: 10, then one per 10 s. */
+  errorLines?: Partial<LineLimits>
+  /** Host names (or addresses) a request's Host may give besides loopback and the listener's own. */
+  hosts?: readonly string[]
   /** False while the sidecar cannot serve (its workers gave up): /healthz says so. */
   serving?(): boolean
   /** Lines for the operator. Default: stderr. */
@@ -89,6 +110,9 @@ export class FrontDoor {
   private readonly doors = new Map<string, TenantDoor>()
   private readonly report: (line: string) => void
   private readonly maxBodyBytes: number
+  private readonly budget: ByteBudget
+  private readonly refusals: LineLimiter
+  private readonly guard: ConnectionGuard
   /**
    * True without tenants: the agents run where the sidecar does (loopback, the sidecar's own token), so
    * an event's cwd names a folder here. With tenants the agents may run anywhere: their cwd is a name
@@ -98,6 +122,12 @@ export class FrontDoor {
   private readonly auth: DoorAuth
   /** Each request's verified credentials, for the proof its answer carries (errors included). */
   private readonly credentials = new WeakMap<IncomingMessage, Credentials>()
+  /**
+   * A hookd-hmac request's key before its proof is checked (the sidecar's own token only). Its refusals
+   * (a full byte budget, a body too large) are proved with it, so the shim can say what hookd refused:
+   * a proved refusal only ever refuses, so proving one for a request nobody verified lets nothing through.
+   */
+  private readonly unverified = new WeakMap<IncomingMessage, Credentials>()
   /** Serves the file calls of agents whose user is not the sidecar's (local only). */
   private readonly userFiles: UserFiles | undefined
   private readonly peers = new WeakMap<Socket, Promise<number | undefined>>()
@@ -110,13 +140,20 @@ export class FrontDoor {
 
   private constructor(
     private readonly server: Server,
+    /** The host the listener was told to bind (a request's Host may name it). */
+    private readonly host: string,
     private readonly options: FrontDoorOptions,
   ) {
-    this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
+    const sink = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
+    // One choke point: whatever a line quotes (session ids, cwds, tool names, hook text), it stays one inert line.
+    this.report = (line) => sink(inert(line))
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_JSON_LIMITS.maxBytes
     this.local = options.token !== undefined
     this.auth = new DoorAuth(options.tenancy, options.token)
     this.userFiles = this.local ? new UserFiles({ report: (line) => this.report(`http: ${line}`) }) : undefined
+    this.budget = new ByteBudget({ ...DEFAULT_BYTE_BUDGET, ...options.budget })
+    this.refusals = new LineLimiter((line) => this.report(`http: ${line}`), options.errorLines)
+    this.guard = new ConnectionGuard(server, options.connections ?? {}, { report: (line) => this.refusals.line('connections', line) })
   }
 
   /**
@@ -124,12 +161,14 @@ export class FrontDoor {
    * be the user's own state folder, which only the user can enter).
    */
   static async listen(host: string, port: number, options: FrontDoorOptions & { socket?: string }): Promise<FrontDoor> {
+    // The connection guard caps connections itself: Node's own cap (maxConnections) would reset the
+    // agent's new connection instead of making room for it.
     const server = createServer({ requestTimeout: 60_000, headersTimeout: 15_000, maxHeaderSize: 16 * 1024 })
-    server.maxConnections = 512
     server.maxHeadersCount = 64
-    const door = new FrontDoor(server, options)
+    const door = new FrontDoor(server, host, options)
     const observer = options.observer ?? NO_OBSERVER
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      res.once('close', door.guard.request(req.socket))
       const carrier = { get: (key: string) => [req.headers[key]].flat()[0] }
       observer.withRequest(carrier, () => door.serve(req, res)).catch((err: unknown) => door.fail(req, res, HookdError.from(err)))
     })
@@ -170,10 +209,15 @@ export class FrontDoor {
     await Promise.all([...this.doors.values()].map((d) => d.runs.closeAll('interrupted', graceMs)))
     await this.userFiles?.close()
     this.server.closeAllConnections()
+    this.guard.close()
+    this.refusals.close()
     await closed
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A browser cannot reach a Unix socket, so the user's socket needs no Host check.
+    const misdirected = this.onUserSocket ? undefined : hostRefusal(req, this.host, this.options.hosts)
+    if (misdirected) return this.fail(req, res, new HookdError('failed-precondition', misdirected), { status: 421 })
     const [path = '/', query = ''] = (req.url ?? '/').split('?', 2)
     if (path === '/healthz') {
       const up = !this.closing && (this.options.serving?.() ?? true)
@@ -183,40 +227,59 @@ export class FrontDoor {
     if (this.closing) throw new HookdError('unavailable', 'hookd is shutting down')
     const presented = this.auth.identify(req.headers.authorization)
     const target = req.url ?? '/'
+    // A bearer token is checked already; a hookd-hmac proof only once the body it covers is read.
+    if (!presented.hmac) this.guard.authenticated(req.socket)
+    else if (presented.hmac.key) this.unverified.set(req, { hmac: { key: presented.hmac.key, auth: presented.hmac.auth } })
     const route = parseAgentRoute(path)
     if (!route) {
-      if (presented.hmac) this.credentials.set(req, this.auth.verify(presented, req.method ?? '', target, Buffer.alloc(0)))
+      if (presented.hmac) this.verify(req, presented, req.method ?? '', target, Buffer.alloc(0))
       throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_PREFIXES.join(', ')} (see docs/agents.md)`)
     }
     if (req.method === 'GET') {
-      const credentials = this.auth.verify(presented, 'GET', target, Buffer.alloc(0))
-      this.credentials.set(req, credentials)
+      const credentials = this.verify(req, presented, 'GET', target, Buffer.alloc(0))
       return sendJson(res, 200, await this.describe(await this.tenantOf(req, credentials), route), {}, this.prover(req))
     }
     if (req.method !== 'POST') {
       sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
       return
     }
-    let body: Buffer
+    // The body's bytes count from the first one read until the answer is sent or the agent goes away;
+    // an agent that goes away first cancels its call.
+    // A hookd-hmac request with tenants names its tenant only in its proof, checked once the body is read.
+    const hold = this.budget.hold(presented.tenant?.id, presented.hmac !== undefined && presented.hmac.key === undefined)
+    const gone = new AbortController()
+    res.once('close', () => {
+      hold.release()
+      if (!res.writableFinished) gone.abort()
+    })
+    let read: { event: unknown; credentials: Credentials }
     try {
-      body = await readBody(req, this.maxBodyBytes)
+      read = await this.readEvent(req, hold, (body) => this.verify(req, presented, 'POST', target, body))
     } catch (err) {
-      return this.fail(req, res, HookdError.from(err), true)
+      if (!(err instanceof BodyRefused)) throw err
+      // The rest of the body is not read: the answer closes the connection.
+      return this.fail(req, res, err.error, { ...(err.tooLarge ? { status: 413 } : {}), close: true })
     }
-    const credentials = this.auth.verify(presented, 'POST', target, body)
-    this.credentials.set(req, credentials)
+    const { event, credentials } = read
     const prove = this.prover(req)
-    const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
-    if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
     const door = this.door(await this.tenantOf(req, credentials))
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
     const peer = this.local ? await this.peerOf(req.socket) : undefined
-    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(json.value, channel, peer), {}, prove)
-    const event = new URLSearchParams(query).get('event') ?? undefined
-    const answer = await door.commands[route.agent].handle(json.value, channel, event, peer)
+    const signal = gone.signal
+    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(event, channel, { peer, signal }), {}, prove)
+    const name = new URLSearchParams(query).get('event') ?? undefined
+    const answer = await door.commands[route.agent].handle(event, channel, name, { peer, signal })
     if (answer === undefined) return sendEmpty(res, 204, prove)
     sendJson(res, 200, answer, {}, prove)
+  }
+
+  /** Verifies the request's credentials (a hookd-hmac proof against `body`), and keeps them for its answer's proof. */
+  private verify(req: IncomingMessage, presented: Presented, method: string, target: string, body: Buffer): Credentials {
+    const credentials = this.auth.verify(presented, method, target, body)
+    this.credentials.set(req, credentials)
+    this.guard.authenticated(req.socket)
+    return credentials
   }
 
   /** The tenant a verified request runs as: its tenant's, or for the sidecar's own token, the one tenant. */
@@ -232,18 +295,37 @@ export class FrontDoor {
     return projects.project(await checkProject(headerPath(PROJECT_HEADER, project), headerPath(HOOKS_HEADER, hooks)))
   }
 
-  /** The proof of answers to `req`, once its credentials are verified (hookd-hmac requests only). */
+  /**
+   * The proof of answers to `req` (hookd-hmac requests only): once its credentials are verified, and
+   * for a refusal (a status of 400 or more) before that too, with the sidecar's own token.
+   */
   private prover(req: IncomingMessage): Prove {
-    return (status, body) => this.auth.prove(this.credentials.get(req), status, body)
+    return (status, body) => this.auth.prove(this.credentials.get(req) ?? (status >= 400 ? this.unverified.get(req) : undefined), status, body)
   }
 
   /**
    * Answers an error, and says it on stderr: the agent shows only a status (Claude Code: `HTTP 401
-   * from URL`), so the operator's line is where a wrong token or URL is explained.
+   * from URL`), so the operator's line is where a wrong token or URL is explained. Those lines are
+   * limited per status (line-limiter.ts): a flood of them is counted, not written out.
    */
-  fail(req: IncomingMessage, res: ServerResponse, err: HookdError, tooLarge = false): void {
-    this.report(`http: ${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
-    sendError(res, err, tooLarge, this.prover(req))
+  fail(req: IncomingMessage, res: ServerResponse, err: HookdError, options: { status?: number; close?: boolean } = {}): void {
+    const status = options.status ?? httpStatus(err)
+    this.refusals.line(String(status), `${req.method ?? '?'} ${(req.url ?? '/').split('?', 1)[0]}: ${err.message}`)
+    sendError(res, err, { ...options, status, prove: this.prover(req) })
+  }
+
+  /**
+   * The request's credentials, verified against its body (a hookd-hmac proof covers it) before anything
+   * parses the body, and the event in it, parsed within the size and depth limits. Only this frame
+   * holds the body's bytes, so they are garbage once it returns: a call waiting on its hooks keeps the
+   * parsed event, not the bytes it came in.
+   */
+  private async readEvent(req: IncomingMessage, counter: BodyCounter, verify: (body: Buffer) => Credentials): Promise<{ event: unknown; credentials: Credentials }> {
+    const body = await readBody(req, this.maxBodyBytes, counter)
+    const credentials = verify(body)
+    const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
+    if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
+    return { event: json.value, credentials }
   }
 
   /** Who posted on this connection: its uid, read once per connection from the kernel's tables. */
@@ -280,7 +362,7 @@ export class FrontDoor {
         const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: current.id, transport: 'http' })
         return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
       },
-      { ...this.options.runs, report, checkWorkdir: this.local },
+      { ...this.options.runs, report, checkWorkdir: this.local, ...(tenant.id !== undefined ? { who: `tenant '${tenant.id}'` } : {}) },
     )
     const command = (agent: CommandAgent): CommandAdapter<unknown> => new CommandAdapter(DIALECTS[agent], runs, { report })
     door = {

@@ -15,6 +15,7 @@
  * The session's own policy and its tenant's are checked by the Session before any call gets here.
  */
 import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../../agents/agent-run.js'
+import { label as sessionLabel } from '../../agents/agent-runs.js'
 import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch } from '../../host/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
@@ -68,7 +69,8 @@ export class SidecarRun implements AgentRun {
   /** Opens the run's Session. Throws a HookdError when it cannot (an unknown hook, most often). */
   static open(options: SidecarRunOptions): SidecarRun {
     const { tenant, start, profile } = options
-    const label = `${start.agentId} session ${start.key.sessionId}`
+    // The session id is the agent's event text: inert, and short (agent-runs.ts label).
+    const label = `${start.agentId} session ${sessionLabel(start.key.sessionId)}`
     const report = (line: string): void => options.report(`${label}: ${line}`)
     const ask = profile.confirm === 'ask' && start.canAsk !== false && !NEVER_ASKS.has(start.permissionMode ?? '')
     const asks = new Map<number, Ask[]>()
@@ -135,14 +137,20 @@ export class SidecarRun implements AgentRun {
   }
 
 
-  async call(point: StepPointName, payload: unknown): Promise<ChainAnswer> {
+  /** A signal that aborts (the agent went away) cancels the point call, as a host's cancel message does. */
+  async call(point: StepPointName, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer> {
     const seq = this.nextSeq++
     this.asks.set(seq, [])
+    const cancel = (): void => this.session.cancel(seq)
     try {
-      const result = await this.session.call(seq, point, Buffer.from(JSON.stringify(payload)))
+      const running = this.session.call(seq, point, Buffer.from(JSON.stringify(payload)))
+      if (signal?.aborted) cancel()
+      else signal?.addEventListener('abort', cancel, { once: true })
+      const result = await running
       for (const d of result.diagnostics) this.report(describe(d))
       return { result: result.result, diagnostics: result.diagnostics, asks: this.asks.get(seq) ?? [] }
     } finally {
+      signal?.removeEventListener('abort', cancel)
       this.asks.delete(seq)
     }
   }

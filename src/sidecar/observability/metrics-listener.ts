@@ -9,13 +9,16 @@
  *
  * It needs no token and serves nothing a caller could change: anyone who reaches it learns hook names,
  * tenant ids and counts. Bind it where only the scraper and the kubelet reach (a pod IP, loopback), or
- * keep it behind a network policy. It is bound before the hooks load, so that liveness is answered (and
+ * keep it behind a network policy. A web page cannot read it through a DNS name it rebinds to this
+ * address: a request whose Host is not loopback, the listener's own host or the address it arrived at
+ * is refused (421, host-check.ts) before anything else. It is bound before the hooks load, so that liveness is answered (and
  * readiness says "loading") during a long first load, and closes after the drain.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseAddress } from '../../protocol/address.js'
 import { HookdError } from '../../protocol/status.js'
+import { hostRefusal } from './host-check.js'
 import type { Readiness } from './readiness.js'
 
 export interface MetricsSource {
@@ -43,7 +46,7 @@ export class MetricsListener {
     const server = createServer({ requestTimeout: 10_000, headersTimeout: 5000, maxHeaderSize: 8 * 1024 })
     server.maxConnections = 64
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      answer(req, res, metrics, readiness).catch(() => {
+      answer(req, res, host, metrics, readiness).catch(() => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
         res.end('hookd could not collect its metrics\n')
       })
@@ -68,7 +71,13 @@ export class MetricsListener {
   }
 }
 
-async function answer(req: IncomingMessage, res: ServerResponse, metrics: MetricsSource | undefined, readiness: Readiness): Promise<void> {
+async function answer(req: IncomingMessage, res: ServerResponse, host: string, metrics: MetricsSource | undefined, readiness: Readiness): Promise<void> {
+  const misdirected = hostRefusal(req, host)
+  if (misdirected) {
+    res.writeHead(421, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    res.end(`${JSON.stringify({ error: misdirected })}\n`)
+    return
+  }
   const path = (req.url ?? '/').split('?', 1)[0]
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' })

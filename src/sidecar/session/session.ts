@@ -193,7 +193,12 @@ export class Session {
     return result
   }
 
-  private async run(seq: number, pointName: string, payloadBytes: Buffer, accept: () => void): Promise<PointResultData> {
+  /**
+   * Checks a call and starts it. Not async: the payload's bytes are parsed here and not held while the
+   * chain runs (an async function's frame keeps its arguments alive across its awaits), so a call
+   * waiting on slow hooks holds its payload once, parsed, not also as bytes.
+   */
+  private run(seq: number, pointName: string, payloadBytes: Buffer, accept: () => void): Promise<PointResultData> {
     const point = getPoint(pointName)
     if (!point) {
       // The name is the host's: quoted and clipped; the answer names the closest point, never all ~140.
@@ -208,28 +213,32 @@ export class Session {
       throw new HookdError('invalid-argument', issueText(payload.error, `${pointName} payload`))
     }
     accept()
+    return this.runChecked(seq, point, payload.data)
+  }
+
+  private async runChecked(seq: number, point: AnyPoint, payload: unknown): Promise<PointResultData> {
     const who = { tenant: this.tenant.id, session: this.id }
     const admission = this.tenant.admit()
     if (!admission.ok) {
       this.observe.quotaRefused(point.name)
       if (this.link.quotaFails) throw new HookdError('resource-exhausted', admission.message)
       const hooks = this.hooks.flatMap((name) => this.tenant.registry.get(name) ?? [])
-      return this.decided(decide(quotaResult(point, seq, payload.data, hooks, admission.message), who, payload.data, this.tenant.audit))
+      return this.decided(decide(quotaResult(point, seq, payload, hooks, admission.message), who, payload, this.tenant.audit))
     }
     const abort = new AbortController()
     this.running.set(seq, abort)
     const autoConfirms: Array<{ hook: string; confirm: AutoConfirm }> = []
     this.autoConfirms.set(seq, autoConfirms)
     try {
-      const steps = this.steps(seq, point, payload.data, abort.signal)
+      const steps = this.steps(seq, point, payload, abort.signal)
       const onError = (hook: ChainHook): OnError => this.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
-      const result = await runChain(point, seq, payload.data, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
+      const result = await runChain(point, seq, payload, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
       // A confirm that no person saw is part of what the hook did: the trace says so.
       for (const entry of result.trace) {
         const asked = autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)
         if (asked.length) entry.autoConfirms = asked
       }
-      return this.decided(decide(result, who, payload.data, this.tenant.audit))
+      return this.decided(decide(result, who, payload, this.tenant.audit))
     } finally {
       this.running.delete(seq)
       this.autoConfirms.delete(seq)
