@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { type Server, type Socket, connect, createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { encode, findOwner, peerUid } from '../../src/sidecar/http/peer-user.js'
+import { encode, peerUid, tableOwners } from '../../src/sidecar/http/peer-user.js'
 
 async function listen(host: string): Promise<{ server: Server; port: number; next: () => Promise<Socket> }> {
   const server = createServer()
@@ -55,8 +55,9 @@ describe('peerUid', () => {
     ].join('\n')
     const client = encode({ address: '127.0.0.1', port: 0xd431 }) as string[]
     const server = encode({ address: '::ffff:127.0.0.1', port: 0x1cde }) as string[]
-    expect(findOwner(table, client, server)).toBe(1000)
-    expect(findOwner(table, encode({ address: '127.0.0.1', port: 1 }) as string[], server)).toBeUndefined()
+    const owners = tableOwners(table, new Set(client))
+    expect(server.map((end) => owners.get(`${client[0]} ${end}`))).toContain(1000)
+    expect(tableOwners(table, new Set(encode({ address: '127.0.0.1', port: 1 }) as string[])).size).toBe(0)
     expect(encode({ address: 'not an address', port: 1 })).toBeUndefined()
     expect(encode({ address: '::1', port: 80 })).toContain('00000000000000000000000001000000:0050')
   })

@@ -2,7 +2,7 @@
  * The front door's connections, so that strangers cannot take the capacity the agents need:
  *
  * - at most `max` connections in all, and `perPeer` of one peer. A peer is the user that owns the
- *   client's socket for a loopback connection (every loopback peer is 127.0.0.1: peer-uids.ts asks the
+ *   client's socket for a loopback connection (every loopback peer is 127.0.0.1: peer-user.ts asks the
  *   kernel; a uid the tables do not give is one bucket of its own), and the client's address otherwise;
  * - a connection that has not sent an authenticated request within `preAuthMs` is closed;
  * - a new connection past either cap makes room by closing the oldest one that never authenticated,
@@ -16,8 +16,7 @@
 import type { Server } from 'node:http'
 import { isIPv4 } from 'node:net'
 import type { Socket } from 'node:net'
-import type { Connection } from './peer-user.js'
-import { peerUids } from './peer-uids.js'
+import { type Connection, peerUids } from './peer-user.js'
 
 export interface ConnectionLimits {
   /** Connections at once. Default 512. */

@@ -25,6 +25,7 @@ export interface Connection {
   remote: Endpoint
 }
 
+const TABLES = ['/proc/net/tcp', '/proc/net/tcp6']
 /** The most of a socket table read: far more than a busy machine holds, bounded all the same. */
 const MAX_TABLE_BYTES = 64 * 1024 * 1024
 
@@ -32,10 +33,22 @@ const MAX_TABLE_BYTES = 64 * 1024 * 1024
  * The uid owning the client's socket of `connection`, or undefined when the kernel's tables do not
  * list it. `tables` is where they are read (tests pass their own).
  */
-export async function peerUid(connection: Connection, tables: readonly string[] = ['/proc/net/tcp', '/proc/net/tcp6']): Promise<number | undefined> {
-  const clientEnd = encode(connection.remote)
-  const serverEnd = encode(connection.local)
-  if (!clientEnd || !serverEnd) return undefined
+export async function peerUid(connection: Connection, tables: readonly string[] = TABLES): Promise<number | undefined> {
+  return (await peerUids([connection], tables))[0]
+}
+
+/**
+ * Each connection's client uid, in order (undefined where the tables do not say), from one read of
+ * the tables. The connection guard asks for whole batches: a table holds every socket of the machine
+ * (TIME_WAIT ones too, thousands under a flood of connections), so reading it once per connection
+ * would cost the main thread a full parse per connection; once per batch costs one.
+ */
+export async function peerUids(connections: readonly Connection[], tables: readonly string[] = TABLES): Promise<Array<number | undefined>> {
+  const wanted = connections.map((c) => ({ client: encode(c.remote) ?? [], server: encode(c.local) ?? [] }))
+  const clientEnds = new Set(wanted.flatMap((w) => w.client))
+  const uids: Array<number | undefined> = connections.map(() => undefined)
+  if (clientEnds.size === 0) return uids
+  const owners = new Map<string, number>()
   for (const table of tables) {
     let text: string
     try {
@@ -45,25 +58,32 @@ export async function peerUid(connection: Connection, tables: readonly string[] 
     } catch {
       continue
     }
-    const uid = findOwner(text, clientEnd, serverEnd)
-    if (uid !== undefined) return uid
+    for (const [ends, uid] of tableOwners(text, clientEnds)) if (!owners.has(ends)) owners.set(ends, uid)
   }
-  return undefined
+  wanted.forEach((w, i) => {
+    for (const client of w.client) {
+      for (const server of w.server) {
+        const uid = owners.get(`${client} ${server}`)
+        if (uid !== undefined && uids[i] === undefined) uids[i] = uid
+      }
+    }
+  })
+  return uids
 }
 
-/** The uid column of the table's line whose local end is `clientEnd` and remote end `serverEnd`. */
-export function findOwner(table: string, clientEnd: readonly string[], serverEnd: readonly string[]): number | undefined {
+/** `clientEnd serverEnd` -> uid, for the table's lines whose local end is one of `clientEnds`. */
+export function tableOwners(table: string, clientEnds: ReadonlySet<string>): Map<string, number> {
+  const owners = new Map<string, number>()
   for (const line of table.split('\n')) {
-    const fields = line.trim().split(/\s+/)
     // sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
+    const fields = line.trim().split(/\s+/, 8)
     if (fields.length < 8) continue
     const local = (fields[1] as string).toUpperCase()
-    const remote = (fields[2] as string).toUpperCase()
-    if (!clientEnd.includes(local) || !serverEnd.includes(remote)) continue
+    if (!clientEnds.has(local)) continue
     const uid = Number(fields[7])
-    if (Number.isInteger(uid) && uid >= 0) return uid
+    if (Number.isInteger(uid) && uid >= 0) owners.set(`${local} ${(fields[2] as string).toUpperCase()}`, uid)
   }
-  return undefined
+  return owners
 }
 
 /**
