@@ -17,6 +17,7 @@ import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
 import { codexPatch as codexPatchToolUse, codexPre as codexPreToolUse, copilotPre as copilotPreToolUse, geminiBefore as geminiBeforeTool } from './support/agent-events.js'
 import { ROOT } from './support/cli.js'
+import { postEvent } from './support/front-door-post.js'
 
 const TOKEN = 'hkd_command-agents-test-token-0123456789abcdefghij'
 /**
@@ -81,15 +82,7 @@ afterAll(async () => {
 let sessions = 0
 const session = (): string => `command-agents-${process.pid}-${++sessions}`
 
-async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) }
-}
+const post = (path: string, body: unknown): Promise<{ status: number; json: unknown }> => postEvent(url, TOKEN, path, body)
 
 interface ShimRun {
   code: number | null

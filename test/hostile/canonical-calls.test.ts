@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { hook, writeTree } from '../support/sidecar.js'
+import { postEvent } from '../agents/support/front-door-post.js'
 
 const TOKEN = 'hkd_canonical-calls-test-token-0123456789abcdefgh'
 
@@ -61,15 +62,7 @@ afterAll(async () => {
 let sessions = 0
 const session = (): string => `canonical-calls-${process.pid}-${++sessions}`
 
-async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) }
-}
+const post = (path: string, body: unknown): Promise<{ status: number; json: unknown }> => postEvent(url, TOKEN, path, body)
 
 const claudePre = (tool: string, input: Record<string, unknown>): Record<string, unknown> => ({
   session_id: session(),

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { claudePre, codexPatch, codexPre, copilotPre, cursorRead, cursorShell, geminiBefore } from '../agents/support/agent-events.js'
 import { ROOT } from '../support/processes.js'
+import { postEvent } from '../agents/support/front-door-post.js'
 
 const TOKEN = 'hkd_rules-under-agents-token-0123456789abcdefghij'
 const RULES_DIR = join(ROOT, 'rules')
@@ -40,15 +41,7 @@ afterAll(async () => {
 let sessions = 0
 const session = (): string => `rules-agents-${process.pid}-${++sessions}`
 
-async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) }
-}
+const post = (path: string, body: unknown): Promise<{ status: number; json: unknown }> => postEvent(url, TOKEN, path, body)
 
 // Each agent's event for a rule, and what the agent reads back.
 const claude = (rule: string, tool: string, input: Record<string, unknown>) => post(`/claude-code/${rule}`, claudePre(project, session(), tool, input))
