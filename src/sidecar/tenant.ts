@@ -17,6 +17,8 @@ export type Admission = { ok: true; release(): void } | { ok: false; message: st
 export interface Tenant {
   /** The tenant's id; undefined for the one implicit tenant of a sidecar without tenants. */
   readonly id: string | undefined
+  /** How refusals name it, when not `tenant 'ID'` (a project of the user's hookd: `project PATH`). */
+  readonly who?: string
   /** Its hooks. Read it at each use: a tenants-file edit may give the tenant a new registry. */
   readonly registry: Registry
   /** Per-invocation limits of its hooks (edited in place when the tenants file changes). */

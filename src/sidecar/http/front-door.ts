@@ -362,7 +362,7 @@ export class FrontDoor {
         const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: current.id, transport: 'http' })
         return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
       },
-      { ...this.options.runs, report, checkWorkdir: this.local, ...(tenant.id !== undefined ? { who: `tenant '${tenant.id}'` } : {}) },
+      { ...this.options.runs, report, checkWorkdir: this.local, ...(tenant.id !== undefined ? { who: tenant.who ?? `tenant '${tenant.id}'` } : {}) },
     )
     const command = (agent: CommandAgent): CommandAdapter<unknown> => new CommandAdapter(DIALECTS[agent], runs, { report })
     door = {

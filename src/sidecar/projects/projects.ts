@@ -47,7 +47,7 @@ export interface ProjectRef {
 class ProjectTenant implements Tenant {
   readonly onError = 'default' as const
   readonly audit: AuditLog | undefined
-  lastUsed = Date.now()
+  readonly who: string
   private readonly ends = new Set<(err: HookdError) => void>()
 
   constructor(
@@ -59,6 +59,7 @@ class ProjectTenant implements Tenant {
     audit: AuditLog | undefined,
   ) {
     this.audit = audit
+    this.who = `project ${id}`
   }
 
   get runner(): WorkerPool {
@@ -91,6 +92,8 @@ class ProjectTenant implements Tenant {
 
 export class Projects implements Tenancy {
   private readonly served = new Map<string, Promise<ProjectTenant>>()
+  /** When each served project's last event came (known at once, even while it opens). */
+  private readonly used = new Map<string, number>()
   private readonly retiring = new Set<(id: string) => void>()
   private readonly report: (line: string) => void
   private readonly reaper: NodeJS.Timeout
@@ -119,18 +122,23 @@ export class Projects implements Tenancy {
     if (this.closed) throw new HookdError('unavailable', 'hookd is shutting down')
     // A project is its hooks folder: two entries naming different folders of one repository are two.
     const id = ref.hooks
+    this.used.set(id, Date.now())
     let entry = this.served.get(id)
     if (!entry) {
-      await this.makeRoom()
-      entry = this.open(id, ref)
-      this.served.set(id, entry)
-      entry.catch(() => {
-        if (this.served.get(id) === entry) this.served.delete(id)
+      // Set before anything is awaited: the agents post several events at once, and each first event
+      // of a project must find the one opening, never open a second (whose workers nobody would stop).
+      // makeRoom runs once the entry is in `served` (a later turn), so it counts this project too.
+      const opening = Promise.resolve().then(() => this.makeRoom(id)).then(() => this.open(id, ref))
+      entry = opening
+      this.served.set(id, opening)
+      opening.catch(() => {
+        if (this.served.get(id) === opening) {
+          this.served.delete(id)
+          this.used.delete(id)
+        }
       })
     }
-    const tenant = await entry
-    tenant.lastUsed = Date.now()
-    return tenant
+    return entry
   }
 
   /** The projects served now. */
@@ -172,22 +180,19 @@ export class Projects implements Tenancy {
     const entry = this.served.get(id)
     if (!entry) return
     this.served.delete(id)
+    this.used.delete(id)
     for (const listener of this.retiring) listener(id)
     const tenant = await entry.catch(() => undefined)
     await tenant?.retire(why)
   }
 
-  /** At the cap, the least recently used project is retired to make room for a new one. */
-  private async makeRoom(): Promise<void> {
+  /** Past the cap, the least recently used project other than `opening` is retired to make room for it. */
+  private async makeRoom(opening: string): Promise<void> {
     const max = this.options.maxProjects ?? 16
-    if (this.served.size < max) return
-    let oldest: { id: string; at: number } | undefined
-    for (const [id, entry] of this.served) {
-      const tenant = await entry.catch(() => undefined)
-      const at = tenant?.lastUsed ?? 0
-      if (!oldest || at < oldest.at) oldest = { id, at }
-    }
-    if (oldest) {
+    while (this.served.size > max) {
+      let oldest: { id: string; at: number } | undefined
+      for (const [id, at] of this.used) if (id !== opening && this.served.has(id) && (!oldest || at < oldest.at)) oldest = { id, at }
+      if (!oldest) return
       this.report(`project ${oldest.id} retired to make room: ${max} projects are served`)
       await this.retire(oldest.id, `hookd serves at most ${max} projects at once and retired this one; its next event opens it again`)
     }
@@ -195,9 +200,8 @@ export class Projects implements Tenancy {
 
   private async reap(idleMs: number): Promise<void> {
     const now = Date.now()
-    for (const [id, entry] of [...this.served]) {
-      const tenant = await entry.catch(() => undefined)
-      if (tenant && now - tenant.lastUsed >= idleMs) {
+    for (const [id, at] of [...this.used]) {
+      if (now - at >= idleMs) {
         this.report(`project ${id} retired: no event for ${Math.round(idleMs / 60_000)} min`)
         await this.retire(id, 'no event for a while; the next event opens the project again')
       }
