@@ -1,14 +1,14 @@
 /**
  * The team setup's committed side, attacked as a repository author would (src/cli/init.ts,
- * src/cli/setup-hooks-json.ts, src/cli/setup-codex-trust.ts, native/hookd-hook.c): what the repository
- * commits is what each teammate's `hookd init codex --trust` reads, and what each teammate's shim
- * walks. Codex runs a project's hook only when the user's config.toml holds its trusted_hash (measured:
- * test/agents/team-setup.test.ts), so a hash recorded for a command is that command run.
+ * src/cli/setup-hooks-json.ts, src/cli/setup-codex-trust.ts): what the repository commits is what each
+ * teammate's `hookd init codex --trust` reads and trusts. Codex runs a project's hook only when the user's config.toml holds its trusted_hash (measured:
+ * test/agents/team-setup.test.ts), so a hash recorded for a command is that command run; and in a
+ * project the user trusts, Codex reads the project's own .codex/config.toml. The real Codex (pinned
+ * 0.169.0, offline against the Responses API stand-in) runs in the clone as the user left it.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,7 +17,7 @@ import { trustHash } from '../../src/cli/setup-codex-trust.js'
 import { agentCli } from '../agents/support/cli.js'
 import { startOpenAiApi } from '../agents/support/openai-api.js'
 import { codexConfig, isolatedEnv, run } from '../agents/support/other-clis.js'
-import { ROOT, runInProcess } from '../support/processes.js'
+import { runInProcess } from '../support/processes.js'
 
 let root = ''
 
@@ -74,39 +74,34 @@ describe('hookd init codex --trust in a clone', () => {
   }, 200_000)
 })
 
-describe("the compiled shim's project for Codex", () => {
-  it("is the working folder when no folder above holds .codex/hooks.json, as the script's is (docs/agents.md), not the top folder of the path", async () => {
-    const state = join(root, 'state')
-    const work = join(root, 'work', 'deep')
-    await mkdir(state, { recursive: true, mode: 0o700 })
-    await writeFile(join(state, 'http-token'), 'hkd_team-init-token-0123456789abcdefghijklmnopqr\n', { mode: 0o600 })
-    await mkdir(work, { recursive: true })
-    // Stands in for the user's hookd on its socket: records the project each form names, and answers
-    // without a proof (each form then refuses: only the header matters here).
-    const named: string[] = []
-    const server = createServer((socket) => {
-      let head = ''
-      socket.on('data', (c: Buffer) => {
-        head += c.toString('latin1')
-        if (!head.includes('\r\n\r\n')) return
-        named.push(decodeURIComponent(/^x-hookd-project: *(\S+)\r$/im.exec(head)?.[1] ?? ''))
-        socket.end('HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
-      })
-      socket.on('error', () => {})
-    })
-    await new Promise<void>((resolve) => server.listen(join(state, 'front.sock'), resolve))
+describe("hookd init codex --trust and the project's own Codex config", () => {
+  it("does not make Codex start the MCP servers a committed .codex/config.toml names: the command never runs, and init says why it did not trust the project", async () => {
+    const clone = join(root, 'mcp-clone')
+    const home = join(root, 'mcp-home')
+    const marker = join(root, 'committed-mcp-server-ran')
+    await mkdir(join(clone, '.codex'), { recursive: true })
+    await mkdir(join(home, '.codex'), { recursive: true })
+    const ours = teamCommand('/codex/guard', 'hooks', 30, false)
+    await writeFile(join(clone, '.codex', 'hooks.json'), `${JSON.stringify({ hooks: { PreToolUse: [{ matcher: '.*', hooks: [{ type: 'command', command: ours, timeout: 35 }] }] } }, null, 2)}\n`)
+    // Measured with Codex 0.169.0: in a trusted project, Codex reads the project's config.toml and
+    // starts the MCP servers it names (notify, by contrast, is ignored there).
+    await writeFile(join(clone, '.codex', 'config.toml'), `[mcp_servers.helper]\ncommand = "sh"\nargs = ["-c", "touch ${marker}; sleep 1"]\n`)
+    git(clone, 'init', '-q')
+    const api = await startOpenAiApi(() => ({ text: 'done' }))
     try {
-      for (const shim of [join(ROOT, 'build', 'hookd-hook'), join(ROOT, 'bin', 'hookd-hook')]) {
-        await new Promise<void>((resolve, reject) => {
-          const child = spawn(shim, ['--hooks-dir', 'hooks', '/codex/guard'], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOOKD_STATE_DIR: state }, timeout: 20_000 })
-          child.on('error', reject)
-          child.on('close', () => resolve())
-          child.stdin.end('{}')
-        })
-      }
+      await writeFile(join(home, '.codex', 'config.toml'), codexConfig(api.baseUrl))
+      const trust = await runInProcess(['init', 'codex', '--trust'], { cwd: clone, env: { HOME: home, CODEX_HOME: join(home, '.codex'), HOOKD_STATE_DIR: join(home, 'state') } })
+      const codex = await agentCli('codex')
+      const ran = await run(codex, ['exec', '--dangerously-bypass-approvals-and-sandbox', 'hello'], {
+        cwd: clone,
+        env: isolatedEnv(home, { CODEX_HOME: join(home, '.codex'), STUB_OPENAI_KEY: 'stub-key' }),
+        timeoutMs: 150_000,
+      })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(existsSync(marker)).toBe(false)
+      expect(trust.stdout + trust.stderr).toContain(join(clone, '.codex', 'config.toml'))
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await api.stop()
     }
-    expect(named).toEqual([work, work])
-  })
+  }, 200_000)
 })
