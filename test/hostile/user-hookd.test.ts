@@ -6,13 +6,15 @@
  * route, as the entries `hookd init` writes do. Each test ends with an ordinary call answered.
  */
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { chown, mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises'
-import { type IncomingMessage, type Server, createServer } from 'node:http'
+import { type IncomingMessage, type Server, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkProject } from '../../src/sidecar/http/project-ref.js'
+import { proofKey, requestMac } from '../../src/sidecar/http/request-proof.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { claudePre } from '../agents/support/agent-events.js'
 import { ROOT } from '../support/processes.js'
@@ -107,6 +109,77 @@ async function ordinary(): Promise<void> {
   expect(allowed.code, allowed.stderr).toBe(0)
   expect(JSON.parse(allowed.stdout)).toEqual({})
 }
+
+/** A proved request on the user's socket with the project headers as given (already percent-encoded). */
+function withHeaders(project: string, hooks: string): Promise<{ status: number; error: string }> {
+  sessions += 1
+  const body = Buffer.from(JSON.stringify(claudePre(root, `user-hookd-${process.pid}-${sessions}`, 'Bash', { command: 'ls' })))
+  const ts = Math.floor(Date.now() / 1000)
+  const nonce = randomBytes(16).toString('hex')
+  const path = '/claude-code/guard'
+  const mac = requestMac(proofKey(TOKEN), ts, nonce, 'POST', path, body).toString('hex')
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        socketPath: join(state, 'front.sock'),
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `hookd-hmac ts=${ts},nonce=${nonce},mac=${mac}`, 'x-hookd-project': project, 'x-hookd-hooks': hooks },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (c: string) => (text += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, error: String((JSON.parse(text) as { error?: unknown }).error) }))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+describe('what a request may name as its project', () => {
+  it('refuses, saying why, every project and hooks folder checkProject must not serve, however it is spelled in the headers', async () => {
+    const dir = await project('named', { 'hooks/guard/index.js': GUARD, 'not-a-folder': 'x' })
+    const elsewhere = await project('named-elsewhere', { 'hooks/guard/index.js': ALLOW_ALL })
+    await symlink(elsewhere, join(dir, 'link'))
+    const theirs = await project('theirs', { 'hooks/guard/index.js': ALLOW_ALL })
+    await chown(theirs, 4242, 4242)
+    const e = encodeURIComponent
+    const inside = "must be a folder inside the project, written relative to it (e.g. hooks)"
+    const cases: Array<[string, string, number, string | RegExp]> = [
+      [e(dir), e('../named-elsewhere/hooks'), 409, `the hooks folder '../named-elsewhere/hooks' ${inside}`],
+      [e(dir), '..%2F..%2Fetc', 409, `the hooks folder '../../etc' ${inside}`],
+      [e(dir), 'hooks%2F..%2F..', 409, `the hooks folder 'hooks/../..' ${inside}`],
+      [e(dir), '%2Fetc', 409, `the hooks folder '/etc' ${inside}`],
+      [e(dir), '.', 409, `the hooks folder '.' ${inside}`],
+      [e(dir), 'hooks%00', 409, `the hooks folder 'hooks\\u0000' ${inside}`],
+      [e(dir), 'link%2Fhooks', 409, `${join(dir, 'link')} is a symbolic link; a project's hooks folder is a real folder inside it`],
+      [e(dir), 'not-a-folder', 409, `${join(dir, 'not-a-folder')} is not a folder`],
+      [e(dir), 'nothing-here', 409, /^the project .* has no hooks folder nothing-here: create it/],
+      ['%2F', 'hooks', 409, "/ is the file system's root, not a project; start the agent in your project's folder"],
+      ['%2Fetc', 'hooks', 409, /^\/etc is a system folder/],
+      [e(`${dir}/../../../../../../../../etc`), 'hooks', 409, /^\/etc is a system folder/],
+      ['%2Ftmp', 'hooks', 409, /^\/tmp is .*; start the agent in your project's folder$/],
+      ['%2Fdev%2Fshm%2F', 'hooks', 409, /^\/dev\/shm is .*; start the agent in your project's folder$/],
+      [e(theirs), 'hooks', 409, `the project folder ${theirs} belongs to uid 4242, not to the user this hookd runs as (uid 0); each user runs their own hookd ('hookd up')`],
+      ['relative%2Fpath', 'hooks', 409, "the project folder 'relative/path' is not an absolute path; the agent's entry passes its project folder (hookd init writes it)"],
+      [`%2F${'a'.repeat(5000)}`, 'hooks', 409, /cannot be used/],
+      [e(dir), '%ZZ', 400, 'the x-hookd-hooks header is not a percent-encoded path'],
+    ]
+    const got: Array<[number, string]> = []
+    for (const [p, h] of cases) {
+      const answer = await withHeaders(p, h)
+      got.push([answer.status, answer.error])
+    }
+    cases.forEach(([, , status, error], i) => {
+      expect(got[i]?.[0], String(cases[i]?.[1])).toBe(status)
+      if (typeof error === 'string') expect(got[i]?.[1]).toBe(error)
+      else expect(got[i]?.[1]).toMatch(error)
+    })
+    await ordinary()
+  }, 60_000)
+})
 
 describe("a repository's committed hooks folder", () => {
   it("swapped for a link to another user's folder after hookd opened the project (a checkout of a branch that commits hooks as a link): the next call is refused, naming the link, and the other folder's allow-all guard never decides", async () => {
