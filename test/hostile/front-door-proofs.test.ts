@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { answerProof, proofKey, requestMac } from '../../src/sidecar/http/request-proof.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { hook, writeTree } from '../support/sidecar.js'
+import { startTenants } from '../tenants/support.js'
 
 const TOKEN = 'hkd_front-door-unverified-token-0123456789abcdefghi'
 const MiB = 1024 * 1024
@@ -54,14 +55,14 @@ interface Proved {
 }
 
 /** The shim's request for `command`, proved with the token (request-proof.ts) as of `ts`. */
-function shimRequest(command: string, ts = Math.floor(Date.now() / 1000)): Proved {
+function shimRequest(command: string, ts = Math.floor(Date.now() / 1000), token = TOKEN): Proved {
   sessions += 1
   const body = Buffer.from(
     JSON.stringify({ session_id: `proofs-${process.pid}-${sessions}`, cwd: tmpdir(), hook_event_name: 'PreToolUse', permission_mode: 'default', tool_name: 'Bash', tool_input: { command }, tool_use_id: 'toolu_1' }),
   )
   const nonce = randomBytes(16).toString('hex')
   const path = '/claude-code/guard'
-  return { path, body, ts, nonce, mac: requestMac(proofKey(TOKEN), ts, nonce, 'POST', path, body).toString('hex') }
+  return { path, body, ts, nonce, mac: requestMac(proofKey(token), ts, nonce, 'POST', path, body).toString('hex') }
 }
 
 /** The shim's request for `command`, and hookd's answer, checked. */
@@ -70,8 +71,8 @@ function proved(command: string): Promise<{ status: number; json: unknown; prove
 }
 
 /** Sends `r` (to `to`, default the door), with its path and body replaced by `as` when given; the answer and whether hookd proved it. */
-function send(r: Proved, as: { path?: string; body?: Buffer } = {}, to = port): Promise<{ status: number; json: unknown; provedByHookd: boolean }> {
-  const key = proofKey(TOKEN)
+function send(r: Proved, as: { path?: string; body?: Buffer } = {}, to = port, token = TOKEN): Promise<{ status: number; json: unknown; provedByHookd: boolean }> {
+  const key = proofKey(token)
   const { nonce, ts, mac } = r
   const path = as.path ?? r.path
   const body = as.body ?? r.body
@@ -98,15 +99,15 @@ function send(r: Proved, as: { path?: string; body?: Buffer } = {}, to = port): 
  * mac declaring `bytes` of body, and sends none of it; it keeps opening new ones as the door closes
  * them. `ready` once all are sent; `end()` stops it.
  */
-function stranger(count: number, bytes: number): { ready: Promise<void>; end(): void } {
+function stranger(count: number, bytes: number, to = port): { ready: Promise<void>; end(): void } {
   const script = `
     const net = require('node:net')
     const crypto = require('node:crypto')
     let sent = 0
     function one() {
-      const s = net.connect(${port}, '127.0.0.1', () => {
+      const s = net.connect(${to}, '127.0.0.1', () => {
         const ts = Math.floor(Date.now() / 1000)
-        s.write('POST /claude-code/guard HTTP/1.1\\r\\nHost: 127.0.0.1:${port}\\r\\nContent-Type: application/json\\r\\n' +
+        s.write('POST /claude-code/guard HTTP/1.1\\r\\nHost: 127.0.0.1:${to}\\r\\nContent-Type: application/json\\r\\n' +
           'Authorization: hookd-hmac ts=' + ts + ',nonce=' + crypto.randomBytes(16).toString('hex') + ',mac=' + '0'.repeat(64) + '\\r\\n' +
           'Content-Length: ${bytes}\\r\\n\\r\\n')
         if (++sent === ${count}) console.log('ready')
@@ -141,6 +142,24 @@ describe('hookd-hmac requests nobody has verified yet', () => {
       expect(await proved('ls')).toEqual({ status: 200, json: {}, provedByHookd: true })
     } finally {
       flood.end()
+    }
+  }, 60_000)
+
+  it("with tenants, the same stranger does not take the budget every tenant's proved calls share until they are checked", async () => {
+    const tenants = await startTenants([{ id: 'acme', hooks: { 'guard/index.js': hook({ beforeToolExecute: `function (ctx, call) { if (String(call.arguments.command).includes('rm -rf')) return { allow: false, reason: 'no rm -rf' } }` }) } }])
+    try {
+      const tenantPort = Number(new URL(await tenants.sidecar.listenHttp('127.0.0.1', 0, { report: () => {}, budget: { tenantBytes: 8 * MiB, totalBytes: 32 * MiB } })).port)
+      const token = tenants.tokens.get('acme') as string
+      const flood = stranger(8, 2 * MiB, tenantPort)
+      try {
+        await flood.ready
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        expect(await send(shimRequest('ls', undefined, token), {}, tenantPort, token)).toEqual({ status: 200, json: {}, provedByHookd: true })
+      } finally {
+        flood.end()
+      }
+    } finally {
+      await tenants.stop()
     }
   }, 60_000)
 })
