@@ -180,14 +180,15 @@ static const char *project_variable(void) {
 
 /* Codex names no project folder and runs hooks in the folder it was started in, but reads a project's
  * .codex/hooks.json from the git root above it: the project is the nearest folder, from the working
- * one up, that holds .codex/hooks.json. */
-static void codex_project(char *dir) {
+ * one up, that holds .codex/hooks.json. Returns 1 with `dir` cut to that folder, or 0 when no folder
+ * above holds one (`dir` is then left cut short: the caller keeps the working folder). */
+static int codex_project(char *dir) {
   char probe[PATH_MAX + 32];
   for (;;) {
     struct stat st;
-    if ((size_t)snprintf(probe, sizeof probe, "%s/.codex/hooks.json", dir) < sizeof probe && stat(probe, &st) == 0) return;
+    if ((size_t)snprintf(probe, sizeof probe, "%s/.codex/hooks.json", dir) < sizeof probe && stat(probe, &st) == 0) return 1;
     char *cut = strrchr(dir, '/');
-    if (!cut || cut == dir) return;
+    if (!cut || cut == dir) return 0;
     *cut = '\0';
   }
 }
@@ -398,8 +399,7 @@ int main(int argc, char **argv) {
     if ((!project || !*project) && !(from_env && *from_env) && getcwd(cwd, sizeof cwd)) {
       char top[PATH_MAX];
       strcpy(top, cwd);
-      if (strcmp(agent, "codex") == 0) codex_project(top);
-      if (strcmp(top, "/") != 0 && strchr(top, '/')) strcpy(cwd, top);
+      if (strcmp(agent, "codex") == 0 && codex_project(top) && strcmp(top, "/") != 0 && strchr(top, '/')) strcpy(cwd, top);
     }
     if (!project || !*project) project = from_env && *from_env ? from_env : cwd;
     if (!project || project[0] != '/') refuse("cannot tell which project this is: pass --project DIR");
