@@ -230,7 +230,10 @@ describe('the projects served at once', () => {
     if (!projects) throw new Error('not a projects sidecar')
     const dir = await project('twice', { 'hooks/guard/index.js': GUARD })
     const ref = await checkProject(dir, 'hooks')
-    const [a, b] = await Promise.all([projects.project(ref), projects.project(ref)])
+    const [first, second] = await Promise.all([projects.project(ref), projects.project(ref)])
+    first.release()
+    second.release()
+    const [a, b] = [first.tenant, second.tenant]
     expect(a === b, "the two events were given two tenants of one project (two registries, two worker pools)").toBe(true)
     await ordinary()
   }, 60_000)
@@ -243,7 +246,16 @@ describe('the projects served at once', () => {
       )
       const projects = capped.projects
       if (!projects) throw new Error('not a projects sidecar')
-      await Promise.all(refs.map((ref) => projects.project(ref)))
+      // Each event's call is in flight until its lease is released: two are served, the rest refused.
+      const leases = await Promise.allSettled(refs.map((ref) => projects.project(ref)))
+      expect(projects.ids().length).toBeLessThanOrEqual(2)
+      const refused = leases.flatMap((l) => (l.status === 'rejected' ? [String(l.reason)] : []))
+      expect(refused).toHaveLength(3)
+      for (const why of refused) expect(why).toContain('hookd serves at most 2 projects at once, and each has a call in flight; retry when one has finished')
+      for (const l of leases) if (l.status === 'fulfilled') l.value.release()
+      // With the calls finished, a newcomer retires the least recently used of them.
+      await projects.project(refs[2] as (typeof refs)[number]).then((lease) => lease.release())
+      expect(projects.ids()).toContain(refs[2]?.hooks)
       expect(projects.ids().length).toBeLessThanOrEqual(2)
     } finally {
       await capped.stop()
@@ -270,10 +282,15 @@ describe('the projects served at once', () => {
       while (held.length === waiting && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
       expect(held.length).toBe(waiting + 1)
       // Another repository's first event, while the busy one's call waits on its hook.
+      // With the one project's room taken by a call in flight, the newcomer is refused (fail closed), saying why.
       const newcomer = await shim(other, '/claude-code/guard', 'ls', 'hooks', cappedState)
+      expect(newcomer.code).toBe(2)
+      expect(newcomer.stderr).toContain('hookd serves at most 1 project at once, and each has a call in flight; retry when one has finished')
       for (const go of held.splice(0)) go()
       expect(JSON.parse((await slow).stdout)).toEqual(denied('slow guard says no'))
-      expect(newcomer.code, newcomer.stderr).toBe(0)
+      // Once that call has finished, the newcomer's next event is served.
+      const again = await shim(other, '/claude-code/guard', 'ls', 'hooks', cappedState)
+      expect(again.code, again.stderr).toBe(0)
     } finally {
       for (const go of held.splice(0)) go()
       await capped.stop()

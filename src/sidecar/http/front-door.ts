@@ -237,7 +237,7 @@ export class FrontDoor {
     }
     if (req.method === 'GET') {
       const credentials = this.verify(req, presented, 'GET', target, Buffer.alloc(0))
-      return sendJson(res, 200, await this.describe(await this.tenantOf(req, credentials), route), {}, this.prover(req))
+      return sendJson(res, 200, await this.describe(await this.tenantOf(req, res, credentials), route), {}, this.prover(req))
     }
     if (req.method !== 'POST') {
       sendJson(res, 405, { error: `${req.method ?? '?'} is not served here; agents POST their hook events` }, { allow: 'GET, POST' })
@@ -262,7 +262,7 @@ export class FrontDoor {
     }
     const { event, credentials } = read
     const prove = this.prover(req)
-    const door = this.door(await this.tenantOf(req, credentials))
+    const door = this.door(await this.tenantOf(req, res, credentials))
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
     const channel = `${route.agent}/${route.channel}`
     const peer = this.local ? await this.peerOf(req.socket) : undefined
@@ -282,8 +282,11 @@ export class FrontDoor {
     return credentials
   }
 
-  /** The tenant a verified request runs as: its tenant's, or for the sidecar's own token, the one tenant. */
-  private async tenantOf(req: IncomingMessage, credentials: Credentials): Promise<Tenant> {
+  /**
+   * The tenant a verified request runs as: its tenant's, or for the sidecar's own token, the one tenant,
+   * or the project it names (held as in use until its answer is sent, so no other project retires it).
+   */
+  private async tenantOf(req: IncomingMessage, res: ServerResponse, credentials: Credentials): Promise<Tenant> {
     if (credentials.tenant) return credentials.tenant
     const projects = this.options.projects
     if (!projects) return this.options.tenancy.identify([])
@@ -292,7 +295,10 @@ export class FrontDoor {
     if (typeof project !== 'string' || typeof hooks !== 'string') {
       throw new HookdError('invalid-argument', `this hookd serves the user's projects: a request names its project and hooks folder in the ${PROJECT_HEADER} and ${HOOKS_HEADER} headers (hookd-hook sends them: use the entries 'hookd init' writes)`)
     }
-    return projects.project(await checkProject(headerPath(PROJECT_HEADER, project), headerPath(HOOKS_HEADER, hooks)))
+    const lease = await projects.project(await checkProject(headerPath(PROJECT_HEADER, project), headerPath(HOOKS_HEADER, hooks)))
+    if (res.writableFinished || res.destroyed) lease.release()
+    else res.once('close', lease.release)
+    return lease.tenant
   }
 
   /**

@@ -90,19 +90,39 @@ class ProjectTenant implements Tenant {
   }
 }
 
+/** A project while served: its tenant (once opened), when its last event came, and its calls now. */
+interface Served {
+  readonly root: string
+  readonly opening: Promise<ProjectTenant>
+  /** When its last event came or went (for the idle reaper), and in which order (for least recently used). */
+  used: number
+  order: number
+  inFlight: number
+}
+
+/** A project's tenant for one request; `release` (idempotent) once its answer is sent. */
+export interface ProjectLease {
+  tenant: Tenant
+  release(): void
+}
+
+/** Hooks folders one project may have served at once (its entries may name several). */
+export const MAX_HOOKS_FOLDERS_PER_PROJECT = 4
+
 export class Projects implements Tenancy {
-  private readonly served = new Map<string, Promise<ProjectTenant>>()
-  /** When each served project's last event came (known at once, even while it opens). */
-  private readonly used = new Map<string, number>()
+  private readonly served = new Map<string, Served>()
   private readonly retiring = new Set<(id: string) => void>()
+  /** Projects being retired: close() waits for them. */
+  private readonly closing = new Set<Promise<void>>()
   private readonly report: (line: string) => void
   private readonly reaper: NodeJS.Timeout
   private closed = false
+  private uses = 0
 
   constructor(private readonly options: ProjectsOptions) {
     this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${inert(line)}\n`))
     const idle = options.idleMs ?? 30 * 60_000
-    this.reaper = setInterval(() => void this.reap(idle), Math.max(10, Math.min(idle / 2, 60_000)))
+    this.reaper = setInterval(() => this.reap(idle), Math.max(10, Math.min(idle / 2, 60_000)))
     this.reaper.unref()
   }
 
@@ -117,28 +137,45 @@ export class Projects implements Tenancy {
     return () => this.retiring.delete(listener)
   }
 
-  /** The project's tenant, opened (its hooks loaded on workers of its own) on first use. */
-  async project(ref: ProjectRef): Promise<Tenant> {
+  /**
+   * The project's tenant for one request, opened (its hooks loaded on workers of its own) on first use.
+   * Every choice is made before anything is awaited: the agents post several events at once, and each
+   * first event of a project must find the one opening, never open a second; a new project past the cap
+   * retires the least recently used one with no call in flight, or is refused when every one has a call.
+   */
+  async project(ref: ProjectRef): Promise<ProjectLease> {
     if (this.closed) throw new HookdError('unavailable', 'hookd is shutting down')
     // A project is its hooks folder: two entries naming different folders of one repository are two.
     const id = ref.hooks
-    this.used.set(id, Date.now())
     let entry = this.served.get(id)
     if (!entry) {
-      // Set before anything is awaited: the agents post several events at once, and each first event
-      // of a project must find the one opening, never open a second (whose workers nobody would stop).
-      // makeRoom runs once the entry is in `served` (a later turn), so it counts this project too.
-      const opening = Promise.resolve().then(() => this.makeRoom(id)).then(() => this.open(id, ref))
-      entry = opening
-      this.served.set(id, opening)
+      this.makeRoom(ref)
+      const opening = this.open(id, ref)
+      const made: Served = { root: ref.root, opening, used: Date.now(), order: 0, inFlight: 0 }
+      entry = made
+      this.served.set(id, made)
       opening.catch(() => {
-        if (this.served.get(id) === opening) {
-          this.served.delete(id)
-          this.used.delete(id)
-        }
+        if (this.served.get(id) === made) this.served.delete(id)
       })
     }
-    return entry
+    const served = entry
+    served.used = Date.now()
+    served.order = ++this.uses
+    served.inFlight += 1
+    let released = false
+    const release = (): void => {
+      if (released) return
+      released = true
+      served.inFlight -= 1
+      served.used = Date.now()
+      served.order = ++this.uses
+    }
+    try {
+      return { tenant: await served.opening, release }
+    } catch (err) {
+      release()
+      throw err
+    }
   }
 
   /** The projects served now. */
@@ -150,9 +187,8 @@ export class Projects implements Tenancy {
     if (this.closed) return
     this.closed = true
     clearInterval(this.reaper)
-    const all = await Promise.allSettled([...this.served.values()])
-    this.served.clear()
-    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.retire('hookd is shutting down') : undefined)))
+    for (const id of [...this.served.keys()]) this.retire(id, 'hookd is shutting down')
+    await Promise.all([...this.closing])
     await this.options.audit?.close()
   }
 
@@ -176,35 +212,64 @@ export class Projects implements Tenancy {
     }
   }
 
-  private async retire(id: string, why: string): Promise<void> {
+  /** Stops serving `id` now (its next event opens it again); its workers stop in the background. */
+  private retire(id: string, why: string): void {
     const entry = this.served.get(id)
     if (!entry) return
     this.served.delete(id)
-    this.used.delete(id)
     for (const listener of this.retiring) listener(id)
-    const tenant = await entry.catch(() => undefined)
-    await tenant?.retire(why)
+    const done = entry.opening.then(
+      (tenant) => tenant.retire(why),
+      () => undefined,
+    )
+    this.closing.add(done)
+    void done.finally(() => this.closing.delete(done))
   }
 
-  /** Past the cap, the least recently used project other than `opening` is retired to make room for it. */
-  private async makeRoom(opening: string): Promise<void> {
-    const max = this.options.maxProjects ?? 16
-    while (this.served.size > max) {
-      let oldest: { id: string; at: number } | undefined
-      for (const [id, at] of this.used) if (id !== opening && this.served.has(id) && (!oldest || at < oldest.at)) oldest = { id, at }
-      if (!oldest) return
-      this.report(`project ${oldest.id} retired to make room: ${max} projects are served`)
-      await this.retire(oldest.id, `hookd serves at most ${max} projects at once and retired this one; its next event opens it again`)
+  /**
+   * Makes room for the new project `ref`: at most MAX_HOOKS_FOLDERS_PER_PROJECT of its hooks folders,
+   * and past the cap the least recently used project with no call in flight is retired. Refuses when
+   * neither can be, saying what to do.
+   */
+  private makeRoom(ref: ProjectRef): void {
+    // One repository's entries cannot take the others' room: past its own share it makes room among its own.
+    const own = [...this.served].filter(([, e]) => e.root === ref.root)
+    if (own.length >= MAX_HOOKS_FOLDERS_PER_PROJECT) {
+      const victim = leastRecent(own)
+      if (!victim) {
+        throw new HookdError(
+          'resource-exhausted',
+          `project ${ref.root} has ${own.length} hooks folders served with calls in flight, the most one project may have; retry when one has finished (its entries, from hookd init, should name one hooks folder)`,
+        )
+      }
+      this.report(`project ${victim} retired to make room: project ${ref.root} may have ${MAX_HOOKS_FOLDERS_PER_PROJECT} hooks folders served at once`)
+      this.retire(victim, `project ${ref.root} may have ${MAX_HOOKS_FOLDERS_PER_PROJECT} hooks folders served at once, and another of them retired this one; its next event opens it again`)
+      return
     }
+    const max = this.options.maxProjects ?? 16
+    if (this.served.size < max) return
+    const victim = leastRecent([...this.served])
+    if (!victim) {
+      throw new HookdError('resource-exhausted', `hookd serves at most ${max} project${max === 1 ? '' : 's'} at once, and each has a call in flight; retry when one has finished`)
+    }
+    this.report(`project ${victim} retired to make room: ${max} projects are served`)
+    this.retire(victim, `hookd serves at most ${max} projects at once and retired this one; its next event opens it again`)
   }
 
-  private async reap(idleMs: number): Promise<void> {
+  private reap(idleMs: number): void {
     const now = Date.now()
-    for (const [id, at] of [...this.used]) {
-      if (now - at >= idleMs) {
+    for (const [id, e] of [...this.served]) {
+      if (e.inFlight === 0 && now - e.used >= idleMs) {
         this.report(`project ${id} retired: no event for ${Math.round(idleMs / 60_000)} min`)
-        await this.retire(id, 'no event for a while; the next event opens the project again')
+        this.retire(id, 'no event for a while; the next event opens the project again')
       }
     }
   }
+}
+
+/** The id of the least recently used of `entries` with no call in flight, if any. */
+function leastRecent(entries: ReadonlyArray<[string, Served]>): string | undefined {
+  let oldest: [string, Served] | undefined
+  for (const entry of entries) if (entry[1].inFlight === 0 && (!oldest || entry[1].order < oldest[1].order)) oldest = entry
+  return oldest?.[0]
 }
