@@ -216,10 +216,13 @@ describe("a repository's committed profile", () => {
       'hooks/leak/hook.json': JSON.stringify({ config: { url: originUrl } }),
       'hooks/leak.profile.json': JSON.stringify({ hooks: ['leak'], policy: { env: ['HOOKD_REDTEAM_SECRET'], httpOrigins: [originUrl] } }),
     })
+    const before = seen.length
     const ran = await shim(dir, '/claude-code/profile/leak', 'ls')
     expect(ran.code, ran.stderr).toBe(0)
-    // The secret of the user's hookd (its environment: `hookd up` starts it with the user's) never left.
+    // The secret of the user's hookd (its environment: `hookd up` starts it with the user's) never left,
+    // and the hook reached no origin at all, though its profile lists one.
     expect(seen.filter((url) => url.includes(SECRET))).toEqual([])
+    expect(seen.length).toBe(before)
     await ordinary()
   }, 60_000)
 })
@@ -270,24 +273,21 @@ describe('the projects served at once', () => {
     await writeFile(join(cappedState, 'http-token'), `${TOKEN}\n`, { mode: 0o600 })
     await capped.listenHttp('', 0, { token: TOKEN, tokenFile: join(cappedState, 'http-token'), socket: join(cappedState, 'front.sock'), report: () => {} })
     try {
-      const busy = await project('busy', {
-        'hooks/slow/index.js': hook({ beforeToolExecute: `function (ctx) { ctx.http.fetch(ctx.config.url + '/hold'); return { allow: false, reason: 'slow guard says no' } }` }),
-        'hooks/slow/hook.json': JSON.stringify({ config: { url: originUrl } }),
-        'hooks/slow.profile.json': JSON.stringify({ hooks: ['slow'], policy: { httpOrigins: [originUrl] } }),
-      })
+      const busy = await project('busy', { 'hooks/guard/index.js': GUARD })
       const other = await project('newcomer', { 'hooks/guard/index.js': GUARD })
-      const waiting = held.length
-      const slow = shim(busy, '/claude-code/profile/slow', 'rm -rf victim', 'hooks', cappedState)
-      const end = Date.now() + 20_000
-      while (held.length === waiting && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(held.length).toBe(waiting + 1)
-      // Another repository's first event, while the busy one's call waits on its hook.
-      // With the one project's room taken by a call in flight, the newcomer is refused (fail closed), saying why.
+      expect(JSON.parse((await shim(busy, '/claude-code/guard', 'rm -rf victim', 'hooks', cappedState)).stdout)).toEqual(denied('the project says no'))
+      // A call of the busy project in flight (as the front door holds one while its hooks run; the user's
+      // hookd gives a repository's hooks no network to hold it with, so the test holds it itself).
+      const projects = capped.projects
+      if (!projects) throw new Error('not a projects sidecar')
+      const inFlight = await projects.project(await checkProject(busy, 'hooks'))
+      // Another repository's first event: with the one project's room taken by a call in flight, the
+      // newcomer is refused (fail closed), saying why, and the busy project still answers with its guard.
       const newcomer = await shim(other, '/claude-code/guard', 'ls', 'hooks', cappedState)
       expect(newcomer.code).toBe(2)
       expect(newcomer.stderr).toContain('hookd serves at most 1 project at once, and each has a call in flight; retry when one has finished')
-      for (const go of held.splice(0)) go()
-      expect(JSON.parse((await slow).stdout)).toEqual(denied('slow guard says no'))
+      expect(JSON.parse((await shim(busy, '/claude-code/guard', 'rm -rf victim', 'hooks', cappedState)).stdout)).toEqual(denied('the project says no'))
+      inFlight.release()
       // Once that call has finished, the newcomer's next event is served.
       const again = await shim(other, '/claude-code/guard', 'ls', 'hooks', cappedState)
       expect(again.code, again.stderr).toBe(0)

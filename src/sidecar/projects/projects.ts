@@ -9,7 +9,7 @@
  *
  * What a project may be is checked where requests arrive (http/project-ref.ts).
  */
-import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
+import { type CapabilityArgs, type CapabilityName, quoted } from '../../protocol/capabilities.js'
 import { HookdError } from '../../protocol/status.js'
 import { inert } from '../../protocol/text.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
@@ -66,12 +66,19 @@ class ProjectTenant implements Tenant {
     return this.pool
   }
 
-  refusal<N extends CapabilityName>(_capability: N, _args: CapabilityArgs<N>): undefined {
-    return undefined
+  /**
+   * The project's floor: its profiles come from the repository, so whatever origins they list, its
+   * hooks get no network (they could send the user's files anywhere); files and the rest as the
+   * session's policy says.
+   */
+  refusal<N extends CapabilityName>(capability: N, args: CapabilityArgs<N>): string | undefined {
+    if (capability !== 'http.fetch') return undefined
+    return `ctx.http.fetch(${quoted((args as [string])[0])}) refused: the user's hookd gives a repository's hooks no network, whatever its profiles list (a repository cannot grant its own hooks the network); serve hooks you trust with 'hookd serve --hooks DIR --http PORT' instead`
   }
 
-  env(offered: Readonly<Record<string, string>>): Record<string, string> {
-    return { ...offered }
+  /** None of the user's environment: a repository's profile cannot hand its hooks the user's variables. */
+  env(): Record<string, string> {
+    return {}
   }
 
   admit(): Admission {
