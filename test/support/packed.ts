@@ -15,9 +15,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { ROOT } from './processes.js'
 
@@ -95,12 +95,49 @@ export async function openTempDir(prefix: string): Promise<string> {
  * `npm pack` of this checkout into `into`; returns the tarball's path. dist/ is already built from these
  * sources (test/support/global-setup.ts), so the prepack build is skipped (--ignore-scripts): it would
  * rewrite dist/ under the other test files' running workers.
+ *
+ * npm packs once per content: the tarball is kept under the temp folder (under vitest, the run's own,
+ * which global-setup.ts removes at the end), keyed by the path, size and modification time of every
+ * file npm would pack (packKey), and each caller gets a copy in its own `into`, so that npm sees a new
+ * `file:` spec there and installs it as new. The test files of a run (installed, docs-run, the image
+ * replay) share one pack.
  */
 export async function pack(into: string): Promise<string> {
-  const ran = succeeded('npm pack', await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], { cwd: ROOT }))
-  const [packed] = JSON.parse(ran.stdout) as Array<{ filename: string }>
-  if (!packed) throw new Error(`npm pack printed no file: ${ran.stdout}`)
-  return join(into, packed.filename)
+  const kept = join(tmpdir(), 'hookd-packs', await packKey())
+  let name = (await readdir(kept).catch(() => [])).find((f) => f.endsWith('.tgz'))
+  if (!name) {
+    await mkdir(dirname(kept), { recursive: true })
+    const work = await mkdtemp(`${kept}.tmp-`)
+    const ran = succeeded('npm pack', await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT }))
+    const [packed] = JSON.parse(ran.stdout) as Array<{ filename: string }>
+    if (!packed) throw new Error(`npm pack printed no file: ${ran.stdout}`)
+    name = packed.filename
+    // Another test process may have kept the same pack first: then its copy serves, and this one goes.
+    await rename(work, kept).catch(() => rm(work, { recursive: true, force: true }))
+  }
+  const tarball = join(into, name)
+  await copyFile(join(kept, name), tarball)
+  return tarball
+}
+
+/**
+ * What a pack is made from: package.json's `files` (every file under each entry; its `!` exclusions are
+ * hashed too, which only costs a pack when they change) and the top-level files npm always packs.
+ */
+async function packKey(): Promise<string> {
+  const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { files?: string[] }
+  const top = (await readdir(ROOT)).filter((f) => /^(package\.json|readme|license|licence|changelog)/i.test(f))
+  const roots = [...top, ...(manifest.files ?? []).filter((f) => !f.startsWith('!'))]
+  const hash = createHash('sha256')
+  const visit = async (path: string): Promise<void> => {
+    const info = await stat(join(ROOT, path)).catch(() => undefined)
+    if (!info) return
+    if (info.isDirectory()) {
+      for (const entry of (await readdir(join(ROOT, path))).sort()) await visit(join(path, entry))
+    } else hash.update(`${path}\0${info.size}\0${info.mtimeMs}\n`)
+  }
+  for (const root of roots.sort()) await visit(root)
+  return hash.digest('hex').slice(0, 16)
 }
 
 export type Layout = 'hoisted' | 'nested'
