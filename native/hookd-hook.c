@@ -479,7 +479,10 @@ int main(int argc, char **argv) {
   if (token_file) {
     /* Non-blocking, and a regular file only: a FIFO nobody writes to would hold the shim until the
      * agent's own hook timeout, which lets the call through. */
-    int fd = open(token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(token_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    /* hookd's rule for its state files: opened without following a link (a link could point the shim
+     * at another secret of the user's, to prove requests with). */
+    if (fd < 0 && errno == ELOOP) refuse("the token file %s is a symbolic link; name the file itself (hookd's state files are never links)", token_file);
     struct stat info;
     if (fd >= 0 && (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))) {
       close(fd);
@@ -582,14 +585,17 @@ int main(int argc, char **argv) {
   snprintf(to_sign, signed_len, "hookd-request/1\n%ld\n%s\nPOST\n%s\n%s", ts, nonce, path, body_hash);
   hmac_hex(key, to_sign, mac);
   static const char head_format[] =
-      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: hookd-hmac ts=%ld,nonce=%s,mac=%s\r\n%sContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
-  int head_len = snprintf(NULL, 0, head_format, path, host, ts, nonce, mac, project_header, event.len);
+      "POST %s HTTP/1.0\r\nHost: %s\r\nAuthorization: hookd-hmac ts=%ld,nonce=%s,body=%s,mac=%s\r\n%sContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n";
+  int head_len = snprintf(NULL, 0, head_format, path, host, ts, nonce, body_hash, mac, project_header, event.len);
   char *head = head_len < 0 ? NULL : malloc((size_t)head_len + 1);
   if (!head) refuse("out of memory writing the request");
-  snprintf(head, (size_t)head_len + 1, head_format, path, host, ts, nonce, mac, project_header, event.len);
+  snprintf(head, (size_t)head_len + 1, head_format, path, host, ts, nonce, body_hash, mac, project_header, event.len);
   const char *parts[2] = {head, event.data ? event.data : ""};
   size_t sizes[2] = {(size_t)head_len, event.len};
-  for (int part = 0; part < 2; part++) {
+  /* hookd may answer before it has read the whole body (a refusal: a full byte budget) and close the
+   * connection: then the send fails, and the answer already sent is read all the same. */
+  int cut_short = 0;
+  for (int part = 0; part < 2 && !cut_short; part++) {
     size_t sent = 0;
     while (sent < sizes[part]) {
       ssize_t n = send(sock, parts[part] + sent, sizes[part] - sent, MSG_NOSIGNAL);
@@ -597,7 +603,10 @@ int main(int argc, char **argv) {
       else if (n < 0 && errno == EINTR) continue;
       else if (n < 0 && errno == EAGAIN) {
         if (!wait_for(sock, POLLOUT, deadline)) refuse("cannot reach hookd at %s (no answer within %s s)", url, timeout_text);
-      } else refuse("cannot reach hookd at %s (it closed the connection)", url);
+      } else {
+        cut_short = 1;
+        break;
+      }
     }
   }
 
@@ -612,8 +621,11 @@ int main(int argc, char **argv) {
     else if (errno == EINTR) continue;
     else if (errno == EAGAIN) {
       if (!wait_for(sock, POLLIN, deadline)) refuse("cannot reach hookd at %s (no answer within %s s)", url, timeout_text);
-    } else refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
+    } else if (errno == ECONNRESET && answer.len > 0) break;
+    else if (cut_short) refuse("cannot reach hookd at %s (it closed the connection)", url);
+    else refuse("cannot reach hookd at %s (%s)", url, strerror(errno));
   }
+  if (cut_short && answer.len == 0) refuse("cannot reach hookd at %s (it closed the connection)", url);
   close(sock);
   answer.data[answer.len] = '\0';
 

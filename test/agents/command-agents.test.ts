@@ -271,7 +271,7 @@ describe.each(SHIMS)('the command shim, $form', (form) => {
     }
     expect(requests.length).toBe(answers.length)
     for (const request of requests) {
-      expect(request).toMatch(/^authorization: hookd-hmac ts=\d+,nonce=[0-9a-f]{32},mac=[0-9a-f]{64}\r$/im)
+      expect(request).toMatch(/^authorization: hookd-hmac ts=\d+,nonce=[0-9a-f]{32},body=[0-9a-f]{64},mac=[0-9a-f]{64}\r$/im)
       expect(request).not.toContain(TOKEN)
     }
   })

@@ -15,7 +15,7 @@ import { rm } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { answerProof, proofKey, requestMac } from '../../src/sidecar/http/request-proof.js'
+import { answerProof, bodyHash, proofKey, requestMac } from '../../src/sidecar/http/request-proof.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { hook, writeTree } from '../support/sidecar.js'
 import { startTenants } from '../tenants/support.js'
@@ -62,7 +62,7 @@ function shimRequest(command: string, ts = Math.floor(Date.now() / 1000), token 
   )
   const nonce = randomBytes(16).toString('hex')
   const path = '/claude-code/guard'
-  return { path, body, ts, nonce, mac: requestMac(proofKey(token), ts, nonce, 'POST', path, body).toString('hex') }
+  return { path, body, ts, nonce, mac: requestMac(proofKey(token), ts, nonce, 'POST', path, bodyHash(body)).toString('hex') }
 }
 
 /** The shim's request for `command`, and hookd's answer, checked. */
@@ -78,7 +78,7 @@ function send(r: Proved, as: { path?: string; body?: Buffer } = {}, to = port, t
   const body = as.body ?? r.body
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: to, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `hookd-hmac ts=${ts},nonce=${nonce},mac=${mac}` } },
+      { host: '127.0.0.1', port: to, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `hookd-hmac ts=${ts},nonce=${nonce},body=${bodyHash(r.body)},mac=${mac}` } },
       (res) => {
         let text = ''
         res.setEncoding('utf8')
@@ -108,7 +108,7 @@ function stranger(count: number, bytes: number, to = port): { ready: Promise<voi
       const s = net.connect(${to}, '127.0.0.1', () => {
         const ts = Math.floor(Date.now() / 1000)
         s.write('POST /claude-code/guard HTTP/1.1\\r\\nHost: 127.0.0.1:${to}\\r\\nContent-Type: application/json\\r\\n' +
-          'Authorization: hookd-hmac ts=' + ts + ',nonce=' + crypto.randomBytes(16).toString('hex') + ',mac=' + '0'.repeat(64) + '\\r\\n' +
+          'Authorization: hookd-hmac ts=' + ts + ',nonce=' + crypto.randomBytes(16).toString('hex') + ',body=' + '0'.repeat(64) + ',mac=' + '0'.repeat(64) + '\\r\\n' +
           'Content-Length: ${bytes}\\r\\n\\r\\n')
         if (++sent === ${count}) console.log('ready')
       })
@@ -173,7 +173,8 @@ describe('a proved request played again, elsewhere, changed or late', () => {
     const elsewhere = await send(shimRequest('ls'), { path: '/claude-code/other' })
     const swapped = await send(shimRequest('ls'), { body: shimRequest('rm -rf victim').body })
     const macError = { error: "the request's hookd-hmac does not match this sidecar's HTTP token; check the --token-file the agent's entry names" }
-    expect([elsewhere.status, elsewhere.json, swapped.status, swapped.json]).toEqual([401, macError, 401, macError])
+    const bodyError = { error: "the request's body is not the one its hookd-hmac covers (its SHA-256 differs from the header's body=)" }
+    expect([elsewhere.status, elsewhere.json, swapped.status, swapped.json]).toEqual([401, macError, 401, bodyError])
     const old = await send(shimRequest('ls', Math.floor(Date.now() / 1000) - 200))
     expect(old.status).toBe(401)
     expect(old.json).toEqual({ error: expect.stringMatching(/^the request's time is -20\d s from hookd's; the two clocks must agree within 120 s$/) })
@@ -191,6 +192,7 @@ describe('a proved request played again, elsewhere, changed or late', () => {
       const laterPort = Number(new URL(await later.listenHttp('127.0.0.1', 0, { token: TOKEN, report: () => {} })).port)
       const replayed = await send(captured, {}, laterPort)
       expect(replayed.status).toBe(401)
+      expect(replayed.json).toEqual({ error: expect.stringMatching(/^the request was made \d+ s before this hookd started, so it may be one captured earlier and played now; send it again/) })
       // Its own shim's requests, made after it started, it answers.
       expect(await send(shimRequest('ls'), {}, laterPort)).toEqual({ status: 200, json: {}, provedByHookd: true })
     } finally {

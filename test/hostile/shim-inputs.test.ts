@@ -85,12 +85,18 @@ describe("the shim's token file", () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const port = (server.address() as { port: number }).port
     const codes: Array<number | null> = []
+    const said: string[] = []
     try {
-      for (const form of FORMS) codes.push((await runShim(form, ['--token-file', join(dir, 'http-token'), `http://127.0.0.1:${port}/codex/guard`], { cwd: dir })).code)
+      for (const form of FORMS) {
+        const ran = await runShim(form, ['--token-file', join(dir, 'http-token'), `http://127.0.0.1:${port}/codex/guard`], { cwd: dir })
+        codes.push(ran.code)
+        said.push(ran.stderr)
+      }
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
     expect(codes).toEqual([2, 2, 2])
+    for (const stderr of said) expect(stderr).toContain(`the token file ${join(dir, 'http-token')} is a symbolic link; name the file itself`)
     expect(heads).toEqual([])
   })
 })

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkProject } from '../../src/sidecar/http/project-ref.js'
-import { proofKey, requestMac } from '../../src/sidecar/http/request-proof.js'
+import { bodyHash, proofKey, requestMac } from '../../src/sidecar/http/request-proof.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { claudePre } from '../agents/support/agent-events.js'
 import { ROOT } from '../support/processes.js'
@@ -117,14 +117,14 @@ function withHeaders(project: string, hooks: string): Promise<{ status: number; 
   const ts = Math.floor(Date.now() / 1000)
   const nonce = randomBytes(16).toString('hex')
   const path = '/claude-code/guard'
-  const mac = requestMac(proofKey(TOKEN), ts, nonce, 'POST', path, body).toString('hex')
+  const mac = requestMac(proofKey(TOKEN), ts, nonce, 'POST', path, bodyHash(body)).toString('hex')
   return new Promise((resolve, reject) => {
     const req = request(
       {
         socketPath: join(state, 'front.sock'),
         path,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `hookd-hmac ts=${ts},nonce=${nonce},mac=${mac}`, 'x-hookd-project': project, 'x-hookd-hooks': hooks },
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `hookd-hmac ts=${ts},nonce=${nonce},body=${bodyHash(body)},mac=${mac}`, 'x-hookd-project': project, 'x-hookd-hooks': hooks },
       },
       (res) => {
         let text = ''

@@ -42,14 +42,9 @@ export class ByteBudget {
     return { total: this.held, tenants: this.tenants }
   }
 
-  /**
-   * A hold for one request of `tenant` (undefined: the sidecar without tenants). `unverified`: a request
-   * whose tenant is known only once its body is read (a hookd-hmac proof with tenants); all of those
-   * share one tenant's budget, so requests nobody has verified cannot take the other tenants' share.
-   */
-  hold(tenant: string | undefined, unverified = false): BodyHold {
-    // Tenant ids are names (tenants-file.ts): no id is empty or starts with a NUL.
-    const key = unverified ? '\0unverified' : (tenant ?? '')
+  /** A hold for one request of `tenant` (undefined: the sidecar without tenants). */
+  hold(tenant: string | undefined): BodyHold {
+    const key = tenant ?? ''
     let mine = 0
     let released = false
     return {
@@ -57,7 +52,7 @@ export class ByteBudget {
         if (released) return undefined
         const theirs = this.tenants.get(key) ?? 0
         const { tenantBytes, totalBytes } = this.options
-        if (theirs + bytes > tenantBytes) return overTenant(unverified ? UNVERIFIED : tenant === undefined ? LOCAL : `tenant '${tenant}'`, theirs, bytes, tenantBytes)
+        if (theirs + bytes > tenantBytes) return overTenant(tenant === undefined ? "this sidecar's agents" : `tenant '${tenant}'`, theirs, bytes, tenantBytes)
         if (this.held + bytes > totalBytes) return overTotal(this.held, bytes, totalBytes)
         mine += bytes
         this.held += bytes
@@ -79,9 +74,6 @@ export class ByteBudget {
 function size(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`
 }
-
-const LOCAL = "this sidecar's agents"
-const UNVERIFIED = 'requests whose hookd-hmac proof is not yet checked'
 
 function overTenant(whose: string, held: number, more: number, limit: number): HookdError {
   return new HookdError(

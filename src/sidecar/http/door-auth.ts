@@ -5,22 +5,15 @@
  *   Claude Code's own `http` hooks send this one.
  * - `authorization: hookd-hmac ts=...,nonce=...,mac=...` (request-proof.ts): hookd's shim proves it
  *   holds the token without sending it, and the answer carries `x-hookd-proof`, so the shim can tell
- *   hookd from whatever else listens on the port. The mac covers the body, so it is checked once the
- *   body is read (`verify`).
+ *   hookd from whatever else listens on the port. The mac covers the body's hash, which the header
+ *   carries: the request is authenticated before its body is read, and the body checked after.
  */
 import { timingSafeEqual } from 'node:crypto'
 import { HookdError } from '../../protocol/status.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { bearerToken } from '../tenancy/tenant-token.js'
 import { sameToken } from './http-token.js'
-import { type HmacAuth, NonceCache, answerProof, macMatches, parseHmacAuth, proofKey } from './request-proof.js'
-
-/** A request's credentials as its headers give them; a hookd-hmac one's tenant is known once verified. */
-export interface Presented {
-  tenant?: Tenant
-  /** A hookd-hmac request: what `verify` checks (with tenants, against every tenant's digest). */
-  hmac?: { key: Buffer | undefined; auth: HmacAuth }
-}
+import { type HmacAuth, NonceCache, answerProof, bodyMatches, macMatches, parseHmacAuth, proofKey } from './request-proof.js'
 
 /**
  * A request's verified credentials. `tenant` is undefined for the sidecar's own token (a sidecar
@@ -46,12 +39,35 @@ export class DoorAuth {
     this.key = token === undefined ? undefined : proofKey(token)
   }
 
-  /** The request's tenant, from its authorization header; a HookdError (401) saying what to send otherwise. */
-  identify(header: string | undefined): Presented {
+  /**
+   * The request's credentials, from its authorization header, checked before its body is read: a
+   * Bearer token must be the sidecar's (or, with tenants, a tenant's); a hookd-hmac proof must match
+   * (with tenants, some tenant's digest, which names the tenant), be near hookd's time, new and not from
+   * before this front door started. A HookdError (401) saying what to send otherwise. `checkBody` then
+   * checks the body a hookd-hmac proof covers. `matched` learns a hookd-hmac request's credentials as
+   * soon as its mac matches, so that a refusal for its time or nonce is proved too (a proved refusal
+   * only ever refuses).
+   */
+  authenticate(header: string | undefined, method: string, path: string, matched: (credentials: Credentials) => void = () => {}): Credentials {
     const hmac = header === undefined ? undefined : parseHmacAuth(header)
     if (typeof hmac === 'string') throw new HookdError('unauthenticated', hmac)
-    // With tenants, the key is some tenant's token digest: verify() tries each.
-    if (hmac) return { hmac: { key: this.key, auth: hmac } }
+    if (hmac) {
+      let found: Credentials
+      if (this.key) {
+        if (!macMatches(this.key, hmac, method, path)) {
+          throw new HookdError('unauthenticated', "the request's hookd-hmac does not match this sidecar's HTTP token; check the --token-file the agent's entry names")
+        }
+        found = { hmac: { key: this.key, auth: hmac } }
+      } else {
+        const match = this.tenancy.identifyByDigest?.((digest) => macMatches(digest, hmac, method, path))
+        if (!match) throw new HookdError('unauthenticated', "the request's hookd-hmac matches no tenant of this sidecar; check the token, or ask the operator whether it was revoked")
+        found = { tenant: match.tenant, hmac: { key: match.digest, auth: hmac } }
+      }
+      matched(found)
+      const why = this.nonces.admit(hmac)
+      if (why) throw new HookdError('unauthenticated', why)
+      return found
+    }
     const values = header === undefined ? [] : [header]
     if (this.token === undefined) return { tenant: this.tenancy.identify(values) }
     const bearer = bearerToken(values)
@@ -60,28 +76,11 @@ export class DoorAuth {
     return {}
   }
 
-  /**
-   * For a hookd-hmac request, once its body is read: the mac must match (and, with tenants, names the
-   * tenant), its time be near hookd's and its nonce new. Returns the credentials to serve it with; a
-   * HookdError (401) otherwise.
-   */
-  verify(presented: Presented, method: string, path: string, body: Buffer): Credentials {
-    const hmac = presented.hmac
-    if (!hmac) return presented.tenant ? { tenant: presented.tenant } : {}
-    let found: Credentials
-    if (hmac.key) {
-      if (!macMatches(hmac.key, hmac.auth, method, path, body)) {
-        throw new HookdError('unauthenticated', "the request's hookd-hmac does not match this sidecar's HTTP token; check the --token-file the agent's entry names")
-      }
-      found = { hmac: { key: hmac.key, auth: hmac.auth } }
-    } else {
-      const match = this.tenancy.identifyByDigest?.((digest) => macMatches(digest, hmac.auth, method, path, body))
-      if (!match) throw new HookdError('unauthenticated', "the request's hookd-hmac matches no tenant of this sidecar; check the token, or ask the operator whether it was revoked")
-      found = { tenant: match.tenant, hmac: { key: match.digest, auth: hmac.auth } }
+  /** For a hookd-hmac request, once its body is read: the body must be the one its mac covers. */
+  checkBody(credentials: Credentials, body: Buffer): void {
+    if (credentials.hmac && !bodyMatches(credentials.hmac.auth, body)) {
+      throw new HookdError('unauthenticated', "the request's body is not the one its hookd-hmac covers (its SHA-256 differs from the header's body=)")
     }
-    const why = this.nonces.admit(hmac.auth)
-    if (why) throw new HookdError('unauthenticated', why)
-    return found
   }
 
   /** The headers that prove an answer to a hookd-hmac request (none for other requests). */

@@ -45,7 +45,7 @@ import type { Tenancy, Tenant } from '../tenant.js'
 import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
 import { ByteBudget, type ByteBudgetOptions, DEFAULT_BYTE_BUDGET } from './byte-budget.js'
 import { ConnectionGuard, type ConnectionLimits } from './connection-guard.js'
-import { type Credentials, DoorAuth, type Presented } from './door-auth.js'
+import { type Credentials, DoorAuth } from './door-auth.js'
 import { type BodyCounter, BodyRefused, type Prove, httpStatus, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
 import { LineLimiter, type LineLimits } from './line-limiter.js'
 import { peerUid } from './peer-user.js'
@@ -122,12 +122,6 @@ export class FrontDoor {
   private readonly auth: DoorAuth
   /** Each request's verified credentials, for the proof its answer carries (errors included). */
   private readonly credentials = new WeakMap<IncomingMessage, Credentials>()
-  /**
-   * A hookd-hmac request's key before its proof is checked (the sidecar's own token only). Its refusals
-   * (a full byte budget, a body too large) are proved with it, so the shim can say what hookd refused:
-   * a proved refusal only ever refuses, so proving one for a request nobody verified lets nothing through.
-   */
-  private readonly unverified = new WeakMap<IncomingMessage, Credentials>()
   /** Serves the file calls of agents whose user is not the sidecar's (local only). */
   private readonly userFiles: UserFiles | undefined
   private readonly peers = new WeakMap<Socket, Promise<number | undefined>>()
@@ -225,18 +219,16 @@ export class FrontDoor {
       return
     }
     if (this.closing) throw new HookdError('unavailable', 'hookd is shutting down')
-    const presented = this.auth.identify(req.headers.authorization)
-    const target = req.url ?? '/'
-    // A bearer token is checked already; a hookd-hmac proof only once the body it covers is read.
-    if (!presented.hmac) this.guard.authenticated(req.socket)
-    else if (presented.hmac.key) this.unverified.set(req, { hmac: { key: presented.hmac.key, auth: presented.hmac.auth } })
+    // Authenticated before the body is read (a hookd-hmac proof covers the body's hash its header gives).
+    const credentials = this.auth.authenticate(req.headers.authorization, req.method ?? '', req.url ?? '/', (matched) => this.credentials.set(req, matched))
+    this.credentials.set(req, credentials)
+    this.guard.authenticated(req.socket)
     const route = parseAgentRoute(path)
     if (!route) {
-      if (presented.hmac) this.verify(req, presented, req.method ?? '', target, Buffer.alloc(0))
       throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_PREFIXES.join(', ')} (see docs/agents.md)`)
     }
     if (req.method === 'GET') {
-      const credentials = this.verify(req, presented, 'GET', target, Buffer.alloc(0))
+      this.auth.checkBody(credentials, Buffer.alloc(0))
       return sendJson(res, 200, await this.describe(await this.tenantOf(req, res, credentials), route), {}, this.prover(req))
     }
     if (req.method !== 'POST') {
@@ -245,22 +237,20 @@ export class FrontDoor {
     }
     // The body's bytes count from the first one read until the answer is sent or the agent goes away;
     // an agent that goes away first cancels its call.
-    // A hookd-hmac request with tenants names its tenant only in its proof, checked once the body is read.
-    const hold = this.budget.hold(presented.tenant?.id, presented.hmac !== undefined && presented.hmac.key === undefined)
+    const hold = this.budget.hold(credentials.tenant?.id)
     const gone = new AbortController()
     res.once('close', () => {
       hold.release()
       if (!res.writableFinished) gone.abort()
     })
-    let read: { event: unknown; credentials: Credentials }
+    let event: unknown
     try {
-      read = await this.readEvent(req, hold, (body) => this.verify(req, presented, 'POST', target, body))
+      event = await this.readEvent(req, hold, credentials)
     } catch (err) {
       if (!(err instanceof BodyRefused)) throw err
       // The rest of the body is not read: the answer closes the connection.
       return this.fail(req, res, err.error, { ...(err.tooLarge ? { status: 413 } : {}), close: true })
     }
-    const { event, credentials } = read
     const prove = this.prover(req)
     const door = this.door(await this.tenantOf(req, res, credentials))
     // Runs are keyed by agent and route: the same session id under two agents is two runs.
@@ -272,14 +262,6 @@ export class FrontDoor {
     const answer = await door.commands[route.agent].handle(event, channel, name, { peer, signal })
     if (answer === undefined) return sendEmpty(res, 204, prove)
     sendJson(res, 200, answer, {}, prove)
-  }
-
-  /** Verifies the request's credentials (a hookd-hmac proof against `body`), and keeps them for its answer's proof. */
-  private verify(req: IncomingMessage, presented: Presented, method: string, target: string, body: Buffer): Credentials {
-    const credentials = this.auth.verify(presented, method, target, body)
-    this.credentials.set(req, credentials)
-    this.guard.authenticated(req.socket)
-    return credentials
   }
 
   /**
@@ -301,12 +283,9 @@ export class FrontDoor {
     return lease.tenant
   }
 
-  /**
-   * The proof of answers to `req` (hookd-hmac requests only): once its credentials are verified, and
-   * for a refusal (a status of 400 or more) before that too, with the sidecar's own token.
-   */
+  /** The proof of answers to `req`, once its credentials are checked (hookd-hmac requests only). */
   private prover(req: IncomingMessage): Prove {
-    return (status, body) => this.auth.prove(this.credentials.get(req) ?? (status >= 400 ? this.unverified.get(req) : undefined), status, body)
+    return (status, body) => this.auth.prove(this.credentials.get(req), status, body)
   }
 
   /**
@@ -321,17 +300,16 @@ export class FrontDoor {
   }
 
   /**
-   * The request's credentials, verified against its body (a hookd-hmac proof covers it) before anything
-   * parses the body, and the event in it, parsed within the size and depth limits. Only this frame
-   * holds the body's bytes, so they are garbage once it returns: a call waiting on its hooks keeps the
-   * parsed event, not the bytes it came in.
+   * The event in the request's body (the one its hookd-hmac covers, checked before anything parses
+   * it), parsed within the size and depth limits. Only this frame holds the body's bytes, so they are
+   * garbage once it returns: a call waiting on its hooks keeps the parsed event, not the bytes it came in.
    */
-  private async readEvent(req: IncomingMessage, counter: BodyCounter, verify: (body: Buffer) => Credentials): Promise<{ event: unknown; credentials: Credentials }> {
+  private async readEvent(req: IncomingMessage, counter: BodyCounter, credentials: Credentials): Promise<unknown> {
     const body = await readBody(req, this.maxBodyBytes, counter)
-    const credentials = verify(body)
+    this.auth.checkBody(credentials, body)
     const json = parseJson(body, 'the hook event', { ...DEFAULT_JSON_LIMITS, maxBytes: this.maxBodyBytes })
     if (!json.ok) throw new HookdError(json.problem === 'too-large' ? 'resource-exhausted' : 'invalid-argument', json.message)
-    return { event: json.value, credentials }
+    return json.value
   }
 
   /** Who posted on this connection: its uid, read once per connection from the kernel's tables. */
