@@ -59,6 +59,8 @@ export const PROTECTED_NAMES: readonly ProtectedName[] = [
     ['CLAUDE.local.md', 'Claude Code reads it as instructions'],
     ['.codex/', 'Codex runs the hooks and MCP servers its config names'],
     ['AGENTS.md', 'Codex and other agents read it as instructions'],
+    ['AGENTS.override.md', "Codex reads it as instructions in AGENTS.md's place"],
+    ['.agents/', 'Codex lists the skills there to the model'],
     ['.gemini/', 'Gemini CLI runs the hooks and MCP servers its settings name'],
     ['GEMINI.md', 'Gemini CLI reads it as instructions'],
     ['.cursor/', 'Cursor runs the hooks and MCP servers it names'],
@@ -94,6 +96,10 @@ export const PROTECTED_NAMES: readonly ProtectedName[] = [
     ['.yarnrc.yml', 'yarn runs the yarnPath and plugins it names'],
     ['.pnpmfile.cjs', 'pnpm runs it on install'],
     ['bunfig.toml', 'bun runs the preload scripts it names'],
+    ['composer.json', 'composer runs its scripts on install and update'],
+    ['pyproject.toml', 'pip runs the build backend it names on install'],
+    ['setup.py', 'pip runs it on install'],
+    ['.cargo/', 'cargo runs the wrappers and aliases its config names'],
   ]),
 ]
 
