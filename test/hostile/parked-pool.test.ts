@@ -122,7 +122,8 @@ describe('the pool', () => {
     })
     // Four chains, each four hooks that fill 40 MB and answer, then one that fills 40 MB and waits.
     const runs = Array.from({ length: 4 }, () => p.invokeChain(chain()))
-    await vi.waitFor(() => expect(host.held()).toBe(4), { timeout: 60_000, interval: 50 })
+    // Twenty 40 MB fills in one worker: a minute or two on a loaded machine.
+    await vi.waitFor(() => expect(host.held()).toBe(4), { timeout: 170_000, interval: 50 })
     await new Promise((resolve) => setTimeout(resolve, 200))
     const parked = await rssMb(pid as number)
     console.log(`four chains parked: worker idle ${Math.round(idle)} MB, parked ${Math.round(parked)} MB`)
@@ -135,7 +136,7 @@ describe('the pool', () => {
       await run.done
     }
     expect(p.pids()).toEqual([pid])
-  })
+  }, 180_000)
 
   it('work waiting for room in a busy worker ends at once when its call is cancelled, without running', async () => {
     // Room for one 16 MB invocation at a time; a hook that never settles holds it.

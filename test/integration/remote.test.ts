@@ -11,7 +11,9 @@ import type { Diagnostic, LogLineData } from '../../src/host/index.js'
 import { RAW_ANSWER, RemoteCapabilityError, type RemoteHookServer, serveRemoteHook } from '../support/remote-hook.js'
 import { addFiles, hook, type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 
-const WALL_MS = 800
+// Long enough that a remote hook doing real work (200 log lines) finishes on a loaded machine; the
+// timeout tests wait past it.
+const WALL_MS = 2000
 const call = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref())
 

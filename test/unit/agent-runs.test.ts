@@ -128,8 +128,11 @@ describe('AgentRuns', () => {
     expect(log.filter((l) => l === 'a beforeToolExecute end')).toHaveLength(2)
     await runs.closeAll('interrupted')
 
-    const slow = new AgentRuns(async () => fakeRun([], 'b', new Promise(() => {})), { maxCalls: 1, maxQueued: 1, queueMs: 50 })
+    const slowLog: string[] = []
+    const slow = new AgentRuns(async () => fakeRun(slowLog, 'b', new Promise(() => {})), { maxCalls: 1, maxQueued: 1, queueMs: 50 })
     void slow.with(start('one'), (run) => run.call('beforeToolExecute', {}))
+    // The first holds the one slot (its run opened and its call started) before the second arrives.
+    await expect.poll(() => slowLog).toContain('b beforeToolExecute start')
     await expect(slow.with(start('two'), async () => 'ran')).rejects.toThrow(
       "too many calls at once for this sidecar's agents: this one waited 50 ms for one of the 1 running to finish (the front door's concurrency quota); retry when calls have finished",
     )
