@@ -36,8 +36,9 @@ describe('without payloads', () => {
     await rm(dirname(log), { recursive: true, force: true })
   })
 
-  it('records each point result as one JSON line, with the decision id the host got', async () => {
-    const session = await (await t.client('acme')).openSession(sessionOptions(['thrower', 'guard', 'tagger'], { sessionId: 'run-1' }))
+  it('records each point result as one JSON line, with the decision id the host got, the agent, the workdir and the hook versions', async () => {
+    const workdir = dirname(log)
+    const session = await (await t.client('acme')).openSession(sessionOptions(['thrower', 'guard', 'tagger'], { sessionId: 'run-1', agentId: 'ci-agent', workdir }))
     const refused = await session.call('beforeToolExecute', { id: 'c1', name: 'shell', arguments: { command: 'rm' } })
     const allowed = await session.call('beforeToolExecute', toolCall)
     const transformed = await session.call('beforeModelRequest', { system: 'S', model: 'm', messages: [] })
@@ -56,17 +57,20 @@ describe('without payloads', () => {
       decisionId: refused.decisionId,
       tenant: 'acme',
       session: 'run-1',
+      agent: 'ci-agent',
+      workdir,
       seq: 1,
       point: 'beforeToolExecute',
       hooks: [
-        { hook: 'thrower', version: expect.any(String), outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
+        { hook: 'thrower', version: refused.trace[0]?.version, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
         { hook: 'guard', version: refused.trace[1]?.version, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
       ],
-      decision: { allow: false, reason: 'no rm', by: 'guard' },
+      decision: { outcome: 'refused', allow: false, reason: 'no rm', by: 'guard' },
       diagnostics: [{ hook: 'thrower', kind: 'throw' }],
       durationUs: refused.durationUs,
     })
-    expect(second).toMatchObject({ point: 'beforeToolExecute', decision: { allow: true } })
+    expect(refused.trace.map((t) => t.version)).toEqual([expect.stringMatching(/^[0-9a-f]{12}$/), expect.stringMatching(/^[0-9a-f]{12}$/)])
+    expect(second).toMatchObject({ point: 'beforeToolExecute', agent: 'ci-agent', workdir, decision: { outcome: 'allowed', allow: true } })
     expect(third).toMatchObject({ point: 'beforeModelRequest', hooks: [expect.objectContaining({ hook: 'tagger', outcome: 'changed' })] })
     expect(third).not.toHaveProperty('decision')
     expect(fourth).toMatchObject({ point: 'afterRun' })
@@ -97,7 +101,7 @@ describe('without payloads', () => {
       tenant: 'beta',
       session: 'beta-run',
       hooks: [{ hook: 'guard', outcome: 'not-run' }],
-      decision: { allow: false, by: 'hookd', reason: expect.stringContaining("tenant 'beta' is over its limit of 1 concurrent invocation") },
+      decision: { outcome: 'refused', allow: false, by: 'hookd', reason: expect.stringContaining("tenant 'beta' is over its limit of 1 concurrent invocation") },
       diagnostics: [{ hook: '', kind: 'quota' }],
     })
     await session.close()
