@@ -78,6 +78,9 @@ describe('hookd setup claude-code', () => {
         PreToolUse: [{ matcher: '*', hooks: [entry('guard,shout', true)] }],
         PostToolUse: [{ matcher: '*', hooks: [entry('guard,shout', true)] }],
         PostToolUseFailure: [{ matcher: '*', hooks: [entry('guard,shout', true)] }],
+        // guard may ask: these say what became of an ask; they refuse nothing, so they fail open.
+        PostToolBatch: [{ hooks: [entry('guard,shout', false)] }],
+        PermissionDenied: [{ matcher: '*', hooks: [entry('guard,shout', false)] }],
         StopFailure: [{ hooks: [entry('guard,shout', false)] }],
         SessionEnd: [{ hooks: [entry('guard,shout', false)] }],
       },

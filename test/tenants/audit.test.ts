@@ -1,7 +1,7 @@
 /**
  * The audit log: one JSON line per point result, with the decision id the host also receives.
  */
-import { rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
@@ -110,6 +110,32 @@ describe('without payloads', () => {
 })
 
 describe('with payloads, on a sidecar without tenants', () => {
+  it("keeps a hook's question inert: no character a terminal acts on reaches the line, which parses back to the question", async () => {
+    // C1 CSI (clear screen), a bidi override, line and paragraph separators, DEL: JSON.stringify leaves them raw.
+    const title = 'ok\u009b2J\u202eevil\u2028two\u2029\u007f'
+    const shady = hook({ beforeToolExecute: `(ctx) => { ctx.confirm({ title: ${JSON.stringify(title)}, body: 'b\u0085' }) }` })
+    const root = await writeTree({ 'shady/index.js': shady, 'thrower/index.js': thrower })
+    const log = join(root, 'audit.jsonl')
+    const sidecar = await Sidecar.create({ hooks: root, workers: 1, watch: false, audit: { to: log, payloads: true } })
+    const address = await sidecar.listen(`unix:${join(root, 'hookd.sock')}`)
+    const client = await HookdClient.connect(address)
+    try {
+      const out = await client.invoke(sessionOptions(['shady'], { autoApprove: true }), 'beforeToolExecute', toolCall)
+      const line = await waitFor('the line', async () => (await auditLines(log)).find((l) => l.decisionId === out.decisionId))
+      expect(line.hooks).toEqual([expect.objectContaining({ hook: 'shady', autoConfirms: [{ title, body: 'b\u0085', approved: true }] })])
+      const raw = await readFile(log, 'utf8')
+      expect(raw.split('\n').filter((l) => l !== '')).toHaveLength(1)
+      expect(raw).not.toMatch(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/)
+      // The same sidecar answers an ordinary call afterwards.
+      const next = await client.invoke(sessionOptions(['thrower']), 'beforeToolExecute', toolCall)
+      expect(next.diagnostics.map((d) => d.kind)).toEqual(['throw'])
+    } finally {
+      client.close()
+      await sidecar.stop()
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+
   it('adds payload, result and diagnostic messages, with tenant null', async () => {
     const root = await writeTree({ 'thrower/index.js': thrower })
     const log = join(root, 'audit.jsonl')
