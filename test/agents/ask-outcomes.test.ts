@@ -263,7 +263,7 @@ describe('what setup registers', () => {
 
   it('the events that carry an ask\'s outcome for hooks that may ask, and nothing past the gate for hooks that never do', async () => {
     expect(await events('/claude-code/plain')).toEqual(['PreToolUse'])
-    expect(await events('/claude-code/twice')).toEqual(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PermissionDenied'])
+    expect(await events('/claude-code/twice')).toEqual(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'])
     expect(await events('/copilot/plain')).toEqual(['preToolUse'])
     expect(await events('/copilot/twice')).toEqual(['preToolUse', 'postToolUse', 'agentStop', 'sessionEnd'])
     // Agents that cannot ask, and Cursor, whose events cannot say: nothing more.

@@ -160,10 +160,10 @@ describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-she
     })
     expect(line.decision).not.toHaveProperty('allow')
     expect(line.hooks).toEqual(expect.arrayContaining([expect.objectContaining({ hook: 'guard', version: expect.stringMatching(/^[0-9a-f]{12}$/) })]))
-    // Its second line: Claude Code sent PostToolBatch for the call with no PostToolUse before it.
+    // Its second line: the turn ended (Stop) with no PostToolUse for the call, so it did not run.
     const id = line.decisionId as string
     await expect.poll(async () => (await auditLines()).filter((l) => l.decisionId === id && 'outcome' in l), { timeout: 10_000 }).toEqual([
-      expect.objectContaining({ decisionId: id, agent: 'claude-code', workdir: dir, outcome: 'denied', by: 'agent', via: 'PostToolBatch' }),
+      expect.objectContaining({ decisionId: id, agent: 'claude-code', workdir: dir, outcome: 'denied', by: 'agent', via: 'run ended' }),
     ])
     // Every other gate call of the run is allowed or refused, never asked, and has no outcome line.
     const gates = lines.filter((l) => l.point === 'beforeToolExecute' && l.workdir === dir)
@@ -171,13 +171,13 @@ describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-she
     expect((await auditLines()).filter((l) => 'outcome' in l && l.workdir === dir)).toHaveLength(1)
     // The operator's log says asked, with the question, and then what became of it.
     expect(serving.output.stderr).toContain(`decision ${id}: beforeToolExecute asked: "Dangerous command: rm -rf victim-ask" (guard)`)
-    expect(serving.output.stderr).toContain(`decision ${id} (asked): denied by the agent (PostToolBatch)`)
+    expect(serving.output.stderr).toContain(`decision ${id} (asked): denied by the agent (run ended)`)
     expect(serving.output.stderr).not.toContain(`decision ${id}: beforeToolExecute allowed`)
     // The metrics count it asked, not allowed, and count its outcome.
     const text = await scrape()
     expect(sample(text, 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="asked"}')).toBe(1)
     expect(sample(text, 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="allowed"}')).toBe(3)
-    expect(sample(text, 'hookd_ask_outcomes_total{tenant="",outcome="denied",by="agent",via="PostToolBatch"}')).toBe(1)
+    expect(sample(text, 'hookd_ask_outcomes_total{tenant="",outcome="denied",by="agent",via="run ended"}')).toBe(1)
   })
 
   it('a hook rewrites a shell command, and the rewritten command is the one that runs (its output shouted by shout)', () => {
@@ -216,7 +216,11 @@ describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-she
       return Object.keys(settings.hooks)
     }
     // guard may ask: the events that say what became of an ask come with it.
-    expect(await events(a.dir)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'])
+    expect(await events(a.dir)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'])
+    // Routes whose guard may ask: the gate, what says a call ran, and the end of the turn (guard's afterRun adds the prompt); the same for either transport.
+    const askOnly = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd']
+    expect(await events(await project({}, ['--hooks', 'strict-thrower,rewrite-shell,guard']))).toEqual(['UserPromptSubmit', ...askOnly])
+    expect(await events(await project({}, ['--hooks', 'guard', '--transport', 'http']))).toEqual(['UserPromptSubmit', ...askOnly])
     expect(await events(await project({}, ['--hooks', 'lifecycle']))).toEqual(['UserPromptSubmit', 'Stop', 'StopFailure', 'SessionEnd'])
     // Guards that never ask cost no event more than their gate.
     expect(await events(await project({}, ['--hooks', 'rewrite-shell,strict-thrower']))).toEqual(['PreToolUse'])
@@ -238,9 +242,9 @@ describe('hookd guards Claude Code 2.1.328: configurations of their own', () => 
   )
 
   it(
-    "with --transport http (Claude Code's own http entries), the ask's outcome comes the same way: asked, then denied at PostToolBatch",
+    "with --transport http (Claude Code's own http entries) and PostToolBatch registered by hand, the ask is denied at the end of its batch",
     async () => {
-      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--transport', 'http'])
+      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--transport', 'http', '--events', 'PreToolUse,PostToolUse,PostToolBatch'])
       expect(survived(dir, 'victim')).toBe(true)
       expect(resultOf(stand, rmVictim, 'toolu_stand_in_rm')).toMatchObject({ is_error: true, text: "Dangerous command: rm -rf victim (asked by hookd hook 'guard')" })
       const workdir = await realpath(dir)

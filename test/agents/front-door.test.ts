@@ -363,7 +363,7 @@ describe('describe, for hookd setup', () => {
         { name: 'shout', status: 'ready', points: ['afterToolExecute'] },
       ],
       // guard may ask (ctx.confirm): the events that say what became of an ask come with it.
-      events: ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'],
+      events: ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'],
     })
     const unknown = await fetch(`${url}/claude-code/nope`, { headers: { authorization: `Bearer ${TOKEN}` } })
     expect(unknown.status).toBe(404)

@@ -20,7 +20,9 @@
  *                                for the same tool_use_id was allowed
  *   PostToolBatch                no point: an ask for a call of the batch that got no PostToolUse was
  *                                denied (Claude Code sends it once per batch, after the PostToolUse
- *                                answers, refused calls included; measured with 2.1.328)
+ *                                answers, refused calls included; measured with 2.1.328). Setup does
+ *                                not register it (a hook call per batch): without it, an ask with no
+ *                                PostToolUse by the end of the turn (Stop) was denied
  *   PermissionDenied             no point: an ask for the call was denied (auto mode's classifier only)
  *   Stop / StopFailure           afterRun end_turn / error, and the run ends
  *   SessionEnd                   afterRun interrupted, when no Stop ended the run first

@@ -9,7 +9,8 @@ import * as z from 'zod'
 /**
  * The events hookd maps onto points (docs/agents.md has the table), and the two that only say what
  * became of an ask: PostToolBatch (once per batch of tool calls, those refused included, after their
- * PostToolUse) and PermissionDenied (sent only when auto mode's classifier refuses a call).
+ * PostToolUse; measured with 2.1.328, command and http hooks alike) and PermissionDenied (sent only
+ * when auto mode's classifier refuses a call).
  */
 export const MAPPED_EVENTS = [
   'SessionStart',
@@ -82,24 +83,24 @@ export type PostToolBatchEvent = z.infer<typeof postToolBatchEvent>
  * an alias): what `hookd setup claude-code` registers. A run is delimited by the prompt and Stop, so
  * hooks with beforeRun get the end events too, and hooks with afterRun get the prompt. With `mayAsk`
  * (a hook at the gate may call ctx.confirm, which becomes Claude Code's ask), also the events that say
- * what became of the call: PostToolUse and PostToolUseFailure (it ran), PostToolBatch (it did not,
- * when its batch ends without them) and PermissionDenied (auto mode refused it). Hooks that never ask
- * get none of these.
+ * what became of the call: PostToolUse and PostToolUseFailure (it ran), PermissionDenied (auto mode
+ * refused it; sent for nothing else), and the end events (a turn that ends with neither, it did not).
+ * Hooks that never ask get none of these. PostToolBatch would say it at the end of the call's batch
+ * instead of the turn, but costs a hook call per batch (one more per tool call, measured: ~18 ms with
+ * the shim); the adapter takes it when it is registered by hand (`hookd setup --events`).
  */
 export function eventsForPoints(points: ReadonlySet<string>, options: { mayAsk?: boolean } = {}): MappedEvent[] {
   const events = new Set<MappedEvent>()
   const run = points.has('beforeRun') || points.has('afterRun')
   if (run || points.has('beforeModelRequest')) events.add('UserPromptSubmit')
   if (points.has('beforeToolExecute')) events.add('PreToolUse')
-  if (points.has('afterToolExecute') || (options.mayAsk && points.has('beforeToolExecute'))) {
+  const asks = options.mayAsk === true && points.has('beforeToolExecute')
+  if (points.has('afterToolExecute') || asks) {
     events.add('PostToolUse')
     events.add('PostToolUseFailure')
   }
-  if (options.mayAsk && points.has('beforeToolExecute')) {
-    events.add('PostToolBatch')
-    events.add('PermissionDenied')
-  }
-  if (run) {
+  if (asks) events.add('PermissionDenied')
+  if (run || asks) {
     events.add('Stop')
     events.add('StopFailure')
     events.add('SessionEnd')
