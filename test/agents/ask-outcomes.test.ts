@@ -36,6 +36,8 @@ beforeAll(async () => {
     }),
     // Never asks: its route needs no event past the gate.
     'plain/index.js': hook({ beforeToolExecute: `function (ctx, call) { if (call.arguments.command === 'no') return { allow: false, reason: 'no' } }` }),
+    // Asks, then rewrites the command into something Bash cannot take: hookd refuses the call after all.
+    'ask-bad-rewrite/index.js': hook({ beforeToolExecute: `function (ctx) { ctx.confirm({ title: 'sure?' }); return { arguments: { command: 42 } } }` }),
     // Asks, then refuses anyway: refused, not asked.
     'ask-then-no/index.js': hook({ beforeToolExecute: `function (ctx) { ctx.confirm({ title: 'sure?' }); return { allow: false, reason: 'changed my mind' } }` }),
   })
@@ -192,6 +194,15 @@ describe('Claude Code: an ask, then what the agent says of the call', () => {
     expect(line.decision).toEqual({ outcome: 'refused', allow: false, reason: 'changed my mind', by: 'ask-then-no' })
     expect(await outcomes(line.decisionId)).toEqual([])
     await post('/claude-code/twice', claude(id, 'Stop'))
+  })
+
+  it('an ask hookd then refuses itself (a rewrite the tool cannot take) is settled denied by hookd at once', async () => {
+    const id = session()
+    const answer = await post('/claude-code/ask-bad-rewrite', pre(id, 'toolu_bad', 'make'))
+    expect(answer.json).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining('hookd refused this call') } })
+    const line = await gateLine(id)
+    expect(line.decision).toEqual({ outcome: 'asked', asked: [{ hook: 'ask-bad-rewrite', title: 'sure?', body: '' }] })
+    expect(await outcomes(line.decisionId)).toEqual([expect.objectContaining({ outcome: 'denied', by: 'hookd', via: 'rewrite refused' })])
   })
 
   it('events about calls hookd never asked settle nothing, a batch past the bound is refused, and the sidecar answers an ordinary call afterwards', async () => {
