@@ -5,11 +5,12 @@
  * (setup also registers PostToolUse, PostToolUseFailure, PermissionDenied and the end events, so each
  * tool call costs one hook call more, and each turn one more at Stop), each through the shim entries
  * `hookd setup claude-code` writes, `runs` rounds interleaved. Prints each variant's run times, their
- * median, and (median - no-hook median) / N.
+ * median, and (median - no-hook median) / N; and, steadier on a busy machine, each event's hook calls
+ * as Claude Code's debug log times them (`--debug-file`): calls per run, median, and their sum per tool call.
  *
  * Run it: `npx tsx test/agents/support/ask-cost-bench.ts [N] [runs]` (default 20 and 3).
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startAnthropicApi } from './anthropic-api.js'
@@ -40,19 +41,39 @@ for (const v of ['none', 'never', 'mayask']) {
   }
 }
 const times: Record<string, number[]> = { none: [], never: [], mayask: [] }
+/** Each hook command's time as Claude Code's debug log states it, by event: the steadiest figure on a busy machine. */
+const hookMs: Record<string, Map<string, number[]>> = { none: new Map(), never: new Map(), mayask: new Map() }
+function hookRuns(debug: string): Array<[string, number]> {
+  const out: Array<[string, number]> = []
+  for (const line of debug.split('\n')) {
+    const m = /\b([A-Za-z]+)(?::\S+)? \[.*\] finished with status \d+ \((\d+)ms\)/.exec(line)
+    if (m) out.push([m[1] as string, Number(m[2])])
+  }
+  return out
+}
 for (let round = 0; round < ROUNDS; round++) {
   for (const v of ['none', 'never', 'mayask']) {
     const stand = await startAnthropicApi({ script: oneCallPerTurn(calls) })
-    const run = await runClaude({ claude, apiUrl: stand.url, cwd: dirs[v] as string })
+    const debugFile = join(state, `debug-${v}-${round}.log`)
+    const run = await runClaude({ claude, apiUrl: stand.url, cwd: dirs[v] as string, args: ['--allowedTools', 'Bash', '--debug-file', debugFile] })
     await stand.stop()
     if (run.code !== 0 || stand.main.length !== N + 1) throw new Error(`${v}: ${run.code} ${stand.main.length} ${run.stderr}`)
     times[v]?.push(run.ms)
+    for (const [event, ms] of hookRuns(await readFile(debugFile, 'utf8').catch(() => ''))) {
+      const list = hookMs[v] as Map<string, number[]>
+      list.set(event, [...(list.get(event) ?? []), ms])
+    }
     await rm(run.home, { recursive: true, force: true })
   }
 }
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)] as number
 const base = median(times.none as number[])
 for (const v of ['none', 'never', 'mayask']) console.log(v, JSON.stringify(times[v]), 'median', median(times[v] as number[]), 'per call vs none', ((median(times[v] as number[]) - base) / N).toFixed(1))
+for (const v of ['never', 'mayask']) {
+  for (const [event, ms] of hookMs[v] as Map<string, number[]>) {
+    console.log(v, event, `${ms.length / ROUNDS} calls a run`, `median ${median(ms)} ms`, `${((ms.reduce((a, b) => a + b, 0) / ROUNDS) / N).toFixed(1)} ms per tool call`)
+  }
+}
 console.log('mayask - never per call', ((median(times.mayask as number[]) - median(times.never as number[])) / N).toFixed(1), 'ms')
 await stopProcess(serving.child)
 await rm(state, { recursive: true, force: true }); await rm(hooks, { recursive: true, force: true })
