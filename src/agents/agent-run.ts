@@ -28,7 +28,43 @@ export interface ChainAnswer {
   diagnostics: Diagnostic[]
   /** The confirms left to the agent's prompt (only at gates, only when the run asks the agent). */
   asks: Ask[]
+  /** The result's id in the audit log (absent where the run has none to give). */
+  decisionId?: string
 }
+
+/**
+ * What became of a tool call whose gate was left to the agent's prompt (an ask): `allowed` (it ran),
+ * `denied` (it did not), or `unknown` (hookd cannot tell).
+ */
+export type AskOutcome = 'allowed' | 'denied' | 'unknown'
+
+/**
+ * What told hookd the outcome: one of the agent's events (`PostToolUse`, `PostToolUseFailure`,
+ * `PostToolBatch`, `PermissionDenied`, Copilot's `postToolUse`, ...), or hookd's own account: `run ended`
+ * (the run ended with no such event), `expired` and `too many asks` (the bounds of pending-asks.ts),
+ * `rewrite refused` (hookd refused the call after all: the hooks' rewrite did not fit the tool), `not
+ * followed` (an agent whose events cannot say).
+ */
+export type OutcomeVia = string
+
+/** An ask's outcome as the run records it: a second audit line keyed by the ask's decision id. */
+export interface AskSettled {
+  decisionId: string
+  outcome: AskOutcome
+  /** `agent` when one of the agent's events said it (or its end of the run), `hookd` when hookd concluded it. */
+  by: 'agent' | 'hookd'
+  via: OutcomeVia
+}
+
+/**
+ * Whether an agent's later events say what became of an ask: `follow` (a missing report by the end of
+ * the run means the call did not run), or `not followed` (hookd cannot tell: its outcome is recorded
+ * `unknown` at once).
+ */
+export type AskFollowing = 'follow' | 'not followed'
+
+/** Who ended a run: the agent's own end event, or hookd (idle, shutdown, room for another run). */
+export type RunEndedBy = 'agent' | 'hookd'
 
 export interface AgentRun {
   /** True when some declared hook serves the point (directly or through an alias). */
@@ -38,8 +74,26 @@ export interface AgentRun {
    * cancelled: its chain stops, and a gate that could not decide comes back refused.
    */
   call(point: StepPointName, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer>
-  /** Runs afterRun with the reason and ends the session. */
-  close(reason: RunEndReason): Promise<ChainAnswer | undefined>
+  /**
+   * The gate's answer went to the agent as an ask (decision `decisionId`): what the agent later reports
+   * about the call `key` (callKey in tool-gate.ts) is its outcome. Left out by runs that record no
+   * outcomes (over gRPC, the host keeps its own records).
+   */
+  awaitOutcome?(key: string, decisionId: string): void
+  /**
+   * The agent reported what became of the call `key`: recorded for the oldest ask still waiting under
+   * that key, if any (nothing otherwise). `by` defaults to `agent`.
+   */
+  outcome?(key: string, outcome: AskOutcome, via: OutcomeVia, by?: 'agent' | 'hookd'): void
+  /** Whether any ask of this run still waits for its outcome (so an adapter skips work when none does). */
+  awaitsOutcomes?(): boolean
+  /**
+   * Runs afterRun with the reason and ends the session. Asks still waiting are settled: `denied` when the
+   * agent ended the run (`endedBy` agent, the default) and the events that would have said it ran are
+   * ones the run's hooks have registered (hookd setup registers them when a hook may ask), else
+   * `unknown`.
+   */
+  close(reason: RunEndReason, endedBy?: RunEndedBy): Promise<ChainAnswer | undefined>
   /** Ends the session at once, without afterRun (shutdown, or a run that failed to start). */
   abort(): void
 }

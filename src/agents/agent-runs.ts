@@ -18,7 +18,7 @@
  */
 import { HookdError } from '../protocol/status.js'
 import { inert } from '../protocol/text.js'
-import type { AgentRun, ChainAnswer, OpenRun, RunEndReason, RunKey, RunStart } from './agent-run.js'
+import type { AgentRun, ChainAnswer, OpenRun, RunEndReason, RunEndedBy, RunKey, RunStart } from './agent-run.js'
 import { CallSlots } from './call-slots.js'
 import { checkWorkdir } from './workdir.js'
 
@@ -134,9 +134,10 @@ export class AgentRuns {
 
   /**
    * Ends the run of `key` with afterRun(reason), once its calls in flight are done. Undefined when no
-   * run is open (e.g. SessionEnd after Stop already ended it).
+   * run is open (e.g. SessionEnd after Stop already ended it). `by` says whether the agent's own end
+   * event ended it (the default) or hookd did (idle, shutdown, room for another run).
    */
-  end(key: RunKey, reason: RunEndReason): Promise<ChainAnswer | undefined> {
+  end(key: RunKey, reason: RunEndReason, by: RunEndedBy = 'agent'): Promise<ChainAnswer | undefined> {
     const k = keyOf(key)
     const entry = this.entries.get(k)
     if (!entry) return Promise.resolve(undefined)
@@ -145,7 +146,7 @@ export class AgentRuns {
       const run = await entry.ready.catch(() => undefined)
       if (!run) return undefined
       if (entry.inFlight > 0) await new Promise<void>((resolve) => entry.drained.push(resolve))
-      return run.close(reason)
+      return run.close(reason, by)
     })()
     this.endings.add(ending)
     void ending.catch(() => {}).finally(() => this.endings.delete(ending))
@@ -158,7 +159,7 @@ export class AgentRuns {
     clearInterval(this.reaper)
     this.slots.close(new HookdError('unavailable', 'hookd is shutting down; no new calls are taken'))
     const entries = [...this.entries.values()]
-    for (const entry of entries) void this.end(entry.start.key, reason).catch(() => {})
+    for (const entry of entries) void this.end(entry.start.key, reason, 'hookd').catch(() => {})
     const all = Promise.allSettled([...this.endings])
     let timer: NodeJS.Timeout | undefined
     await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))])
@@ -205,7 +206,7 @@ export class AgentRuns {
       throw new HookdError('resource-exhausted', `hookd already holds ${this.maxRuns} sessions, all busy; session ${label(start.key.sessionId)} cannot start now, retry shortly`)
     }
     this.report(`session ${label(oldest.start.key.sessionId)} ended (afterRun: interrupted) to make room: ${this.maxRuns} sessions are open`)
-    void this.end(oldest.start.key, 'interrupted').catch(() => {})
+    void this.end(oldest.start.key, 'interrupted', 'hookd').catch(() => {})
   }
 
   private reap(): void {
@@ -213,7 +214,7 @@ export class AgentRuns {
     for (const entry of [...this.entries.values()]) {
       if (entry.inFlight > 0 || now - entry.lastUsed < this.idleMs) continue
       this.report(`session ${label(entry.start.key.sessionId)} ended (afterRun: interrupted): no event for ${Math.round(this.idleMs / 1000)} s`)
-      void this.end(entry.start.key, 'interrupted').catch(() => {})
+      void this.end(entry.start.key, 'interrupted', 'hookd').catch(() => {})
     }
   }
 }
@@ -221,12 +222,16 @@ export class AgentRuns {
 /** The run with its point calls cancelled when `signal` aborts. */
 function cancelledBy(run: AgentRun, signal: AbortSignal | undefined): AgentRun {
   if (!signal) return run
-  return {
+  const wrapped: AgentRun = {
     serves: (point) => run.serves(point),
     call: (point, payload) => run.call(point, payload, signal),
-    close: (reason) => run.close(reason),
+    close: (reason, by) => run.close(reason, by),
     abort: () => run.abort(),
   }
+  if (run.awaitOutcome) wrapped.awaitOutcome = (key, decisionId) => run.awaitOutcome?.(key, decisionId)
+  if (run.outcome) wrapped.outcome = (key, outcome, via, by) => run.outcome?.(key, outcome, via, by)
+  if (run.awaitsOutcomes) wrapped.awaitsOutcomes = () => run.awaitsOutcomes?.() ?? false
+  return wrapped
 }
 
 /** An agent's session id as lines and messages show it: event text, so inert and short. */

@@ -13,7 +13,7 @@ import { HookdError } from '../protocol/status.js'
 import type { Peer, RunKey, RunStart } from './agent-run.js'
 import type { AgentRuns } from './agent-runs.js'
 import type { Dialect, DialectAnswer } from './hook-event.js'
-import { filterResult, gateTool } from './tool-gate.js'
+import { callKey, filterResult, gateTool } from './tool-gate.js'
 import { workdirPath } from './workdir.js'
 
 export interface CommandAdapterOptions {
@@ -74,9 +74,16 @@ export class CommandAdapter<E> {
           return typeof system === 'string' && system.trim() !== '' ? d.promptContext(native, system.trim()) : undefined
         }, signal)
       case 'beforeTool':
-        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report)), signal)
+        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report, d.asks)), signal)
       case 'afterTool':
-        return this.runs.with(start, async (run) => d.result(native, await filterResult(run, d.tools, event.call, workdir, event.text, event.isError)), signal)
+        return this.runs.with(start, async (run) => {
+          // The call ran: an ask waiting for it was allowed (Copilot names no call: its tool and arguments do).
+          if (d.asks === 'follow' && run.awaitsOutcomes?.()) {
+            const via = name !== undefined && d.events.includes(name) ? name : 'afterTool'
+            run.outcome?.(callKey(event.call.tool, event.call.id, event.call.input), 'allowed', via)
+          }
+          return d.result(native, await filterResult(run, d.tools, event.call, workdir, event.text, event.isError))
+        }, signal)
       case 'end':
         await this.runs.end(key, event.reason)
         return undefined

@@ -4,7 +4,7 @@
  * (codex/codex-dialect.ts, ...) reads it into one of these events and renders hookd's verdict in the
  * agent's own answer. The adapter that runs the points (command-adapter.ts) sees only this file.
  */
-import type { RunEndReason } from './agent-run.js'
+import type { AskFollowing, RunEndReason } from './agent-run.js'
 import type { ToolTable } from './tool-mapping.js'
 
 /** The session an event belongs to, as the agent names it. */
@@ -78,6 +78,12 @@ export interface Dialect<E> {
    * confirm is answered no at once and the hook's own refusal reaches the agent.
    */
   readonly canAsk: boolean
+  /**
+   * Whether the agent's later events say what became of an ask (`follow`: its after-tool event comes
+   * for every call that ran, matched by the call's id or its tool and arguments), or not (`not
+   * followed`: the ask's outcome is recorded unknown). Only for dialects that can ask.
+   */
+  readonly asks?: AskFollowing
   /** The event field the session's folder comes from, for messages (`cwd`, `workspace_roots[0]`). */
   readonly cwdField: string
   /** The answer for no opinion: nothing (undefined: the shim prints nothing), or `{}` where the agent wants JSON. */
@@ -95,8 +101,11 @@ export interface Dialect<E> {
   result(event: E, verdict: ResultVerdict): DialectAnswer
   /** Text the hooks add for the model at a prompt; undefined when the agent cannot take any. */
   promptContext?(event: E, context: string): DialectAnswer
-  /** The agent's events to register for hooks that serve `points` (what `hookd setup` writes). */
-  eventsForPoints(points: ReadonlySet<string>): string[]
+  /**
+   * The agent's events to register for hooks that serve `points` (what `hookd setup` writes); with
+   * `mayAsk` (a hook may call ctx.confirm at the gate), also those that say what became of an ask.
+   */
+  eventsForPoints(points: ReadonlySet<string>, options?: EventOptions): string[]
   /** Every event the dialect maps, in the order setup lists them. */
   readonly events: readonly string[]
 }
@@ -113,12 +122,28 @@ export interface EventRoles {
   end: readonly string[]
 }
 
-/** The events, in `order`, that hooks serving `points` need. A guard alone needs only the tool gates. */
-export function eventsFor(points: ReadonlySet<string>, roles: EventRoles, order: readonly string[]): string[] {
+/** What else decides the events a route registers. */
+export interface EventOptions {
+  /**
+   * Some hook that serves the gate may call ctx.confirm (may-ask.ts): the events that say what became
+   * of an ask are registered too (the after-tool events, and the end events that settle the rest).
+   */
+  mayAsk?: boolean
+}
+
+/**
+ * The events, in `order`, that hooks serving `points` need. A guard alone needs only the tool gates;
+ * one that may ask, with `follow` (the dialect follows asks), also the after-tool and end events.
+ */
+export function eventsFor(points: ReadonlySet<string>, roles: EventRoles, order: readonly string[], options: EventOptions & { follow?: boolean } = {}): string[] {
   const wanted = new Set<string>()
   const add = (events: readonly string[]): void => events.forEach((e) => wanted.add(e))
   if (points.has('beforeRun') || points.has('afterRun')) {
     add(roles.open)
+    add(roles.end)
+  }
+  if (options.follow && options.mayAsk && points.has('beforeToolExecute')) {
+    add(roles.afterTool)
     add(roles.end)
   }
   if (points.has('beforeModelRequest')) add(roles.context)

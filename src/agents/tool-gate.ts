@@ -4,13 +4,24 @@
  * afterToolExecute on the text the model is about to read. Each dialect then says the verdict in its
  * agent's JSON.
  */
-import type { AgentRun, Ask } from './agent-run.js'
+import { createHash } from 'node:crypto'
+import type { AgentRun, Ask, AskFollowing } from './agent-run.js'
 import type { NativeToolEvent, ResultVerdict, ToolVerdict } from './hook-event.js'
 import type { ToolRead, ToolTable } from './tool-mapping.js'
 
 /** What the agent's permission prompt shows: each hook's question, title and body. */
 export function askReason(asks: readonly Ask[]): string {
   return asks.map((a) => `${a.title}${a.body ? `: ${a.body}` : ''} (asked by hookd hook '${a.hook}')`).join('\n')
+}
+
+/**
+ * The key an agent's later events name a tool call by: its id where the agent gives one (Claude Code's
+ * tool_use_id), else its tool and input (Copilot's events carry no id: the same tool with the same
+ * arguments is the same call, the oldest first). Bounded whatever the input: the input is hashed.
+ */
+export function callKey(tool: string, id: string, input: Record<string, unknown>): string {
+  if (id !== '') return `id ${id}`
+  return `call ${createHash('sha256').update(tool).update('\0').update(JSON.stringify(input)).digest('hex')}`
 }
 
 /** The refusal of a call whose arguments hookd cannot read: no hook could check what it would do. */
@@ -40,6 +51,7 @@ export async function gateTool(
   event: NativeToolEvent,
   workdir: string,
   report: (line: string) => void,
+  following: AskFollowing = 'follow',
 ): Promise<ToolVerdict> {
   if (!run.serves('beforeToolExecute')) return { kind: 'allow' }
   const { call, unreadable } = readCall(tools, event, workdir)
@@ -55,9 +67,15 @@ export async function gateTool(
   }
   const args = isObject(decision.arguments) ? decision.arguments : call.arguments
   const rewrite = tools.toNative(call, args, workdir)
+  // The session recorded an ask as asked; its outcome is what the agent later says of the call it runs.
+  const asked = answer.asks.length > 0 && answer.decisionId !== undefined ? answer.decisionId : undefined
+  const key = asked !== undefined ? callKey(event.tool, event.id, rewrite?.ok ? rewrite.input : event.input) : ''
+  if (asked !== undefined) run.awaitOutcome?.(key, asked)
   if (rewrite && !rewrite.ok) {
+    if (asked !== undefined) run.outcome?.(key, 'denied', 'rewrite refused', 'hookd')
     return { kind: 'deny', reason: `hookd refused this call: ${rewrite.message}, so ${title}'s ${event.tool} cannot take them; fix the hook that rewrites ${call.name}` }
   }
+  if (asked !== undefined && following === 'not followed') run.outcome?.(key, 'unknown', 'not followed', 'hookd')
   if (rewrite?.ignored.length) {
     const fields = rewrite.ignored.map((f) => `'${f}'`).join(', ')
     report(`${event.tool} call ${call.id}: the hooks' ${fields} ${rewrite.ignored.length > 1 ? 'are' : 'is'} not part of ${call.name}'s arguments; ignored`)

@@ -8,6 +8,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { inert, inertJson, quoted } from '../protocol/text.js'
 import { splitHint } from '../sidecar/hooks/author-hints.js'
 import { closestPoint } from '../sidecar/hooks/hook-files.js'
+import { mayAsk } from '../sidecar/hooks/may-ask.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { type AnyPoint, getPoint, isGate, isPointName } from '../protocol/points.js'
 import { Registry } from '../sidecar/hooks/registry.js'
@@ -52,6 +53,8 @@ export interface CheckedHook {
   ok: boolean
   version: string
   points: string[]
+  /** Whether it may call ctx.confirm (read from its source: sidecar/hooks/may-ask.ts); `hookd init` registers the events that say what became of an ask. */
+  mayAsk: boolean
   /** A remote hook's address, as hook.json writes it. */
   remote?: string
 }
@@ -158,7 +161,7 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
   for (const name of names) {
     const failed = await registry.loadOne(name)
     const loaded = registry.get(name)
-    const checked: CheckedHook = { name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [] }
+    const checked: CheckedHook = { name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [], mayAsk: loaded ? mayAsk(loaded) : false }
     if (loaded?.remote !== undefined) checked.remote = loaded.remote
     hooks.push(checked)
     if (failed) {

@@ -22,7 +22,14 @@ import { CommandError } from './args.js'
 export type Settings = Record<string, unknown>
 
 /** Events whose calls carry a tool name: their group matches every tool. */
-const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure'])
+const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied'])
+/**
+ * Events where the shim lets the call through when hookd cannot answer: the end events (a failing hook
+ * there must let the session end; exit 2 at Stop would keep it going), and those that only say what
+ * became of an ask (nothing there to refuse).
+ */
+export const CLAUDE_FAIL_OPEN: readonly string[] = ['SessionStart', 'PostToolBatch', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd']
+
 /**
  * Events where a failing hook can stop something, so hookd's entry fails closed there
  * (`onFailure: "block"`; Claude Code ignores it on Stop and the other end events).

@@ -16,7 +16,7 @@ import { eventsForPoints as claudeEvents } from '../agents/claude-code/events.js
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../agents/dialects.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import { checkHooks } from './check.js'
-import { parseSettings, withHookdCommands, withoutHookd } from './claude-settings.js'
+import { CLAUDE_FAIL_OPEN, parseSettings, withHookdCommands, withoutHookd } from './claude-settings.js'
 import type { CliIo } from './io.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
 import { withTrust } from './setup-codex-trust.js'
@@ -30,7 +30,8 @@ interface InitAgent {
   title: string
   /** The committed file, relative to the project. */
   file: string
-  events(points: ReadonlySet<string>): string[]
+  /** With `mayAsk`, also the events that say what became of an ask (hook-event.ts EventOptions). */
+  events(points: ReadonlySet<string>, options: { mayAsk?: boolean }): string[]
   /** Events that only start or end a run: a missing hookd lets them through. */
   failOpen: readonly string[]
   shape: HookShape | 'claude'
@@ -50,7 +51,7 @@ function commandAgent(agent: CommandAgent, note: string): InitAgent {
   return {
     title: DIALECTS[agent].title,
     file: relative('/', files.project('/')),
-    events: (points) => DIALECTS[agent].eventsForPoints(points),
+    events: (points, options) => DIALECTS[agent].eventsForPoints(points, options),
     failOpen: files.failOpen,
     shape: files.shape,
     field: files.field,
@@ -66,8 +67,8 @@ const AGENTS: Record<string, InitAgent> = {
   'claude-code': {
     title: 'Claude Code',
     file: join('.claude', 'settings.json'),
-    events: (points) => claudeEvents(points),
-    failOpen: ['SessionStart', 'Stop', 'StopFailure', 'SessionEnd'],
+    events: (points, options) => claudeEvents(points, options),
+    failOpen: CLAUDE_FAIL_OPEN,
     shape: 'claude',
     field: 'command',
     entry: (command, timeoutS) => ({ type: 'command', command, timeout: timeoutS }),
@@ -217,6 +218,7 @@ function json(value: unknown): string {
 async function neededEvents(agent: InitAgent, hooksRoot: string, hooks: string[], io: CliIo): Promise<string[]> {
   const report = await checkHooks(hooksRoot, io.cwd)
   const points = new Set<string>()
+  let mayAsk = false
   for (const name of hooks) {
     const hook = report.hooks.find((h) => h.name === name)
     if (!hook) throw new UsageError(`there is no hook '${name}' in ${hooksRoot} (there: ${report.hooks.map((h) => h.name).join(', ') || 'none'}); create it with 'hookd new ${name} --dir ${hooksRoot}'`)
@@ -225,6 +227,8 @@ async function neededEvents(agent: InitAgent, hooksRoot: string, hooks: string[]
       throw new UsageError(`hook '${name}' does not load (${problem ? `${problem.file}${problem.line !== undefined ? `:${problem.line}` : ''}: ${problem.message}` : 'see hookd check'}); fix it first, or pass --events`)
     }
     for (const p of hook.points) points.add(p)
+    // As the sidecar's describe judges it (front-door.ts): a hook at the gate that may call ctx.confirm.
+    if (hook.mayAsk && hook.points.includes('beforeToolExecute')) mayAsk = true
   }
-  return agent.events(points)
+  return agent.events(points, { mayAsk })
 }

@@ -18,7 +18,7 @@ import { MAPPED_EVENTS, type MappedEvent, isMappedEvent } from '../agents/claude
 import { isCommandAgent } from '../agents/dialects.js'
 import { DEFAULT_HTTP_TOKEN_FILE } from '../sidecar/http/http-token.js'
 import { CommandError, UsageError, list, parse, positiveInt } from './args.js'
-import { type Settings, hookdSecrets, parseSettings, warnings, withHookd, withHookdCommands, withoutHookd } from './claude-settings.js'
+import { CLAUDE_FAIL_OPEN, type Settings, hookdSecrets, parseSettings, warnings, withHookd, withHookdCommands, withoutHookd } from './claude-settings.js'
 import type { CliIo } from './io.js'
 import { HTTP_URL_FILE } from './serve-http.js'
 import { SETUP_AGENTS, setupCommandAgent } from './setup-command.js'
@@ -58,8 +58,7 @@ file stays as it was; the old file is kept in ~/.local/state/hookd/backups/.
 Run it from the folder where 'hookd serve --http' runs: the token and URL it finds there are the
 sidecar's, so the settings work as written.`
 
-/** Claude Code's end events: a failing hook there must let the session end (exit 2 at Stop would keep it going). */
-const FAIL_OPEN = new Set<string>(['SessionStart', 'Stop', 'StopFailure', 'SessionEnd'])
+const FAIL_OPEN = new Set<string>(CLAUDE_FAIL_OPEN)
 
 export async function setup(argv: string[], io: CliIo): Promise<number> {
   const [agent, ...rest] = argv

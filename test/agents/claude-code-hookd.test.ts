@@ -13,7 +13,7 @@
  * token.
  */
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -33,7 +33,28 @@ let claude = ''
 let state = ''
 let hooks = ''
 let serving: Serving
+/** The sidecar's audit log (--audit). */
+let audit = ''
 const leftovers: string[] = []
+
+/** The audit log's lines, parsed. */
+async function auditLines(): Promise<Array<Record<string, unknown>>> {
+  const text = await readFile(audit, 'utf8').catch(() => '')
+  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
+}
+
+/** The sidecar's metrics, as a scrape gets them. */
+async function scrape(): Promise<string> {
+  const url = /^hookd: metrics on (\S+)$/m.exec(serving.output.stderr)?.[1]
+  if (!url) throw new Error(`hookd printed no metrics line: ${serving.output.stderr.slice(0, 2000)}`)
+  return (await fetch(url)).text()
+}
+
+/** The value of one series in a scrape (0 when it is not there). */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line ? Number(line.slice(series.length + 1)) : 0
+}
 
 beforeAll(async () => {
   claude = await agentCli('claude')
@@ -57,7 +78,11 @@ beforeAll(async () => {
     'strict.profile.json': JSON.stringify({ hooks: ['guard'], confirm: 'deny' }),
   })
   state = await mkdtemp(join(tmpdir(), 'hookd-claude-state-'))
-  serving = await startServe(['--hooks', hooks, '--listen', `unix:${join(state, 'hookd.sock')}`, '--http', '0', '--workers', '1'], { cwd: state, timeoutMs: 60_000 })
+  audit = join(state, 'audit.jsonl')
+  serving = await startServe(['--hooks', hooks, '--listen', `unix:${join(state, 'hookd.sock')}`, '--http', '0', '--workers', '1', '--audit', audit, '--metrics', '127.0.0.1:0'], {
+    cwd: state,
+    timeoutMs: 60_000,
+  })
 }, 15 * 60_000)
 
 afterAll(async () => {
@@ -120,6 +145,41 @@ describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-she
     expect(denied('toolu_stand_in_ask')).toEqual([expect.objectContaining({ tool_name: 'Bash', tool_input: expect.objectContaining({ command: 'rm -rf victim-ask' }) })])
   })
 
+  it("the decision log tells what happened: the ask is recorded asked with its question, then denied by the agent (issue 28's repro)", async () => {
+    const dir = await realpath(a.dir)
+    // The audit line of the ask: asked, with the question; never allow: true.
+    const lines = await auditLines()
+    const asked = lines.filter((l) => (l.decision as { outcome?: unknown } | undefined)?.outcome === 'asked')
+    expect(asked).toHaveLength(1)
+    const line = asked[0] as Record<string, unknown>
+    expect(line).toMatchObject({
+      point: 'beforeToolExecute',
+      agent: 'claude-code',
+      workdir: dir,
+      decision: { outcome: 'asked', asked: [{ hook: 'guard', title: 'Dangerous command', body: 'rm -rf victim-ask' }] },
+    })
+    expect(line.decision).not.toHaveProperty('allow')
+    expect(line.hooks).toEqual(expect.arrayContaining([expect.objectContaining({ hook: 'guard', version: expect.stringMatching(/^[0-9a-f]{12}$/) })]))
+    // Its second line: the turn ended (Stop) with no PostToolUse for the call, so it did not run.
+    const id = line.decisionId as string
+    await expect.poll(async () => (await auditLines()).filter((l) => l.decisionId === id && 'outcome' in l), { timeout: 10_000 }).toEqual([
+      expect.objectContaining({ decisionId: id, agent: 'claude-code', workdir: dir, outcome: 'denied', by: 'agent', via: 'run ended' }),
+    ])
+    // Every other gate call of the run is allowed or refused, never asked, and has no outcome line.
+    const gates = lines.filter((l) => l.point === 'beforeToolExecute' && l.workdir === dir)
+    expect(gates.map((l) => (l.decision as { outcome: string }).outcome).sort()).toEqual(['allowed', 'allowed', 'allowed', 'asked', 'refused'])
+    expect((await auditLines()).filter((l) => 'outcome' in l && l.workdir === dir)).toHaveLength(1)
+    // The operator's log says asked, with the question, and then what became of it.
+    expect(serving.output.stderr).toContain(`decision ${id}: beforeToolExecute asked: "Dangerous command: rm -rf victim-ask" (guard)`)
+    expect(serving.output.stderr).toContain(`decision ${id} (asked): denied by the agent (run ended)`)
+    expect(serving.output.stderr).not.toContain(`decision ${id}: beforeToolExecute allowed`)
+    // The metrics count it asked, not allowed, and count its outcome.
+    const text = await scrape()
+    expect(sample(text, 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="asked"}')).toBe(1)
+    expect(sample(text, 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="allowed"}')).toBe(3)
+    expect(sample(text, 'hookd_ask_outcomes_total{tenant="",outcome="denied",by="agent",via="run ended"}')).toBe(1)
+  })
+
   it('a hook rewrites a shell command, and the rewritten command is the one that runs (its output shouted by shout)', () => {
     expect(resultOf(a.stand, calls, 'toolu_stand_in_rewrite')).toMatchObject({ is_error: false, text: 'REWRITTEN BY HOOKD' })
   })
@@ -155,8 +215,15 @@ describe('hookd guards Claude Code 2.1.328: one run, the hooks guard,rewrite-she
       const settings = JSON.parse(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')) as { hooks: Record<string, unknown> }
       return Object.keys(settings.hooks)
     }
-    expect(await events(a.dir)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure', 'SessionEnd'])
+    // guard may ask: the events that say what became of an ask come with it.
+    expect(await events(a.dir)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'])
+    // Routes whose guard may ask: the gate, what says a call ran, and the end of the turn (guard's afterRun adds the prompt); the same for either transport.
+    const askOnly = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd']
+    expect(await events(await project({}, ['--hooks', 'strict-thrower,rewrite-shell,guard']))).toEqual(['UserPromptSubmit', ...askOnly])
+    expect(await events(await project({}, ['--hooks', 'guard', '--transport', 'http']))).toEqual(['UserPromptSubmit', ...askOnly])
     expect(await events(await project({}, ['--hooks', 'lifecycle']))).toEqual(['UserPromptSubmit', 'Stop', 'StopFailure', 'SessionEnd'])
+    // Guards that never ask cost no event more than their gate.
+    expect(await events(await project({}, ['--hooks', 'rewrite-shell,strict-thrower']))).toEqual(['PreToolUse'])
   })
 })
 
@@ -170,6 +237,22 @@ describe('hookd guards Claude Code 2.1.328: configurations of their own', () => 
       const { dir, stand } = await task(rmVictim, victim, ['--profile', 'strict'])
       expect(survived(dir, 'victim')).toBe(true)
       expect(resultOf(stand, rmVictim, 'toolu_stand_in_rm')).toEqual({ tool_use_id: 'toolu_stand_in_rm', is_error: true, text: 'PreToolUse:Bash hook error: refused by the user' })
+    },
+    TEST_TIMEOUT,
+  )
+
+  it(
+    "with --transport http (Claude Code's own http entries) and PostToolBatch registered by hand, the ask is denied at the end of its batch",
+    async () => {
+      const { dir, stand } = await task(rmVictim, victim, ['--hooks', 'guard', '--transport', 'http', '--events', 'PreToolUse,PostToolUse,PostToolBatch'])
+      expect(survived(dir, 'victim')).toBe(true)
+      expect(resultOf(stand, rmVictim, 'toolu_stand_in_rm')).toMatchObject({ is_error: true, text: "Dangerous command: rm -rf victim (asked by hookd hook 'guard')" })
+      const workdir = await realpath(dir)
+      const asked = (await auditLines()).find((l) => l.workdir === workdir && l.point === 'beforeToolExecute')
+      expect(asked).toMatchObject({ agent: 'claude-code', decision: { outcome: 'asked', asked: [{ hook: 'guard', title: 'Dangerous command', body: 'rm -rf victim' }] } })
+      await expect.poll(async () => (await auditLines()).filter((l) => l.decisionId === asked?.decisionId && 'outcome' in l), { timeout: 10_000 }).toEqual([
+        expect.objectContaining({ outcome: 'denied', by: 'agent', via: 'PostToolBatch' }),
+      ])
     },
     TEST_TIMEOUT,
   )

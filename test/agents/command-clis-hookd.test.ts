@@ -34,7 +34,10 @@ const cleanup: string[] = []
 
 beforeAll(async () => {
   state = await mkdtemp(join(tmpdir(), 'hookd-command-clis-state-'))
-  serving = await startServe(['--hooks', EXAMPLE_HOOKS, '--listen', `unix:${join(state, 'hookd.sock')}`, '--http', '0', '--workers', '1'], { cwd: state, timeoutMs: 60_000 })
+  serving = await startServe(['--hooks', EXAMPLE_HOOKS, '--listen', `unix:${join(state, 'hookd.sock')}`, '--http', '0', '--workers', '1', '--audit', join(state, 'audit.jsonl')], {
+    cwd: state,
+    timeoutMs: 60_000,
+  })
 }, 120_000)
 
 afterAll(async () => {
@@ -133,6 +136,14 @@ describe('hookd guards the agents with command hooks', () => {
         expect(survived(project)).toBe(true)
         const last = api.requests.at(-1)?.body
         expect(last && functionOutputs(last).map((o) => o.output)).toEqual(["Denied by preToolUse hook (unable to ask user for confirmation): Dangerous command: rm -rf victim (asked by hookd hook 'guard')"])
+        // The decision log: asked, with the question; then denied, since no postToolUse came for the call by agentStop.
+        const audited = async (): Promise<Array<Record<string, unknown>>> =>
+          (await readFile(join(state, 'audit.jsonl'), 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
+        const asked = (await audited()).filter((l) => l.agent === 'copilot' && l.point === 'beforeToolExecute')
+        expect(asked).toEqual([expect.objectContaining({ decision: { outcome: 'asked', asked: [{ hook: 'guard', title: 'Dangerous command', body: 'rm -rf victim' }] } })])
+        await expect.poll(async () => (await audited()).filter((l) => l.decisionId === asked[0]?.decisionId && 'outcome' in l), { timeout: 10_000 }).toEqual([
+          expect.objectContaining({ outcome: 'denied', by: 'agent', via: 'run ended' }),
+        ])
       } finally {
         await api.stop()
       }

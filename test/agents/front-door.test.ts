@@ -362,7 +362,8 @@ describe('describe, for hookd setup', () => {
         { name: 'guard', status: 'ready', points: ['beforeToolExecute', 'afterRun'] },
         { name: 'shout', status: 'ready', points: ['afterToolExecute'] },
       ],
-      events: ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure', 'SessionEnd'],
+      // guard may ask (ctx.confirm): the events that say what became of an ask come with it.
+      events: ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'],
     })
     const unknown = await fetch(`${url}/claude-code/nope`, { headers: { authorization: `Bearer ${TOKEN}` } })
     expect(unknown.status).toBe(404)

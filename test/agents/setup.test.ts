@@ -78,6 +78,8 @@ describe('hookd setup claude-code', () => {
         PreToolUse: [{ matcher: '*', hooks: [entry('guard,shout', true)] }],
         PostToolUse: [{ matcher: '*', hooks: [entry('guard,shout', true)] }],
         PostToolUseFailure: [{ matcher: '*', hooks: [entry('guard,shout', true)] }],
+        // guard may ask: PermissionDenied says an ask was denied (auto mode); it refuses nothing, so it fails open.
+        PermissionDenied: [{ matcher: '*', hooks: [entry('guard,shout', false)] }],
         StopFailure: [{ hooks: [entry('guard,shout', false)] }],
         SessionEnd: [{ hooks: [entry('guard,shout', false)] }],
       },

@@ -97,8 +97,10 @@ describe('a team sets hookd up once: hookd init, commit, clone, hookd up', () =>
     for (const local of [repo, root, tmpdir(), process.env.HOME ?? '/root', ROOT]) expect(text).not.toContain(local)
     expect(text).not.toMatch(/hkd_|Bearer/)
     const settings = JSON.parse(text) as { hooks: Record<string, Array<{ hooks: Array<{ type: string; command: string }> }>> }
-    expect(Object.keys(settings.hooks).sort()).toEqual(['PreToolUse', 'SessionEnd', 'Stop', 'StopFailure', 'UserPromptSubmit'])
+    // guard may ask (ctx.confirm): the events that say what became of an ask come with its gate.
+    expect(Object.keys(settings.hooks).sort()).toEqual(['PermissionDenied', 'PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'Stop', 'StopFailure', 'UserPromptSubmit'])
     expect(settings.hooks.PreToolUse?.[0]?.hooks[0]?.command).toBe(teamCommand('/claude-code/guard', 'hooks', 30, false))
+    expect(settings.hooks.PermissionDenied?.[0]?.hooks[0]?.command).toBe(teamCommand('/claude-code/guard', 'hooks', 30, true))
     // The agents with committed hooks files, set up the same way.
     for (const agent of ['codex', 'gemini', 'copilot']) {
       const other = await runInProcess(['init', agent, '--hooks', 'guard'], { cwd: repo })

@@ -27,6 +27,7 @@ async function twoHooks(): Promise<string> {
     'deny/index.js': hook({
       beforeToolExecute: "function (ctx, call) { if (/\\brm\\b/.test(call.arguments.command || '')) return { allow: false, reason: 'no rm' } }",
     }),
+    'asker/index.js': hook({ beforeToolExecute: "function (ctx) { ctx.confirm({ title: 'go on?' }) }" }),
   })
 }
 
@@ -177,6 +178,24 @@ describe('traces over http/protobuf, with JSON logs', () => {
       undefined,
     ])
     expect([deny.name, deny.parentSpanId, deny.attributes['hookd.outcome']]).toEqual(['hookd.hook deny', point.spanId, 'refused'])
+  })
+
+  it("says asked, and which hooks asked, for a confirm the front door left to Claude Code's prompt", async () => {
+    const url = /"msg":"http on (http:\/\/127\.0\.0\.1:\d+)"/.exec(serving.output.stderr)?.[1]
+    if (!url) throw new Error(`no http line: ${serving.output.stderr}`)
+    const token = (await readFile(join(cwd, '.hookd', 'http-token'), 'utf8')).trim()
+    const web = hostSpan()
+    const res = await fetch(`${url}/claude-code/asker`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, traceparent: web.traceparent },
+      body: JSON.stringify({ session_id: 's-ask', cwd, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'make' }, tool_use_id: 'toolu_ask' }),
+    })
+    expect(((await res.json()) as { hookSpecificOutput: { permissionDecision: string } }).hookSpecificOutput.permissionDecision).toBe('ask')
+    await vi.waitFor(() => expect(ofTrace(receiver.spans, web.traceId)).toHaveLength(2), { timeout: 10_000, interval: 50 })
+    const [point] = ofTrace(receiver.spans, web.traceId) as [ReceivedSpan]
+    expect(point.attributes).toMatchObject({ 'hookd.outcome': 'asked', 'hookd.asked_by': ['asker'] })
+    // The question is hook text: never on a span.
+    expect(JSON.stringify(point.attributes)).not.toContain('go on?')
   })
 
   it('starts a trace of its own for a call that carries no traceparent', async () => {

@@ -42,7 +42,8 @@ describe('hookd check on remote hooks', () => {
     expect(run.stdout).toBe(`checked 1 hook in ${root}: 1 would load, 0 would not; 0 warnings\n`)
     const json = await hookd('check', '--json', join(root, 'scan'))
     expect((JSON.parse(json.stdout) as { hooks: unknown[] }).hooks).toEqual([
-      { name: 'scan', ok: true, version: expect.stringMatching(/^[0-9a-f]{12}$/), points: ['beforeToolExecute'], remote: 'unix:scan.sock' },
+      // A remote hook's code is its server's: it may ask (ctx.confirm), for all hookd can read.
+      { name: 'scan', ok: true, version: expect.stringMatching(/^[0-9a-f]{12}$/), points: ['beforeToolExecute'], mayAsk: true, remote: 'unix:scan.sock' },
     ])
   })
 

@@ -1,7 +1,7 @@
 /**
  * The audit log: one JSON line per point result, with the decision id the host also receives.
  */
-import { rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/index.js'
@@ -36,8 +36,9 @@ describe('without payloads', () => {
     await rm(dirname(log), { recursive: true, force: true })
   })
 
-  it('records each point result as one JSON line, with the decision id the host got', async () => {
-    const session = await (await t.client('acme')).openSession(sessionOptions(['thrower', 'guard', 'tagger'], { sessionId: 'run-1' }))
+  it('records each point result as one JSON line, with the decision id the host got, the agent, the workdir and the hook versions', async () => {
+    const workdir = dirname(log)
+    const session = await (await t.client('acme')).openSession(sessionOptions(['thrower', 'guard', 'tagger'], { sessionId: 'run-1', agentId: 'ci-agent', workdir }))
     const refused = await session.call('beforeToolExecute', { id: 'c1', name: 'shell', arguments: { command: 'rm' } })
     const allowed = await session.call('beforeToolExecute', toolCall)
     const transformed = await session.call('beforeModelRequest', { system: 'S', model: 'm', messages: [] })
@@ -56,17 +57,20 @@ describe('without payloads', () => {
       decisionId: refused.decisionId,
       tenant: 'acme',
       session: 'run-1',
+      agent: 'ci-agent',
+      workdir,
       seq: 1,
       point: 'beforeToolExecute',
       hooks: [
-        { hook: 'thrower', version: expect.any(String), outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
+        { hook: 'thrower', version: refused.trace[0]?.version, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
         { hook: 'guard', version: refused.trace[1]?.version, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
       ],
-      decision: { allow: false, reason: 'no rm', by: 'guard' },
+      decision: { outcome: 'refused', allow: false, reason: 'no rm', by: 'guard' },
       diagnostics: [{ hook: 'thrower', kind: 'throw' }],
       durationUs: refused.durationUs,
     })
-    expect(second).toMatchObject({ point: 'beforeToolExecute', decision: { allow: true } })
+    expect(refused.trace.map((t) => t.version)).toEqual([expect.stringMatching(/^[0-9a-f]{12}$/), expect.stringMatching(/^[0-9a-f]{12}$/)])
+    expect(second).toMatchObject({ point: 'beforeToolExecute', agent: 'ci-agent', workdir, decision: { outcome: 'allowed', allow: true } })
     expect(third).toMatchObject({ point: 'beforeModelRequest', hooks: [expect.objectContaining({ hook: 'tagger', outcome: 'changed' })] })
     expect(third).not.toHaveProperty('decision')
     expect(fourth).toMatchObject({ point: 'afterRun' })
@@ -97,7 +101,7 @@ describe('without payloads', () => {
       tenant: 'beta',
       session: 'beta-run',
       hooks: [{ hook: 'guard', outcome: 'not-run' }],
-      decision: { allow: false, by: 'hookd', reason: expect.stringContaining("tenant 'beta' is over its limit of 1 concurrent invocation") },
+      decision: { outcome: 'refused', allow: false, by: 'hookd', reason: expect.stringContaining("tenant 'beta' is over its limit of 1 concurrent invocation") },
       diagnostics: [{ hook: '', kind: 'quota' }],
     })
     await session.close()
@@ -106,6 +110,32 @@ describe('without payloads', () => {
 })
 
 describe('with payloads, on a sidecar without tenants', () => {
+  it("keeps a hook's question inert: no character a terminal acts on reaches the line, which parses back to the question", async () => {
+    // C1 CSI (clear screen), a bidi override, line and paragraph separators, DEL: JSON.stringify leaves them raw.
+    const title = 'ok\u009b2J\u202eevil\u2028two\u2029\u007f'
+    const shady = hook({ beforeToolExecute: `(ctx) => { ctx.confirm({ title: ${JSON.stringify(title)}, body: 'b\u0085' }) }` })
+    const root = await writeTree({ 'shady/index.js': shady, 'thrower/index.js': thrower })
+    const log = join(root, 'audit.jsonl')
+    const sidecar = await Sidecar.create({ hooks: root, workers: 1, watch: false, audit: { to: log, payloads: true } })
+    const address = await sidecar.listen(`unix:${join(root, 'hookd.sock')}`)
+    const client = await HookdClient.connect(address)
+    try {
+      const out = await client.invoke(sessionOptions(['shady'], { autoApprove: true }), 'beforeToolExecute', toolCall)
+      const line = await waitFor('the line', async () => (await auditLines(log)).find((l) => l.decisionId === out.decisionId))
+      expect(line.hooks).toEqual([expect.objectContaining({ hook: 'shady', autoConfirms: [{ title, body: 'b\u0085', approved: true }] })])
+      const raw = await readFile(log, 'utf8')
+      expect(raw.split('\n').filter((l) => l !== '')).toHaveLength(1)
+      expect(raw).not.toMatch(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/)
+      // The same sidecar answers an ordinary call afterwards.
+      const next = await client.invoke(sessionOptions(['thrower']), 'beforeToolExecute', toolCall)
+      expect(next.diagnostics.map((d) => d.kind)).toEqual(['throw'])
+    } finally {
+      client.close()
+      await sidecar.stop()
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+
   it('adds payload, result and diagnostic messages, with tenant null', async () => {
     const root = await writeTree({ 'thrower/index.js': thrower })
     const log = join(root, 'audit.jsonl')

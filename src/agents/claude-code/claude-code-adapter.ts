@@ -11,10 +11,19 @@
  *                                prompt: text a hook adds to the system prompt -> additionalContext
  *   PreToolUse                   beforeToolExecute on the canonical call: refusal -> deny + reason;
  *                                rewritten arguments -> updatedInput (Claude Code's own permission rules
- *                                still apply); ctx.confirm -> ask, with the hook's title and body
+ *                                still apply); ctx.confirm -> ask, with the hook's title and body (the
+ *                                decision is recorded as asked; the events below give its outcome)
  *   PostToolUse                  afterToolExecute: rewritten text -> updatedToolOutput in the tool's
- *                                shape, or additionalContext where the shape cannot carry it
- *   PostToolUseFailure           afterToolExecute with isError; a rewrite -> additionalContext
+ *                                shape, or additionalContext where the shape cannot carry it; an ask
+ *                                for the same tool_use_id was allowed (the call ran)
+ *   PostToolUseFailure           afterToolExecute with isError; a rewrite -> additionalContext; an ask
+ *                                for the same tool_use_id was allowed
+ *   PostToolBatch                no point: an ask for a call of the batch that got no PostToolUse was
+ *                                denied (Claude Code sends it once per batch, after the PostToolUse
+ *                                answers, refused calls included; measured with 2.1.328). Setup does
+ *                                not register it (a hook call per batch): without it, an ask with no
+ *                                PostToolUse by the end of the turn (Stop) was denied
+ *   PermissionDenied             no point: an ask for the call was denied (auto mode's classifier only)
  *   Stop / StopFailure           afterRun end_turn / error, and the run ends
  *   SessionEnd                   afterRun interrupted, when no Stop ended the run first
  *
@@ -25,10 +34,12 @@ import { HookdError } from '../../protocol/status.js'
 import { issueText } from '../../protocol/issue-text.js'
 import type { AgentRun, Peer, RunKey, RunStart } from '../agent-run.js'
 import type { AgentRuns } from '../agent-runs.js'
-import { filterResult, gateTool, isObject } from '../tool-gate.js'
+import { callKey, filterResult, gateTool, isObject } from '../tool-gate.js'
 import { workdirPath } from '../workdir.js'
 import {
   baseEvent,
+  permissionDeniedEvent,
+  postToolBatchEvent,
   postToolUseEvent,
   postToolUseFailureEvent,
   preToolUseEvent,
@@ -101,6 +112,24 @@ export class ClaudeCodeAdapter {
         const event = parse(postToolUseFailureEvent, body, 'the PostToolUseFailure event')
         return this.runs.with(start, (run) => this.postToolUse(run, workdir, event, event.error, true), signal)
       }
+      // These only settle asks: with no run open, no ask of it waits (and no run is opened for them).
+      case 'PostToolBatch': {
+        const event = parse(postToolBatchEvent, body, 'the PostToolBatch event')
+        if (!this.runs.isOpen(start.key)) return NO_OPINION
+        return this.runs.with(start, async (run) => {
+          if (!run.awaitsOutcomes?.()) return NO_OPINION
+          for (const c of event.tool_calls) run.outcome?.(callKey(c.tool_name, c.tool_use_id ?? '', c.tool_input), 'denied', 'PostToolBatch')
+          return NO_OPINION
+        }, signal)
+      }
+      case 'PermissionDenied': {
+        const event = parse(permissionDeniedEvent, body, 'the PermissionDenied event')
+        if (!this.runs.isOpen(start.key)) return NO_OPINION
+        return this.runs.with(start, async (run) => {
+          if (run.awaitsOutcomes?.()) run.outcome?.(callKey(event.tool_name, event.tool_use_id ?? '', event.tool_input), 'denied', 'PermissionDenied')
+          return NO_OPINION
+        }, signal)
+      }
       case 'Stop':
         return this.end(start.key, 'end_turn')
       case 'StopFailure':
@@ -155,6 +184,8 @@ export class ClaudeCodeAdapter {
     isError: boolean,
   ): Promise<ClaudeCodeAnswer> {
     const call = { id: event.tool_use_id ?? '', tool: event.tool_name, input: event.tool_input }
+    // The call ran: an ask waiting for it was allowed.
+    if (run.awaitsOutcomes?.()) run.outcome?.(callKey(call.tool, call.id, call.input), 'allowed', event.hook_event_name)
     const verdict = await filterResult(run, CLAUDE_CODE_TOOLS, call, workdir, text, isError)
     if (verdict.kind === 'keep') return NO_OPINION
     const { text: newText, isError: newError } = verdict

@@ -9,7 +9,9 @@
  *   preToolUse            beforeToolExecute: refusal -> permissionDecision "deny" with its reason (the
  *                         model reads `Denied by preToolUse hook: <reason>`); rewritten arguments ->
  *                         "allow" + modifiedArgs; ctx.confirm -> "ask" with the hooks' questions (in
- *                         `copilot -p`, where nobody can answer, Copilot denies it)
+ *                         `copilot -p`, where nobody can answer, Copilot denies it); its outcome is the
+ *                         later postToolUse of the same tool and arguments (the call ran), or none by
+ *                         agentStop or sessionEnd (it did not)
  *   postToolUse           afterToolExecute on toolResult.textResultForLlm: a rewrite -> modifiedResult
  *   agentStop             afterRun end_turn; sessionEnd afterRun interrupted when no agentStop ended the run
  *
@@ -109,6 +111,9 @@ export const COPILOT_DIALECT: Dialect<CopilotEvent> = {
   title: 'Copilot CLI',
   tools: COPILOT_TOOLS,
   canAsk: true,
+  // Measured with Copilot CLI 1.0.102 in -p: a call that ran gets its postToolUse (with the same
+  // toolName and toolArgs, no call id); a call whose ask was denied gets none.
+  asks: 'follow',
   cwdField: 'cwd',
   quiet: undefined,
   events: EVENTS,
@@ -133,6 +138,6 @@ export const COPILOT_DIALECT: Dialect<CopilotEvent> = {
     const failed = event.resultType !== undefined && event.resultType !== 'success' ? event.resultType : 'failure'
     return { modifiedResult: { resultType: verdict.isError ? failed : 'success', textResultForLlm: verdict.text } }
   },
-  eventsForPoints: (points) =>
-    eventsFor(points, { open: ['userPromptSubmitted'], context: [], beforeTool: ['preToolUse'], afterTool: ['postToolUse'], end: ['agentStop', 'sessionEnd'] }, EVENTS),
+  eventsForPoints: (points, options = {}) =>
+    eventsFor(points, { open: ['userPromptSubmitted'], context: [], beforeTool: ['preToolUse'], afterTool: ['postToolUse'], end: ['agentStop', 'sessionEnd'] }, EVENTS, { ...options, follow: true }),
 }

@@ -152,6 +152,9 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
   title: 'Cursor',
   tools: CURSOR_TOOLS,
   canAsk: true,
+  // Cursor's after events are not measured (the agent cannot run here), and beforeReadFile has none:
+  // what became of an ask is recorded unknown.
+  asks: 'not followed',
   cwdField: 'workspace_roots[0]',
   quiet: {},
   events: EVENTS,

@@ -36,9 +36,11 @@ import { eventsForPoints } from '../../agents/claude-code/events.js'
 import { CommandAdapter } from '../../agents/command-adapter.js'
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../../agents/dialects.js'
 import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
+import { type AnyPoint, getPoint, handlerFor } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { inert } from '../../protocol/text.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
+import { mayAsk } from '../hooks/may-ask.js'
 import { hostRefusal } from '../observability/host-check.js'
 import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
@@ -359,7 +361,10 @@ export class FrontDoor {
     return door
   }
 
-  /** What a route runs: its hooks, their status and points, and the agent events they need. */
+  /**
+   * What a route runs: its hooks, their status and points, and the agent events they need (with those
+   * that say what became of an ask when a hook at the gate may call ctx.confirm: may-ask.ts).
+   */
   private async describe(tenant: Tenant, route: AgentRoute): Promise<unknown> {
     const profile = await resolveProfile(route, tenant.registry.root)
     const infos = tenant.registry.list()
@@ -372,7 +377,12 @@ export class FrontDoor {
       return { name, status: info?.status ?? 'broken', points: info?.points ?? [], ...(info?.lastError ? { error: info.lastError.message } : {}) }
     })
     const points = new Set(hooks.flatMap((h) => h.points))
-    const events = isCommandAgent(route.agent) ? DIALECTS[route.agent].eventsForPoints(points) : eventsForPoints(points)
+    const asks = profile.hooks.some((name) => {
+      const hook = tenant.registry.get(name)
+      return hook !== undefined && handlerFor(getPoint('beforeToolExecute') as AnyPoint, hook.points) !== undefined && mayAsk(hook)
+    })
+    const options = { mayAsk: asks }
+    const events = isCommandAgent(route.agent) ? DIALECTS[route.agent].eventsForPoints(points, options) : eventsForPoints(points, options)
     return { agent: route.agent, route: route.channel, hooks, events }
   }
 }

@@ -12,18 +12,24 @@
  *   cannot ask (Codex, Gemini CLI), or when its permission mode never asks (dontAsk,
  *   bypassPermissions), answered no.
  *
+ * A deferred confirm's yes is marked so (session.ts LinkReply): the Session records the decision as
+ * asked, not allowed. The run then keeps the ask waiting (pending-asks.ts, bounded) until the agent
+ * says what became of the call (the adapters call `outcome`), or the run ends; each outcome is the
+ * audit log's second line for the decision (Session.outcome).
+ *
  * The session's own policy and its tenant's are checked by the Session before any call gets here.
  */
-import type { AgentRun, Ask, ChainAnswer, RunEndReason, RunStart } from '../../agents/agent-run.js'
+import type { AgentRun, Ask, AskOutcome, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunStart } from '../../agents/agent-run.js'
 import { label as sessionLabel } from '../../agents/agent-runs.js'
+import { PendingAsks, type PendingAsksOptions } from '../../agents/pending-asks.js'
 import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch } from '../../host/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
 import type { CapabilityCallData } from '../../protocol/wire.js'
+import { mayAsk } from '../hooks/may-ask.js'
 import type { SessionObserver } from '../observability/observer.js'
-import type { CapabilityReply } from '../runners/hook-runner.js'
-import { Session } from '../session/session.js'
+import { type LinkReply, Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import type { Profile } from './agent-route.js'
 import { runFiles } from './run-files.js'
@@ -50,10 +56,14 @@ export interface SidecarRunOptions {
   report(line: string): void
   /** Metrics, traces and logs of the run's session. */
   observe?: SessionObserver
+  /** The bounds of the asks waiting for their outcome (pending-asks.ts). */
+  asks?: Omit<PendingAsksOptions, 'settled'>
 }
 
 export class SidecarRun implements AgentRun {
   private nextSeq = 1
+  /** The asks whose outcome the agent has yet to report. */
+  private readonly pending: PendingAsks
 
   private constructor(
     private readonly tenant: Tenant,
@@ -64,7 +74,10 @@ export class SidecarRun implements AgentRun {
     private readonly report: (line: string) => void,
     /** Lets the run's file helper forget it (run-files.ts). */
     private readonly releaseFiles: () => void,
-  ) {}
+    bounds: Omit<PendingAsksOptions, 'settled'>,
+  ) {
+    this.pending = new PendingAsks({ ...bounds, settled: (settled) => session.outcome(settled) })
+  }
 
   /** Opens the run's Session. Throws a HookdError when it cannot (an unknown hook, most often). */
   static open(options: SidecarRunOptions): SidecarRun {
@@ -120,7 +133,7 @@ export class SidecarRun implements AgentRun {
       },
       options.observe,
     )
-    return new SidecarRun(tenant, session, profile.hooks, asks, report, files.release)
+    return new SidecarRun(tenant, session, profile.hooks, asks, report, files.release, options.asks ?? {})
   }
 
   /**
@@ -148,15 +161,28 @@ export class SidecarRun implements AgentRun {
       else signal?.addEventListener('abort', cancel, { once: true })
       const result = await running
       for (const d of result.diagnostics) this.report(describe(d))
-      return { result: result.result, diagnostics: result.diagnostics, asks: this.asks.get(seq) ?? [] }
+      return { result: result.result, diagnostics: result.diagnostics, asks: this.asks.get(seq) ?? [], ...(result.decisionId ? { decisionId: result.decisionId } : {}) }
     } finally {
       signal?.removeEventListener('abort', cancel)
       this.asks.delete(seq)
     }
   }
 
-  async close(reason: RunEndReason): Promise<ChainAnswer> {
+  awaitOutcome(key: string, decisionId: string): void {
+    this.pending.add(key, decisionId)
+  }
+
+  outcome(key: string, outcome: AskOutcome, via: OutcomeVia, by: 'agent' | 'hookd' = 'agent'): void {
+    this.pending.settle(key, outcome, via, by)
+  }
+
+  awaitsOutcomes(): boolean {
+    return this.pending.size > 0
+  }
+
+  async close(reason: RunEndReason, endedBy: RunEndedBy = 'agent'): Promise<ChainAnswer> {
     try {
+      this.pending.end(endedBy, this.reportsRan())
       const result = await this.session.close(reason)
       for (const d of result.diagnostics) this.report(describe(d))
       return { result: result.result, diagnostics: result.diagnostics, asks: [] }
@@ -166,8 +192,23 @@ export class SidecarRun implements AgentRun {
   }
 
   abort(): void {
+    this.pending.end('hookd', false)
     this.session.abort()
     this.releaseFiles()
+  }
+
+  /**
+   * Whether the agent would have reported a call that ran: the events that say so are the after-tool
+   * ones, which setup registers when the hooks serve afterToolExecute or may ask at the gate
+   * (front-door.ts describe). Read now: hot reloads change the hooks.
+   */
+  private reportsRan(): boolean {
+    const after = getPoint('afterToolExecute') as AnyPoint
+    const gate = getPoint('beforeToolExecute') as AnyPoint
+    return this.declared.some((name) => {
+      const hook = this.tenant.registry.get(name)
+      return hook !== undefined && (handlerFor(after, hook.points) !== undefined || (handlerFor(gate, hook.points) !== undefined && mayAsk(hook)))
+    })
   }
 }
 
@@ -179,7 +220,7 @@ interface Serving {
   ask(seq: number, ask: Ask): boolean
 }
 
-async function serve(c: CapabilityCallData, s: Serving): Promise<CapabilityReply> {
+async function serve(c: CapabilityCallData, s: Serving): Promise<LinkReply> {
   const origin = { hook: c.hook, point: c.point, seq: c.seq }
   const args = c.args as unknown[]
   try {
@@ -189,7 +230,8 @@ async function serve(c: CapabilityCallData, s: Serving): Promise<CapabilityReply
         const gate = isGate(getPoint(c.point) as AnyPoint)
         const asked = gate && s.ask(c.seq, { hook: c.hook, title: message.title, ...(message.body !== undefined ? { body: message.body } : {}) })
         if (!asked) s.report(`[${c.hook}] ctx.confirm(${JSON.stringify(message.title)}) at ${c.point} answered no: nobody can be asked there`)
-        return { ok: true, value: asked }
+        // A yes for the chain's sake only: the agent's person decides, so the decision is asked.
+        return asked ? { ok: true, value: true, deferred: true } : { ok: true, value: false }
       }
       case 'notify': {
         const message = args[0] as { title: string; body?: string }

@@ -16,7 +16,7 @@ import { isCapabilityName } from '../../protocol/capabilities.js'
 import type { RegistryEvent } from '../hooks/registry.js'
 import { TenantHookLabels } from './bounded-labels.js'
 import type { CapabilityDecision, Served, SessionContext } from './observer.js'
-import type { Decision, Part, PartSession } from './part.js'
+import type { Decision, Outcome, Part, PartSession } from './part.js'
 import type { Readiness } from './readiness.js'
 
 export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -35,6 +35,25 @@ export interface MetricsOptions {
 /** Outcomes of hooks that ran, and so took time worth a histogram sample. */
 const RAN = new Set(['changed', 'no-opinion', 'refused', 'failed'])
 
+/**
+ * What may tell an ask's outcome, as the `via` label: the agents' events and hookd's own accounts
+ * (agents/agent-run.ts OutcomeVia). Anything else is counted as "other".
+ */
+const OUTCOME_VIAS: ReadonlySet<string> = new Set([
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'PermissionDenied',
+  'postToolUse',
+  'afterTool',
+  'run ended',
+  'expired',
+  'too many asks',
+  'rewrite refused',
+  'not followed',
+])
+const OUTCOMES: ReadonlySet<string> = new Set(['allowed', 'denied', 'unknown'])
+
 export class Metrics implements Part {
   readonly registry = new Registry()
   private readonly labels: TenantHookLabels
@@ -47,6 +66,7 @@ export class Metrics implements Part {
   private readonly diagnostics: Counter<'tenant' | 'kind'>
   private readonly refusals: Counter<'tenant' | 'point' | 'refused_by'>
   private readonly failDecisions: Counter<'tenant' | 'point' | 'mode' | 'kind'>
+  private readonly askOutcomes: Counter<'tenant' | 'outcome' | 'by' | 'via'>
   private readonly capabilityCalls: Counter<'tenant' | 'capability' | 'decision'>
   private readonly quotaRefusals: Counter<'tenant' | 'point'>
   private readonly sessions: Gauge<'tenant' | 'transport'>
@@ -72,7 +92,7 @@ export class Metrics implements Part {
     }
     this.pointCalls = new Counter({
       name: 'hookd_point_calls_total',
-      help: 'Point calls answered, by outcome: allowed or refused (gates), changed or unchanged (other points).',
+      help: "Point calls answered, by outcome: allowed, refused or asked (gates; asked: left to the agent's own prompt), changed or unchanged (other points).",
       labelNames: ['tenant', 'point', 'outcome'],
       registers,
     })
@@ -107,6 +127,12 @@ export class Metrics implements Part {
       name: 'hookd_fail_decisions_total',
       help: "Gate calls at which a hook failed: mode closed (hookd refused the call for it) or open (the call went through without that hook's opinion), by the failure's kind.",
       labelNames: ['tenant', 'point', 'mode', 'kind'],
+      registers,
+    })
+    this.askOutcomes = new Counter({
+      name: 'hookd_ask_outcomes_total',
+      help: "What became of asked gate calls: outcome allowed (the call ran), denied (it did not) or unknown; by agent or hookd; via the agent's event that said it, or hookd's account (run ended, expired, too many asks, rewrite refused, not followed).",
+      labelNames: ['tenant', 'outcome', 'by', 'via'],
       registers,
     })
     this.capabilityCalls = new Counter({
@@ -196,6 +222,13 @@ export class Metrics implements Part {
         this.sessions.dec({ tenant, transport })
       },
       decided: (decision) => this.decided(tenant, decision),
+      outcome: ({ report }: Outcome) =>
+        this.askOutcomes.inc({
+          tenant,
+          outcome: OUTCOMES.has(report.outcome) ? report.outcome : 'unknown',
+          by: report.by === 'agent' ? 'agent' : 'hookd',
+          via: OUTCOME_VIAS.has(report.via) ? report.via : 'other',
+        }),
       capability: (capability: string, decision: CapabilityDecision) =>
         this.capabilityCalls.inc({ tenant, capability: isCapabilityName(capability) ? capability : 'unknown', decision }),
       quotaRefused: (point) => this.quotaRefusals.inc({ tenant, point }),

@@ -14,6 +14,7 @@ import {
   type DecidedResult,
   type DrainReport,
   NO_SESSION_OBSERVER,
+  type OutcomeReport,
   type Observer,
   type Served,
   type SessionContext,
@@ -83,6 +84,10 @@ export class Observability implements Observer {
         if (!facts) return
         const decision = { result, facts, context, sessionId }
         each('decided', (p) => p.decided?.(decision))
+      },
+      outcome: (report: OutcomeReport) => {
+        const outcome = { report, context, sessionId }
+        each('outcome', (p) => p.outcome?.(outcome))
       },
       capability: (capability: string, decision: CapabilityDecision) => each('capability', (p) => p.capability?.(capability, decision)),
       quotaRefused: (point: string) => each('quotaRefused', (p) => p.quotaRefused?.(point)),

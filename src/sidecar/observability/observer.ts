@@ -29,8 +29,34 @@ export interface SessionContext {
   carrier?: TraceCarrier
 }
 
-/** A point result as the session sends it: with its decision id. */
-export type DecidedResult = PointResultData & { decisionId: string }
+/**
+ * A ctx.confirm at a gate that the session's link deferred to the agent's own prompt (the front door's
+ * `ask`): the hook got yes for the chain's sake, and the agent's person decides. Hook text, clipped.
+ */
+export interface AskedQuestion {
+  hook: string
+  title: string
+  /** Empty when the hook gave none. */
+  body: string
+}
+
+/**
+ * A point result as the session sends it: with its decision id, and the questions deferred to the
+ * agent's prompt during it. A gate that let the call through with questions deferred was asked, not
+ * allowed: the agent's person decides (decision.ts).
+ */
+export type DecidedResult = PointResultData & { decisionId: string; asked?: readonly AskedQuestion[] }
+
+/**
+ * What became of an asked decision, as the agent reported it (or hookd concluded): the audit log's
+ * second line for that decision id. `via` is one of a closed set of names (agents/agent-run.ts OutcomeVia).
+ */
+export interface OutcomeReport {
+  decisionId: string
+  outcome: 'allowed' | 'denied' | 'unknown'
+  by: 'agent' | 'hookd'
+  via: string
+}
 
 /** Whether the session's policy (and its tenant's) let a capability call through. */
 export type CapabilityDecision = 'allowed' | 'denied' | 'invalid'
@@ -41,6 +67,8 @@ export interface SessionObserver {
   opened(sessionId: string): void
   /** A point call was answered (also one answered without hooks because of a quota). */
   decided(result: DecidedResult): void
+  /** What became of an asked decision (the agent's report, or hookd's account of it). */
+  outcome(report: OutcomeReport): void
   /** A hook's capability call was judged by the policy. */
   capability(capability: string, decision: CapabilityDecision): void
   /** A point call was refused by the tenant's quotas (before any hook ran). */
@@ -85,6 +113,7 @@ export interface Observer {
 export const NO_SESSION_OBSERVER: SessionObserver = Object.freeze({
   opened() {},
   decided() {},
+  outcome() {},
   capability() {},
   quotaRefused() {},
   ended() {},

@@ -1,7 +1,9 @@
 /**
- * What the operator log (logger.ts) says about the sidecar's work: at info, one line per decision, each
- * reload, each worker exit and the drain; at warn, only decisions at which a hook failed or a quota
- * refused, failed reloads and dying workers. Field names are listed in docs/operations.md#logs.
+ * What the operator log (logger.ts) says about the sidecar's work: at info, one line per decision (an
+ * ask says so, with its questions: `beforeToolExecute asked: "Dangerous command: rm -rf victim"
+ * (guard)`), one per ask's outcome, each reload, each worker exit and the drain; at warn, only
+ * decisions at which a hook failed or a quota refused, failed reloads and dying workers. Field names
+ * are listed in docs/operations.md#logs.
  *
  * Reload lines read exactly as `hookd serve` has always printed them ("hook 'x' reloaded: ...", with
  * tenants "tenant 'acme': hook 'x' ..."): this part prints them now, in place of serve.ts and
@@ -12,7 +14,8 @@ import type { WorkerExit } from '../worker/pool/worker-pool.js'
 import { clip } from '../../protocol/text.js'
 import type { Logger, LogLevel } from './logger.js'
 import type { DrainReport, Served, SessionContext } from './observer.js'
-import type { Decision, Part, PartSession } from './part.js'
+import type { AskedQuestion } from './observer.js'
+import type { Decision, Outcome, Part, PartSession } from './part.js'
 
 const RAN = new Set(['changed', 'no-opinion', 'refused', 'failed'])
 
@@ -25,13 +28,19 @@ function prefix(tenant: string | undefined): string {
   return tenant === undefined ? '' : `tenant '${tenant}': `
 }
 
+/** The questions of an ask as a line shows them: `"title: body" (hook)`, each clipped. */
+function questions(asked: readonly AskedQuestion[]): string {
+  return asked.map((q) => `${JSON.stringify(clip(q.body ? `${q.title}: ${q.body}` : q.title, 160))} (${q.hook})`).join(', ')
+}
+
 export class OperatorLog implements Part {
   constructor(private readonly logger: Logger) {}
 
   session(context: SessionContext): PartSession | undefined {
     // Decisions are logged at info, and at warn when something failed: below warn there is nothing to do.
     if (!this.logger.enabled('warn')) return undefined
-    return { decided: (decision) => this.decided(decision) }
+    const outcomes = this.logger.enabled('info')
+    return { decided: (decision) => this.decided(decision), ...(outcomes ? { outcome: (outcome: Outcome) => this.outcome(outcome) } : {}) }
   }
 
   served({ tenant, registry, pool }: Served): void {
@@ -61,7 +70,8 @@ export class OperatorLog implements Part {
       const kind = t.outcome === 'failed' ? facts.failedKinds.get(t.hook) : undefined
       return `${t.hook} ${t.outcome}${kind ? ` (${kind})` : ''}${RAN.has(t.outcome) ? ` ${ms(t.durationUs)} ms` : ''}`
     })
-    const msg = `${prefix(context.tenant)}decision ${result.decisionId}: ${result.point} ${facts.outcome}${by}${failure} in ${ms(result.durationUs)} ms${hooks.length ? `; ${hooks.join(', ')}` : ''}`
+    const asked = facts.asked ? `: ${questions(facts.asked)}` : ''
+    const msg = `${prefix(context.tenant)}decision ${result.decisionId}: ${result.point} ${facts.outcome}${asked}${by}${failure} in ${ms(result.durationUs)} ms${hooks.length ? `; ${hooks.join(', ')}` : ''}`
     this.logger.log(level, 'decision', msg, {
       decision_id: result.decisionId,
       tenant: context.tenant ?? null,
@@ -70,6 +80,7 @@ export class OperatorLog implements Part {
       point: result.point,
       outcome: facts.outcome,
       refused_by: facts.refusedBy,
+      asked: facts.asked?.map((q) => ({ hook: q.hook, title: q.title, body: q.body || undefined })),
       fail_mode: facts.failure?.mode,
       fail_kind: facts.failure?.kind,
       quota: facts.quota || undefined,
@@ -84,6 +95,19 @@ export class OperatorLog implements Part {
       })),
       trace_id: traceId,
       span_id: spanId,
+    })
+  }
+
+  /** The outcome of an ask: `decision ID (asked): denied by the agent (PostToolBatch)`. */
+  private outcome({ report, context, sessionId }: Outcome): void {
+    const by = report.by === 'agent' ? 'the agent' : 'hookd'
+    this.logger.log('info', 'outcome', `${prefix(context.tenant)}decision ${report.decisionId} (asked): ${report.outcome} by ${by} (${report.via})`, {
+      decision_id: report.decisionId,
+      tenant: context.tenant ?? null,
+      session: clip(sessionId, 128),
+      outcome: report.outcome,
+      by: report.by,
+      via: report.via,
     })
   }
 

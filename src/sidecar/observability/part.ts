@@ -4,7 +4,7 @@
  * only for the parts that watch it. Internal to observability/.
  */
 import type { DecisionFacts } from './decision.js'
-import type { CapabilityDecision, DecidedResult, DrainReport, Served, SessionContext, TraceCarrier } from './observer.js'
+import type { CapabilityDecision, DecidedResult, DrainReport, OutcomeReport, Served, SessionContext, TraceCarrier } from './observer.js'
 
 /** A point call's answer, with what every part needs worked out once. */
 export interface Decision {
@@ -17,9 +17,17 @@ export interface Decision {
   spanId?: string
 }
 
+/** What became of an asked decision, with the session it belongs to. */
+export interface Outcome {
+  report: OutcomeReport
+  context: SessionContext
+  sessionId: string
+}
+
 export interface PartSession {
   opened?(sessionId: string): void
   decided?(decision: Decision): void
+  outcome?(outcome: Outcome): void
   capability?(capability: string, decision: CapabilityDecision): void
   quotaRefused?(point: string): void
   ended?(): void

@@ -14,7 +14,7 @@
  * time as its runner measured it (the gaps between them, IPC and validation, fall at the end). Their
  * durations are exact; where each began within the call is approximate. Nothing is timed twice and no
  * span is open while hooks run. Spans carry names, versions, outcomes and kinds, never payloads or text
- * from hooks.
+ * from hooks: an ask's span says `hookd.outcome` asked and `hookd.asked_by` (the hooks that asked).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { type Attributes, type Context, DiagLogLevel, ROOT_CONTEXT, SpanKind, SpanStatusCode, type TextMapGetter, type Tracer, diag, trace } from '@opentelemetry/api'
@@ -126,6 +126,8 @@ export class Tracing implements Part {
       attributes[ATTR_RPC_METHOD] = `${SERVICE_NAME}/${context.transport === 'grpc-session' ? 'Session' : 'Invoke'}`
     }
     if (facts.refusedBy !== undefined) attributes['hookd.refused_by'] = facts.refusedBy
+    // An ask (left to the agent's prompt): which hooks asked, by name only (their questions are hook text).
+    if (facts.asked) attributes['hookd.asked_by'] = [...new Set(facts.asked.map((q) => q.hook))]
     if (facts.failure) {
       attributes['hookd.fail_mode'] = facts.failure.mode
       attributes['hookd.fail_kind'] = facts.failure.kind

@@ -3,17 +3,26 @@
  * is sent. Every result gets a decision id, audit log or not; the host receives it as
  * `PointResult.decision_id`, so a host's own records can point at the sidecar's line.
  *
- * A line holds: time, decisionId, tenant (null on a sidecar without tenants), session, seq, point, the
- * hooks that were consulted with their versions and outcomes, the final decision for gates, the kinds of
- * the diagnostics, and the duration. Payloads, results and diagnostic messages (which can quote a
- * payload) are logged only with `--audit-payloads`. See docs/tenants.md for the format.
+ * A line holds: time, decisionId, tenant (null on a sidecar without tenants), session, the agent and
+ * the workdir the session named, seq, point, the hooks that were consulted with their versions and
+ * outcomes, the decision for gates (allowed, refused, or asked: left to the agent's own prompt, with the
+ * questions), the kinds of the diagnostics, and the duration. Payloads, results and diagnostic messages
+ * (which can quote a payload) are logged only with `--audit-payloads`.
+ *
+ * An asked decision gets a second line once its outcome is known (`recordOutcome`): the same
+ * decisionId, with `outcome` (allowed, denied, unknown), `by` (agent or hookd) and `via` (the event that
+ * told, or hookd's account). See docs/tenants.md for the format.
+ *
+ * Every text a host, an agent or a hook chose is clipped, and each line is written as inert JSON (no
+ * character a terminal acts on, no newline of its own), so `--audit -` cannot be steered from a hook.
  */
 import { randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { HookdError } from '../../protocol/status.js'
 import type { PointResultData } from '../../protocol/wire.js'
 import { getPoint, isGate } from '../../protocol/points.js'
-import { inert } from '../../protocol/text.js'
+import { clip, inert, inertJson } from '../../protocol/text.js'
+import type { AskedQuestion, OutcomeReport } from '../observability/observer.js'
 
 export interface AuditOptions {
   /** A file path (appended to), or '-' for stdout. */
@@ -24,13 +33,21 @@ export interface AuditOptions {
   onError?(err: Error): void
 }
 
-/** Who made a call. */
+/** Who made a call: the tenant, the session, and the agent and folder the session named. */
 export interface AuditContext {
   tenant: string | undefined
   session: string
+  /** The session's agent id (OpenSession.agent_id; `claude-code`, ... at the front door). */
+  agent: string
+  /** The session's workdir (the agent's cwd at the front door). */
+  workdir: string
 }
 
-/** The final decision of a gate point. */
+/** How long the agent and workdir in a line may be; longer ones are clipped. */
+const AGENT_CHARS = 128
+const WORKDIR_CHARS = 4096
+
+/** The decision of a gate point, as the chain's result says it (allow or not, and who refused). */
 export interface GateDecision {
   allow: boolean
   reason?: string
@@ -38,11 +55,23 @@ export interface GateDecision {
   by?: string
 }
 
+/**
+ * A gate's decision in an audit line: `allowed`, `refused` (with its reason and who), or `asked` (the
+ * call went to the agent's own prompt, with each question; no `allow`, since the agent's person
+ * decides, and the outcome line says what they did).
+ */
+export type AuditDecision =
+  | { outcome: 'allowed'; allow: true }
+  | { outcome: 'refused'; allow: false; reason?: string; by?: string }
+  | { outcome: 'asked'; asked: AskedQuestion[] }
+
 export interface AuditLine {
   time: string
   decisionId: string
   tenant: string | null
   session: string
+  agent: string
+  workdir: string
   seq: number
   point: string
   hooks: Array<{
@@ -54,7 +83,7 @@ export interface AuditLine {
     /** Confirms no person saw (the auto-approve flag answered): each answer, and the question with payloads. */
     autoConfirms?: Array<{ approved: boolean; title?: string; body?: string }>
   }>
-  decision?: GateDecision
+  decision?: AuditDecision
   diagnostics: Array<{ hook: string; kind: string; message?: string }>
   durationUs: number
   payload?: unknown
@@ -91,13 +120,15 @@ export class AuditLog {
     return log
   }
 
-  /** Writes one result's line. */
-  record(who: AuditContext, result: PointResultData & { decisionId: string }, payload: unknown): void {
+  /** Writes one result's line; `asked` are the questions deferred to the agent's prompt during it. */
+  record(who: AuditContext, result: PointResultData & { decisionId: string }, payload: unknown, asked: readonly AskedQuestion[] = []): void {
     const line: AuditLine = {
       time: new Date().toISOString(),
       decisionId: result.decisionId,
       tenant: who.tenant ?? null,
       session: who.session,
+      agent: clip(who.agent, AGENT_CHARS),
+      workdir: clip(who.workdir, WORKDIR_CHARS),
       seq: result.seq,
       point: result.point,
       hooks: result.trace.map((t) => ({
@@ -112,12 +143,31 @@ export class AuditLog {
       durationUs: result.durationUs,
     }
     const decision = gateDecision(result.point, result.result)
-    if (decision) line.decision = decision
+    if (decision) line.decision = auditDecision(decision, asked)
     if (this.payloads) {
       line.payload = payload
       line.result = result.result
     }
-    this.out.write(`${JSON.stringify(line)}\n`)
+    this.write(line)
+  }
+
+  /** Writes the second line of an asked decision: what became of the call. */
+  recordOutcome(who: AuditContext, report: OutcomeReport): void {
+    this.write({
+      time: new Date().toISOString(),
+      decisionId: report.decisionId,
+      tenant: who.tenant ?? null,
+      session: who.session,
+      agent: clip(who.agent, AGENT_CHARS),
+      workdir: clip(who.workdir, WORKDIR_CHARS),
+      outcome: report.outcome,
+      by: report.by,
+      via: report.via,
+    })
+  }
+
+  private write(line: object): void {
+    this.out.write(`${inertJson(JSON.stringify(line))}\n`)
   }
 
   /** Flushes and closes a file log. */
@@ -156,12 +206,27 @@ export function gateDecision(point: string, result: unknown): GateDecision | und
   return d
 }
 
+/** A gate's decision as its audit line says it: asked when the chain let it through with questions deferred. */
+function auditDecision(decision: GateDecision, asked: readonly AskedQuestion[]): AuditDecision {
+  if (!decision.allow) {
+    return { outcome: 'refused', allow: false, ...(decision.reason !== undefined ? { reason: decision.reason } : {}), ...(decision.by !== undefined ? { by: decision.by } : {}) }
+  }
+  return asked.length ? { outcome: 'asked', asked: [...asked] } : { outcome: 'allowed', allow: true }
+}
+
 /**
  * Gives a result its decision id and writes its audit line (when there is a log). Called once per point
- * result, by the session, just before the result is sent.
+ * result, by the session, just before the result is sent. `asked` are the questions the session's link
+ * deferred to the agent's prompt: with them, an allowed gate is recorded as asked.
  */
-export function decide(result: PointResultData, who: AuditContext, payload: unknown, audit: AuditLog | undefined): PointResultData & { decisionId: string } {
-  const decided = { ...result, decisionId: randomUUID() }
-  audit?.record(who, decided, payload)
+export function decide(
+  result: PointResultData,
+  who: AuditContext,
+  payload: unknown,
+  audit: AuditLog | undefined,
+  asked: readonly AskedQuestion[] = [],
+): PointResultData & { decisionId: string; asked?: readonly AskedQuestion[] } {
+  const decided = { ...result, decisionId: randomUUID(), ...(asked.length ? { asked } : {}) }
+  audit?.record(who, decided, payload, asked)
   return decided
 }

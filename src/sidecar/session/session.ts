@@ -25,7 +25,7 @@ import {
 import { type ChainHook, type ChainStep, runChain } from '../chain/chain.js'
 import { closestPoint } from '../hooks/hook-files.js'
 import type { LoadedHook } from '../hooks/registry.js'
-import { NO_SESSION_OBSERVER, type SessionObserver } from '../observability/observer.js'
+import { type AskedQuestion, NO_SESSION_OBSERVER, type OutcomeReport, type SessionObserver } from '../observability/observer.js'
 import {
   type CapabilityReply,
   type ChainRun,
@@ -36,19 +36,26 @@ import {
   failedReport,
 } from '../runners/hook-runner.js'
 import type { Tenant } from '../tenant.js'
-import { decide } from './audit.js'
+import { type AuditContext, decide } from './audit.js'
 import { hookdStateRoots, hooksRoot, type ProtectedRoot } from '../../protocol/protected-paths.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
 import { quotaResult } from './quota-result.js'
 import { issueText } from '../../protocol/issue-text.js'
 
+/**
+ * A link's own answer to a capability call. `deferred` marks a ctx.confirm at a gate answered yes for
+ * the chain's sake and left to the agent's own prompt (the front door's `ask`): the decision is then
+ * recorded as asked, not allowed. Only a link inside the sidecar can say it; a host's answer never does.
+ */
+export type LinkReply = CapabilityReply & { deferred?: true }
+
 /** How a session reaches its host. */
 export interface SessionLink {
   /**
-   * Forwards an allowed capability call. A link that can answer at once (the unary Invoke) returns
-   * the reply; a stream link sends the call and the answer comes back through `Session.answer`.
+   * Forwards an allowed capability call. A link that can answer at once (the unary Invoke, the front
+   * door) returns the reply; a stream link sends the call and the answer comes back through `Session.answer`.
    */
-  capability(call: CapabilityCallData): Promise<CapabilityReply> | undefined
+  capability(call: CapabilityCallData): Promise<LinkReply> | undefined
   log(line: LogLineData): void
   diagnostic(d: Diagnostic): void
   /**
@@ -59,7 +66,7 @@ export interface SessionLink {
 }
 
 interface PendingCapability {
-  resolve(reply: CapabilityReply): void
+  resolve(reply: LinkReply): void
   timer: NodeJS.Timeout
   seq: number
   capability: CapabilityName
@@ -75,6 +82,11 @@ export interface HostAnswer {
 /** The largest capability answer a host may send (the sidecar's gRPC message limit bounds it anyway). */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
+/** Deferred questions kept per point call for its record, and how long each title and body may be there. */
+const MAX_ASKED = 16
+const ASKED_TITLE_CHARS = 256
+const ASKED_BODY_CHARS = 1024
+
 export class Session {
   readonly id: string
   readonly hooks: readonly string[]
@@ -87,6 +99,8 @@ export class Session {
   private readonly pending = new Map<number, PendingCapability>()
   /** Per running point call: the confirms the auto-approve flag answered, by hook, for its trace. */
   private readonly autoConfirms = new Map<number, Array<{ hook: string; confirm: AutoConfirm }>>()
+  /** Per running point call: the confirms the link deferred to the agent's prompt (LinkReply), for its record. */
+  private readonly asked = new Map<number, AskedQuestion[]>()
   private nextCapabilityId = 1
   private closed = false
   private closing = false
@@ -216,8 +230,23 @@ export class Session {
     return this.runChecked(seq, point, payload.data)
   }
 
+  /** Who the audit log says made the calls: the tenant, the session, its agent and workdir. */
+  private get who(): AuditContext {
+    return { tenant: this.tenant.id, session: this.id, agent: this.open.agentId, workdir: this.open.workdir }
+  }
+
+  /**
+   * Records what became of an asked decision (its id from this session's result): the audit log's
+   * second line for it, and the observer's count. The front door calls it when the agent reports the
+   * call's fate (or the run ends first); also after the session closed, for the asks it left.
+   */
+  outcome(report: OutcomeReport): void {
+    this.tenant.audit?.recordOutcome(this.who, report)
+    this.observe.outcome(report)
+  }
+
   private async runChecked(seq: number, point: AnyPoint, payload: unknown): Promise<PointResultData> {
-    const who = { tenant: this.tenant.id, session: this.id }
+    const who = this.who
     const admission = this.tenant.admit()
     if (!admission.ok) {
       this.observe.quotaRefused(point.name)
@@ -229,6 +258,8 @@ export class Session {
     this.running.set(seq, abort)
     const autoConfirms: Array<{ hook: string; confirm: AutoConfirm }> = []
     this.autoConfirms.set(seq, autoConfirms)
+    const asked: AskedQuestion[] = []
+    this.asked.set(seq, asked)
     try {
       const steps = this.steps(seq, point, payload, abort.signal)
       const onError = (hook: ChainHook): OnError => this.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
@@ -238,16 +269,18 @@ export class Session {
         const asked = autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)
         if (asked.length) entry.autoConfirms = asked
       }
-      return this.decided(decide(result, who, payload, this.tenant.audit))
+      // A gate let through with questions deferred was asked, not allowed (audit.ts, decision.ts).
+      return this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asked : []))
     } finally {
       this.running.delete(seq)
       this.autoConfirms.delete(seq)
+      this.asked.delete(seq)
       admission.release()
     }
   }
 
   /** Reports a result to the observer, and returns it. */
-  private decided(result: PointResultData & { decisionId: string }): PointResultData & { decisionId: string } {
+  private decided<R extends PointResultData & { decisionId: string }>(result: R): R {
     this.observe.decided(result)
     return result
   }
@@ -286,6 +319,12 @@ export class Session {
    * a human may well answer a confirm after hookd stopped waiting.
    */
   answer(id: number, reply: CapabilityReply): void {
+    // A host's answer is never a deferral, whatever else its object holds.
+    this.settle(id, reply.ok ? { ok: true, value: reply.value } : reply)
+  }
+
+  /** A capability call's answer: the host's (checked), or the link's own, which may be deferred. */
+  private settle(id: number, reply: LinkReply): void {
     const pending = this.pending.get(id)
     if (!pending) {
       if (id >= 1 && id < this.nextCapabilityId) return
@@ -494,7 +533,7 @@ export class Session {
     const id = this.nextCapabilityId++
     const waits = this.tenant.waits
     const ceiling = capability === 'confirm' ? waits.confirmMs : waits.capabilityMs
-    const answer = new Promise<CapabilityReply>((resolve) => {
+    const answer = new Promise<LinkReply>((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(id)
         resolve({
@@ -509,13 +548,20 @@ export class Session {
     const direct = this.link.capability({ id, seq, hook, point, capability, args })
     direct?.then(
       (reply) => {
-        if (this.pending.has(id)) this.answer(id, reply)
+        if (this.pending.has(id)) this.settle(id, reply)
       },
       (err: unknown) => {
-        if (this.pending.has(id)) this.answer(id, { ok: false, code: 'failed', message: String(err) })
+        if (this.pending.has(id)) this.settle(id, { ok: false, code: 'failed', message: String(err) })
       },
     )
-    return answer
+    if (capability !== 'confirm') return answer
+    const reply = await answer
+    if (!reply.ok || reply.deferred !== true) return reply
+    // Left to the agent's prompt: the hook sees a plain yes, the call's record says asked.
+    const [question] = args as [{ title: string; body?: string }]
+    const asked = this.asked.get(seq)
+    if (asked && asked.length < MAX_ASKED) asked.push({ hook, title: clip(question.title, ASKED_TITLE_CHARS), body: clip(question.body ?? '', ASKED_BODY_CHARS) })
+    return { ok: true, value: reply.value }
   }
 }
 
