@@ -21,7 +21,7 @@ import type { CliIo } from './io.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
 import { withTrust } from './setup-codex-trust.js'
 import { type Config, type HookShape, hookdEntries, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
-import { gitRoot } from './setup-shared.js'
+import { gitRoot } from './safe-git.js'
 import { FILES } from './setup-command.js'
 import { shellQuote } from './shim-command.js'
 
