@@ -10,8 +10,8 @@
  * shell's environment, ...), `hooks.json` (hooks, each still needing a trusted hash), and `rules/`
  * (exec policies: commands they allow run unasked). Untrusted, it reads none of them ("Project-local
  * config, hooks, and exec policies are disabled ... until the project is trusted, but skills still
- * load"). Measured: an MCP server named in `sub/.codex/config.toml` starts when Codex runs in `sub/` of
- * a trusted repository.
+ * load"). Measured (test/agents/codex-project-trust.test.ts): an MCP server named in
+ * `sub/.codex/config.toml` starts when Codex runs in `sub/` of a trusted repository.
  *
  * So hookd trusts a project only when its `.codex/` folders hold nothing but the hooks.json it trusts
  * (an empty or comment-only config.toml aside): every other entry is listed, with what Codex does

@@ -2,7 +2,8 @@
  * `hookd init codex --trust`: records in the user's own `$CODEX_HOME/config.toml` that Codex may run
  * hookd's entries in a project's committed `.codex/hooks.json`, which Codex does only for a trusted
  * project and hooks whose hash is trusted (measured with Codex 0.169.0: a hook's trusted hash without
- * the project trusted runs nothing, and neither does the project trusted without the hash).
+ * the project trusted runs nothing, and neither does the project trusted without the hash;
+ * test/agents/codex-project-trust.test.ts).
  *
  * What it trusts, and what it refuses:
  * - Entries: only the ones `hookd init` writes for Codex, exactly (hookd-command.ts), each under the
