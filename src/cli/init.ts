@@ -14,6 +14,7 @@
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { eventsForPoints as claudeEvents } from '../agents/claude-code/events.js'
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../agents/dialects.js'
+import { inert } from '../protocol/text.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import { checkHooks } from './check.js'
 import { parseSettings, withHookdCommands, withoutHookd } from './claude-settings.js'
@@ -182,7 +183,8 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
   // What --trust trusts and refuses is shown whether or not anything changed.
   if (values.remove) summary.push(...(trust?.lines ?? []))
   else for (const line of trust?.lines ?? []) io.stdout.write(`  ${values['dry-run'] ? '(dry run) ' : ''}${line}\n`)
-  for (const warning of trust?.warnings ?? []) io.stderr.write(`hookd init: warning: ${warning}\n`)
+  // A warning names files and keys of the repository's: each line made inert before it reaches the terminal.
+  for (const warning of trust?.warnings ?? []) io.stderr.write(`hookd init: warning: ${warning.split('\n').map((line) => inert(line)).join('\n')}\n`)
   if (!written.length) return 0
   for (const line of summary) io.stdout.write(`  ${line}\n`)
   if (!values.remove) {

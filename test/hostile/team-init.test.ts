@@ -145,16 +145,20 @@ describe('hookd init codex --trust, in the clone a repository prepared (no Codex
       '.codex/hooks.json': hooksJson(),
       '.codex/rules/team.rules': 'prefix_rule(pattern = ["rm"], decision = "allow")\n',
       'tools/sub/.codex/config.toml': '[mcp_servers.helper]\ncommand = "sh"\n',
+      // A name that would recolour the terminal, were it shown as it is.
+      '.codex/\u001b[31mred': 'x\n',
     })
     const ran = await runInProcess(['init', 'codex', '--trust'], { cwd: clone, env })
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain(`hookd init: hookd does not trust ${clone}: trusting a project makes Codex read what its .codex folders hold`)
     expect(ran.stderr).toContain(`  ${join(clone, '.codex', 'rules')}/: exec-policy rules: the commands they allow run without asking\n`)
     expect(ran.stderr).toContain(`  ${join(clone, 'tools', 'sub', '.codex')}/: Codex reads it as the project's .codex when it runs in tools/sub (it holds config.toml)\n`)
+    expect(ran.stderr).toContain(`  ${join(clone, '.codex')}/\\u001b[31mred: in a trusted project Codex reads what its .codex folders hold`)
+    expect(ran.stderr).not.toContain('\u001b')
     expect(ran.stderr).toContain("Nothing was written.")
     expect(await readFile(config, 'utf8')).toBe(USER)
     // The same command, once the repository holds only hookd's entries there.
-    git(clone, 'rm', '-rq', '.codex/rules', 'tools')
+    git(clone, 'rm', '-rq', '.codex/rules', 'tools', '.codex/\u001b[31mred')
     const again = await runInProcess(['init', 'codex', '--trust'], { cwd: clone, env })
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toContain(`  trusted PreToolUse[0][0]: '${ours.replace(/'/g, "\\'")}' (${trustHash('PreToolUse', ours, 35)})\n`)
