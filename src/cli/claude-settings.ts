@@ -1,9 +1,11 @@
 /**
  * hookd's entries in a Claude Code settings file, merged without touching anything else: every other
- * key, event, matcher group and hook keeps its place and value. hookd's own entries are the `command`
- * hooks that run hookd's shim (`hookd-hook ... /claude-code/...`) and the `http` hooks whose URL path
- * starts with `/claude-code/`; a new setup replaces them all, so running it again (with other hooks,
- * another port, the other transport) leaves no stale entry behind.
+ * key, event, matcher group and hook keeps its place and value. hookd's own entries are exactly the
+ * ones it writes: `command` hooks whose command is one `hookd init` or `hookd setup` writes for Claude
+ * Code (hookd-command.ts), and `http` hooks posting to a `/claude-code/` route with a bearer token, with
+ * no field hookd does not write; every other entry is another's, left as it is. A new setup replaces
+ * hookd's, so running it again (with other hooks, another port, the other transport) leaves no stale
+ * entry behind.
  *
  * The entries written here use only fields measured to work with Claude Code 2.1.328: `type`,
  * `command` or `url`, `headers`, `timeout` (seconds) and `onFailure`. Measured there too: Claude Code
@@ -17,7 +19,9 @@ import { parseJson } from '../protocol/bounded-json.js'
 import { readRegularFile } from '../sidecar/hooks/read-regular-file.js'
 import { issueText } from '../protocol/issue-text.js'
 import type { MappedEvent } from '../agents/claude-code/events.js'
+import { parseAgentRoute } from '../sidecar/http/agent-route.js'
 import { CommandError } from './args.js'
+import { parseHookdCommand } from './hookd-command.js'
 
 export type Settings = Record<string, unknown>
 
@@ -63,17 +67,29 @@ export function parseSettings(text: string, file: string): Settings {
   return json.value as Settings
 }
 
-/** A command that runs hookd's shim on a Claude Code route. */
-const HOOKD_COMMAND = /(^|[/'"\s])hookd-hook['"]?\s.*\/claude-code\//s
+/** The fields of the entries hookd writes (withHookd, withHookdCommands): an entry with any other is another's. */
+const COMMAND_FIELDS = ['command', 'timeout', 'type']
+const HTTP_FIELDS = ['headers', 'onFailure', 'timeout', 'type', 'url']
 
-/** True for the entries hookd writes: an http hook posting to a /claude-code/ route, or a command running the shim on one. */
+const isWhole = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) > 0
+
+/** True for the entries hookd writes: a command it writes for Claude Code, or an http hook posting to a /claude-code/ route with a bearer token. */
 export function isHookdEntry(entry: unknown): boolean {
-  if (entry === null || typeof entry !== 'object') return false
-  const { type, url, command } = entry as { type?: unknown; url?: unknown; command?: unknown }
-  if (type === 'command') return typeof command === 'string' && HOOKD_COMMAND.test(command)
-  if (type !== 'http' || typeof url !== 'string') return false
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return false
+  const fields = Object.keys(entry)
+  const { type, url, command, headers, timeout, onFailure } = entry as Record<string, unknown>
+  if (!isWhole(timeout)) return false
+  if (type === 'command') return fields.length === COMMAND_FIELDS.length && fields.every((f) => COMMAND_FIELDS.includes(f)) && parseHookdCommand(command, 'claude-code') !== undefined
+  if (type !== 'http' || typeof url !== 'string' || !fields.every((f) => HTTP_FIELDS.includes(f))) return false
+  if (onFailure !== undefined && onFailure !== 'block') return false
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return false
+  const names = Object.keys(headers)
+  const authorization = (headers as Record<string, unknown>).Authorization
+  if (names.length !== 1 || typeof authorization !== 'string' || !/^Bearer [^\s]{1,4096}$/.test(authorization)) return false
   try {
-    return new URL(url).pathname.startsWith('/claude-code/')
+    const parsed = new URL(url)
+    if (parsed.protocol !== 'http:' || `${parsed.origin}${parsed.pathname}` !== url) return false
+    return parseAgentRoute(parsed.pathname)?.agent === 'claude-code'
   } catch {
     return false
   }

@@ -14,16 +14,18 @@
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { eventsForPoints as claudeEvents } from '../agents/claude-code/events.js'
 import { type CommandAgent, DIALECTS, isCommandAgent } from '../agents/dialects.js'
+import { inert } from '../protocol/text.js'
 import { UsageError, list, parse, positiveInt } from './args.js'
 import { checkHooks } from './check.js'
 import { CLAUDE_FAIL_OPEN, parseSettings, withHookdCommands, withoutHookd } from './claude-settings.js'
 import type { CliIo } from './io.js'
+import { codexTrust } from './init-codex-trust.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
-import { withTrust } from './setup-codex-trust.js'
-import { type Config, type HookShape, hookdEntries, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
-import { gitRoot } from './setup-shared.js'
-import { FILES } from './setup-command.js'
-import { shellQuote } from './shim-command.js'
+import { type Config, type HookShape, type Ours, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
+import { FILES, oursOf } from './setup-command.js'
+import { teamCommand } from './shim-command.js'
+
+export { teamCommand } from './shim-command.js'
 
 /** What `hookd init` writes for one agent: its committed file and the shape of its entries. */
 interface InitAgent {
@@ -35,8 +37,8 @@ interface InitAgent {
   /** Events that only start or end a run: a missing hookd lets them through. */
   failOpen: readonly string[]
   shape: HookShape | 'claude'
-  field: 'command' | 'bash'
-  entry(command: string, timeoutS: number): Record<string, unknown>
+  /** What hookd's entries look like in the file (the agents with command hooks). */
+  ours?: Ours
   toolMatcher?: string
   fresh?: Config
   /** Events whose route names them (`?event=`: Copilot's events do not name themselves). */
@@ -54,8 +56,7 @@ function commandAgent(agent: CommandAgent, note: string): InitAgent {
     events: (points, options) => DIALECTS[agent].eventsForPoints(points, options),
     failOpen: files.failOpen,
     shape: files.shape,
-    field: files.field,
-    entry: files.entry,
+    ours: oursOf(agent),
     ...(files.toolMatcher !== undefined ? { toolMatcher: files.toolMatcher } : {}),
     ...(files.fresh !== undefined ? { fresh: files.fresh } : {}),
     ...(agent === 'copilot' ? { namedEvents: true } : {}),
@@ -70,13 +71,11 @@ const AGENTS: Record<string, InitAgent> = {
     events: (points, options) => claudeEvents(points, options),
     failOpen: CLAUDE_FAIL_OPEN,
     shape: 'claude',
-    field: 'command',
-    entry: (command, timeoutS) => ({ type: 'command', command, timeout: timeoutS }),
     note: "Claude Code reads a project's .claude/settings.json when it is started in the project's folder (not in a folder below it)",
   },
   codex: commandAgent(
     'codex',
-    "Codex runs a project's hooks only once each user trusts them: run 'npx hookd-sandbox init codex --trust' in your clone (it records the project and these hooks as trusted in $CODEX_HOME/config.toml), or review them in Codex's /hooks",
+    "Codex runs a project's hooks only once each user trusts the project and them: run 'npx hookd-sandbox init codex --trust' in your clone (it records hookd's entries and the project as trusted in $CODEX_HOME/config.toml, and refuses while the project's .codex folders hold anything else), or trust the project and review the hooks in Codex's /hooks",
   ),
   gemini: commandAgent('gemini', "Gemini CLI runs a project's hooks only in a trusted folder (trust it when Gemini CLI asks, or GEMINI_CLI_TRUST_WORKSPACE=true), and reads .gemini/settings.json only when started in the project's folder"),
   copilot: commandAgent('copilot', "Copilot CLI loads a repository's hooks only in a trusted folder (trust it when Copilot asks, which saves it in ~/.copilot/config.json)"),
@@ -99,21 +98,17 @@ this project, runs these hooks from the project's own hooks folder through their
   --events LIST         register these events instead of the ones the hooks need
   --timeout S           seconds to wait for hookd before refusing (default: 30)
   --remove              remove hookd's entries instead
-  --trust               Codex: record the project and hookd's entries in it as trusted, in your own
-                        $CODEX_HOME/config.toml (each user runs it once in their clone; without --hooks
-                        it trusts the entries the committed file holds)
+  --trust               Codex: record in your own $CODEX_HOME/config.toml that Codex may run the
+                        entries 'hookd init' wrote in the committed .codex/hooks.json (each listed
+                        with its hash; any other entry is refused, and listed with why), and trust
+                        the project, which Codex needs to run a project's hooks at all. Refused when
+                        the project's .codex folders hold anything else Codex reads in a trusted
+                        project (config.toml, rules, ...): it lists them. Each user runs it once in
+                        their clone; without --hooks it reads the committed file as it is
   --dry-run             show the change and write nothing
   -h, --help            show this help
 
 Where hookd is not set up, the agent's call is refused with a line saying to run 'npx hookd-sandbox up'.`
-
-/** The shell command a committed entry runs: the user's shim, or a refusal that says how to get it. */
-export function teamCommand(route: string, hooksDir: string, timeoutS: number, failOpen: boolean): string {
-  const missing = failOpen ? 'exit 0' : `{ echo "hookd is not set up for this user: run 'npx hookd-sandbox up' (hookd's docs/agents.md)" >&2; exit 2; }`
-  const shim = '"${HOOKD_STATE_DIR:-$HOME/.local/state/hookd}/bin/hookd-hook"'
-  const args = [...(failOpen ? ['--fail-open'] : []), '--timeout', String(timeoutS), '--hooks-dir', hooksDir, route].map(shellQuote).join(' ')
-  return `h=${shim}; [ -x "$h" ] || ${missing}; exec "$h" ${args}`
-}
 
 export async function init(argv: string[], io: CliIo): Promise<number> {
   const [agentName, ...rest] = argv
@@ -152,7 +147,7 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
   if (values.trust && values.hooks === undefined && !values.remove) {
     after = before
   } else if (values.remove) {
-    after = agent.shape === 'claude' ? json(withoutHookd(parseSettings(before, file))) : json(withoutHooks(parseConfig(before, file), agent.shape, agent.field).config)
+    after = agent.shape === 'claude' ? json(withoutHookd(parseSettings(before, file))) : json(withoutHooks(parseConfig(before, file), agent.ours as Ours).config)
     summary.push("hookd's entries removed")
   } else {
     const hooks = list(values.hooks)
@@ -167,24 +162,30 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
     const route = `/${agentName}/${hooks.join(',')}`
     const routeOf = (event: string): string => (agent.namedEvents ? `${route}?event=${event}` : route)
     const command = (event: string): string => teamCommand(routeOf(event), inside.split(sep).join('/'), timeoutS, agent.failOpen.includes(event))
-    if (agent.shape === 'claude') {
+    if (agent.ours === undefined) {
       after = json(withHookdCommands(parseSettings(before, file), events as Parameters<typeof withHookdCommands>[1], (event) => ({ command: command(event), timeoutS: timeoutS + 5 })))
     } else {
+      const ours = agent.ours
       const tools = new Set(isCommandAgent(agentName) ? DIALECTS[agentName].eventsForPoints(new Set(['beforeToolExecute', 'afterToolExecute'])) : [])
       const placements = events.map((event) => ({
         event,
-        entry: agent.entry(command(event), timeoutS + 5),
+        entry: ours.entry(command(event), timeoutS + 5),
         ...(tools.has(event) && agent.toolMatcher !== undefined ? { matcher: agent.toolMatcher } : {}),
       }))
       const current = parseConfig(before, file)
-      after = json(withHooks({ ...(before.trim() === '' ? (agent.fresh ?? {}) : {}), ...current }, placements, agent.shape, agent.field).config)
+      after = json(withHooks({ ...(before.trim() === '' ? (agent.fresh ?? {}) : {}), ...current }, placements, ours).config)
     }
     for (const e of events) summary.push(`${e.padEnd(20)} -> ${route} (hooks from ${inside})`)
     if (!events.length) summary.push(`no events: none of these hooks serves a point ${agent.title} can reach`)
   }
   changes.push({ file, base: project, before, after })
-  if (values.trust || (values.remove && agentName === 'codex')) await codexTrust(io, project, file, values.remove ? [] : hookdEntries(parseConfig(after, file), 'grouped', 'command'), changes, summary)
+  const trust = values.trust || (values.remove && agentName === 'codex') ? await codexTrust(io, project, file, values.remove ? undefined : parseConfig(after, file), agent.ours as Ours, changes) : undefined
   const written = await applyChanges(changes, io, { dryRun: values['dry-run'], command: 'init' })
+  // What --trust trusts and refuses is shown whether or not anything changed.
+  if (values.remove) summary.push(...(trust?.lines ?? []))
+  else for (const line of trust?.lines ?? []) io.stdout.write(`  ${values['dry-run'] ? '(dry run) ' : ''}${line}\n`)
+  // A warning names files and keys of the repository's: each line made inert before it reaches the terminal.
+  for (const warning of trust?.warnings ?? []) io.stderr.write(`hookd init: warning: ${warning.split('\n').map((line) => inert(line)).join('\n')}\n`)
   if (!written.length) return 0
   for (const line of summary) io.stdout.write(`  ${line}\n`)
   if (!values.remove) {
@@ -192,22 +193,6 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
     if (agent.note) io.stderr.write(`hookd init: note: ${agent.note}\n`)
   }
   return 0
-}
-
-/** Records (or, with none, takes out) Codex's trust for the project's hookd entries in the user's config.toml. */
-async function codexTrust(io: CliIo, project: string, hooksFile: string, entries: ReturnType<typeof hookdEntries>, changes: FileChange[], summary: string[]): Promise<void> {
-  const home = io.env.HOME
-  const codexHome = io.env.CODEX_HOME || (home ? join(home, '.codex') : undefined)
-  if (!codexHome) throw new UsageError("Codex keeps its trust in $CODEX_HOME/config.toml (~/.codex), and neither CODEX_HOME nor HOME is set")
-  const config = join(codexHome, 'config.toml')
-  const base = io.env.CODEX_HOME || (home as string)
-  const before = await readConfig(config, base)
-  // Codex keys a project's trust by its git root (measured).
-  const root = (await gitRoot(project)) ?? project
-  const trusted = entries.map((e) => ({ event: e.event, position: e.position, command: String(e.entry.command), timeoutS: Number(e.entry.timeout) }))
-  const { text } = withTrust(before, hooksFile, trusted, trusted.length ? root : undefined)
-  changes.push({ file: config, base, before, after: text })
-  summary.push(trusted.length ? `${trusted.length} hook${trusted.length > 1 ? 's' : ''} and the project ${root} recorded as trusted in ${config}` : `hookd's trust for ${hooksFile} taken out of ${config}`)
 }
 
 function json(value: unknown): string {

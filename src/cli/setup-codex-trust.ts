@@ -10,6 +10,9 @@
  * where hex is the SHA-256 of the handler's identity as compact JSON with sorted keys:
  * {"event_name", "hooks": [{"async": false, "command", "timeout", "type": "command"}], "matcher"?}
  * (read in openai/codex, codex-rs/hooks/src/engine/discovery.rs, and measured: a wrong hash skips).
+ * The group's matcher is part of it for the events Codex matches on (tools, SessionStart), and not for
+ * the others (measured: a PreToolUse entry in a `"matcher": ".*"` group runs only under the hash that
+ * holds the matcher).
  *
  * The entries of each hooks file live in a block of config.toml of their own between two marker
  * comments naming the file, replaced as a whole when that file is set up again (the user's
@@ -39,7 +42,12 @@ export interface TrustedHook {
   position: Position
   command: string
   timeoutS: number
+  /** Its group's matcher, when the group has one. */
+  matcher?: string
 }
+
+/** The events whose group matcher Codex hashes in (codex-rs/hooks/src/events/common.rs, matcher_pattern_for_event). */
+const MATCHED_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'SessionStart', 'Notification', 'SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact'])
 
 /** `PreToolUse` -> `pre_tool_use`: Codex's names for events in trust keys. */
 export function snakeEvent(event: string): string {
@@ -56,8 +64,12 @@ function sortedJson(value: unknown): string {
   return JSON.stringify(value)
 }
 
-export function trustHash(event: string, command: string, timeoutS: number): string {
-  const identity = { event_name: snakeEvent(event), hooks: [{ async: false, command, timeout: timeoutS, type: 'command' }] }
+export function trustHash(event: string, command: string, timeoutS: number, matcher?: string): string {
+  const identity = {
+    event_name: snakeEvent(event),
+    hooks: [{ async: false, command, timeout: timeoutS, type: 'command' }],
+    ...(matcher !== undefined && MATCHED_EVENTS.has(event) ? { matcher } : {}),
+  }
   return `sha256:${createHash('sha256').update(sortedJson(identity)).digest('hex')}`
 }
 
@@ -119,24 +131,45 @@ function regroup(lines: readonly string[], except: string): string[] {
 }
 
 /**
- * config.toml's new text: the block for `hooksFile` listing `hooks` (none: the block removed), and,
- * with `project`, the project trusted when config.toml does not say so already. `dropped` are the
- * stale tables for the same places that were taken out.
+ * How config.toml, outside hookd's block for `hooksFile`, says `project` is trusted: the user's own
+ * decision (made in Codex, or by hand), or undefined when it says nothing of it.
  */
-export function withTrust(text: string, hooksFile: string, hooks: readonly TrustedHook[], project?: string): { text: string; dropped: string[] } {
+export function projectTrustLevel(text: string, hooksFile: string, project: string): string | undefined {
+  const lines = withoutBlock(text, hooksFile, new Set()).text.split('\n')
+  const header = `[projects.${tomlString(project)}]`
+  const at = lines.findIndex((line) => line.trim() === header)
+  if (at === -1) return undefined
+  for (const line of lines.slice(at + 1)) {
+    if (/^\s*\[/.test(line)) break
+    const level = /^\s*trust_level\s*=\s*"([^"]*)"\s*(#.*)?$/.exec(line)
+    if (level) return level[1]
+  }
+  return 'unset'
+}
+
+/**
+ * config.toml's new text: the block for `hooksFile` listing `hooks` (none: the block removed), and,
+ * with `project`, the project trusted when config.toml does not say how it trusts it already
+ * (`projectAdded`). `dropped` are the stale tables for the same places that were taken out.
+ */
+export function withTrust(text: string, hooksFile: string, hooks: readonly TrustedHook[], project?: string): { text: string; dropped: string[]; projectAdded: boolean } {
   const keys = new Set(hooks.map((h) => keyOf(hooksFile, h)))
   const { text: rest, dropped, kept } = withoutBlock(text, hooksFile, keys)
   const blocks = regroup(kept, hooksFile)
+  let projectAdded = false
   if (hooks.length) {
     const block = [begin(hooksFile)]
     const projectTable = project === undefined ? undefined : `[projects.${tomlString(project)}]`
-    if (projectTable && !rest.split('\n').some((line) => line.trim() === projectTable)) block.push(projectTable, 'trust_level = "trusted"')
+    if (projectTable && !rest.split('\n').some((line) => line.trim() === projectTable)) {
+      block.push(projectTable, 'trust_level = "trusted"')
+      projectAdded = true
+    }
     for (const h of hooks) {
-      block.push(`[hooks.state.${tomlString(keyOf(hooksFile, h))}]`, `trusted_hash = ${tomlString(trustHash(h.event, h.command, h.timeoutS))}`)
+      block.push(`[hooks.state.${tomlString(keyOf(hooksFile, h))}]`, `trusted_hash = ${tomlString(trustHash(h.event, h.command, h.timeoutS, h.matcher))}`)
     }
     block.push(end(hooksFile))
     blocks.push(block.join('\n'))
   }
   const body = [rest, ...blocks].filter((part) => part !== '').join('\n\n')
-  return { text: body === '' ? '' : `${body}\n`, dropped }
+  return { text: body === '' ? '' : `${body}\n`, dropped, projectAdded }
 }

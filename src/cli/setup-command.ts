@@ -15,8 +15,9 @@ import { UsageError, list, parse, positiveInt } from './args.js'
 import type { CliIo } from './io.js'
 import { withTrust } from './setup-codex-trust.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
-import { SETUP_FLAGS, askEvents, frontDoorUrl, gitIgnores, routeOf, tokenFileFor } from './setup-shared.js'
-import { type Config, type HookShape, type Placement, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
+import { gitIgnores } from './safe-git.js'
+import { SETUP_FLAGS, askEvents, frontDoorUrl, routeOf, tokenFileFor } from './setup-shared.js'
+import { type Config, type HookShape, type Ours, type Placement, parseConfig, withHooks, withoutHooks } from './setup-hooks-json.js'
 import { shimCommand, shimPath } from './shim-command.js'
 
 export { NATIVE_SHIM, SCRIPT_SHIM, shellQuote, shimPath } from './shim-command.js'
@@ -88,6 +89,12 @@ export const FILES: Record<CommandAgent, AgentFiles> = {
   },
 }
 
+/** What hookd's entries look like in `agent`'s hooks files (setup-hooks-json.ts). */
+export function oursOf(agent: CommandAgent): Ours {
+  const files = FILES[agent]
+  return { agent, shape: files.shape, field: files.field, entry: files.entry }
+}
+
 export const COMMAND_SETUP_HELP = `Usage: hookd setup codex|gemini|copilot|cursor (--hooks a,b | --profile NAME) [--dir DIR] [options]
 
 Makes the agent run hookd's shim for each hook event the hooks need (build/hookd-hook, compiled at
@@ -137,7 +144,7 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
   let next: Config
   let moved: string[]
   if (values.remove) {
-    ;({ config: next, moved } = withoutHooks(current, spec.shape, spec.field))
+    ;({ config: next, moved } = withoutHooks(current, oursOf(agent)))
     summary.push("hookd's entries removed")
   } else {
     const route = routeOf(values.hooks, values.profile, dialect.title)
@@ -155,7 +162,7 @@ export async function setupCommandAgent(agent: CommandAgent, argv: string[], io:
       return { event, entry: spec.entry(command, timeoutS + 5), ...(tool && spec.toolMatcher !== undefined ? { matcher: spec.toolMatcher } : {}) }
     })
     const fresh = before.trim() === '' ? (spec.fresh ?? {}) : {}
-    const merged = withHooks({ ...fresh, ...current }, placements, spec.shape, spec.field)
+    const merged = withHooks({ ...fresh, ...current }, placements, oursOf(agent))
     next = merged.config
     moved = merged.moved
     if (agent === 'codex') {

@@ -4,18 +4,33 @@
  *   grouped (Codex hooks.json, Gemini CLI settings.json): {"hooks": {"Event": [{"matcher"?, "hooks": [entry]}]}}
  *   flat (Copilot CLI, Cursor hooks.json):                {"hooks": {"event": [entry]}}
  *
- * hookd's entries are the ones whose command runs bin/hookd-hook. A new setup puts each event's entry
- * where hookd's entry of that event already was (Codex trusts hooks by their place in the file, so
- * moving them, or the user's hooks after them, would untrust them), appends it otherwise, and takes
- * hookd's entries out of the events it no longer needs.
+ * hookd's entries are the ones it writes, exactly: an entry of the agent's shape whose command is one
+ * `hookd init` or `hookd setup` writes for that agent (hookd-command.ts); every other entry is
+ * another's, never replaced, removed or trusted. A new setup puts each event's entry where hookd's
+ * entry of that event already was (Codex trusts hooks by their place in the file, so moving them, or
+ * the user's hooks after them, would untrust them), appends it otherwise, and takes hookd's entries
+ * out of the events it no longer needs.
  */
 import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { issueText } from '../protocol/issue-text.js'
+import type { AgentPrefix } from '../sidecar/http/agent-route.js'
 import { CommandError } from './args.js'
+import { type HookdCommand, parseHookdCommand } from './hookd-command.js'
 
 export type Config = Record<string, unknown>
 export type HookShape = 'grouped' | 'flat'
+
+/** What hookd's entries look like in one agent's file. */
+export interface Ours {
+  /** The agent, as its routes name it. */
+  agent: AgentPrefix
+  shape: HookShape
+  /** The entry field holding the command. */
+  field: 'command' | 'bash'
+  /** The entry hookd writes for a command: its fields, and the values of those that are not numbers. */
+  entry(command: string, timeoutS: number): Record<string, unknown>
+}
 
 /** One event's entry, and for the grouped shape the matcher of its group. */
 export interface Placement {
@@ -49,22 +64,41 @@ export function parseConfig(text: string, file: string): Config {
   return json.value
 }
 
-/** True for an entry hookd wrote: its command (`field`) runs hookd-hook. */
-export function isHookdEntry(entry: unknown, field: string): boolean {
-  return isItem(entry) && typeof entry[field] === 'string' && /(^|[/'"\s])hookd-hook['"]?(\s|;|$)/.test(entry[field])
+/**
+ * What hookd wrote in `entry` under `event`, or undefined when it is another's: hookd's entries have
+ * exactly the fields `ours.entry` gives (the same values, any whole number where it has a number),
+ * and a command hookd writes for the agent.
+ */
+export function hookdCommandOf(entry: unknown, event: string, ours: Ours): HookdCommand | undefined {
+  if (!isItem(entry)) return undefined
+  const model = ours.entry('', 1)
+  const keys = Object.keys(model)
+  if (Object.keys(entry).length !== keys.length) return undefined
+  for (const key of keys) {
+    if (!Object.hasOwn(entry, key)) return undefined
+    const value = entry[key]
+    if (key === ours.field) continue
+    if (typeof model[key] === 'number' ? !(Number.isSafeInteger(value) && (value as number) > 0) : value !== model[key]) return undefined
+  }
+  return parseHookdCommand(entry[ours.field], ours.agent, event)
+}
+
+/** True for an entry hookd wrote (hookdCommandOf). */
+export function isHookdEntry(entry: unknown, event: string, ours: Ours): boolean {
+  return hookdCommandOf(entry, event, ours) !== undefined
 }
 
 /** True when a grouped-shape group holds hookd's entries only. */
-function isHookdGroup(group: unknown, field: string): boolean {
-  return isItem(group) && Array.isArray(group.hooks) && group.hooks.length > 0 && group.hooks.every((h) => isHookdEntry(h, field))
+function isHookdGroup(group: unknown, event: string, ours: Ours): boolean {
+  return isItem(group) && Array.isArray(group.hooks) && group.hooks.length > 0 && group.hooks.every((h) => isHookdEntry(h, event, ours))
 }
 
 /** An event's list without hookd's entries (groups left empty by that are dropped). */
-function withoutOurs(list: unknown[], shape: HookShape, field: string): unknown[] {
-  if (shape === 'flat') return list.filter((e) => !isHookdEntry(e, field))
+function withoutOurs(list: unknown[], event: string, ours: Ours): unknown[] {
+  if (ours.shape === 'flat') return list.filter((e) => !isHookdEntry(e, event, ours))
   return list.flatMap((g) => {
     if (!isItem(g) || !Array.isArray(g.hooks)) return [g]
-    const kept = g.hooks.filter((h) => !isHookdEntry(h, field))
+    const kept = g.hooks.filter((h) => !isHookdEntry(h, event, ours))
     if (kept.length === g.hooks.length) return [g]
     return kept.length ? [{ ...g, hooks: kept }] : []
   })
@@ -74,24 +108,24 @@ function withoutOurs(list: unknown[], shape: HookShape, field: string): unknown[
  * `config` with hookd's entries for `placements` and no other hookd entry, and where each landed.
  * `moved` names the events whose other entries changed place (for Codex, whose trust follows places).
  */
-export function withHooks(config: Config, placements: readonly Placement[], shape: HookShape, field: string): { config: Config; positions: Map<string, Position>; moved: string[] } {
+export function withHooks(config: Config, placements: readonly Placement[], ours: Ours): { config: Config; positions: Map<string, Position>; moved: string[] } {
   const hooks: Record<string, unknown> = isItem(config.hooks) ? { ...config.hooks } : {}
   const positions = new Map<string, Position>()
   const moved: string[] = []
   const wanted = new Map(placements.map((p) => [p.event, p]))
   for (const [event, value] of Object.entries(hooks)) {
     if (!Array.isArray(value) || wanted.has(event)) continue
-    const kept = withoutOurs(value, shape, field)
-    if (kept.length !== value.length && placeOf(value, shape, field) < kept.length) moved.push(event)
+    const kept = withoutOurs(value, event, ours)
+    if (kept.length !== value.length && placeOf(value, event, ours) < kept.length) moved.push(event)
     if (kept.length) hooks[event] = kept
     else delete hooks[event]
   }
   for (const p of placements) {
     const list = Array.isArray(hooks[p.event]) ? (hooks[p.event] as unknown[]) : []
-    const item = shape === 'flat' ? p.entry : { ...(p.matcher !== undefined ? { matcher: p.matcher } : {}), hooks: [p.entry] }
+    const item = ours.shape === 'flat' ? p.entry : { ...(p.matcher !== undefined ? { matcher: p.matcher } : {}), hooks: [p.entry] }
     // Where hookd's entry was, if it was somewhere: the first of its own groups (or entries).
-    const at = placeOf(list, shape, field)
-    const rest = withoutOurs(list, shape, field)
+    const at = placeOf(list, p.event, ours)
+    const rest = withoutOurs(list, p.event, ours)
     const index = at === -1 ? rest.length : Math.min(at, rest.length)
     if (at !== -1 && rest.length + 1 !== list.length) moved.push(p.event)
     hooks[p.event] = [...rest.slice(0, index), item, ...rest.slice(index)]
@@ -103,20 +137,31 @@ export function withHooks(config: Config, placements: readonly Placement[], shap
   return { config: out, positions, moved }
 }
 
-/** hookd's entries in `config` with where each is: what Codex's trust is keyed by. */
-export function hookdEntries(config: Config, shape: HookShape, field: string): Array<{ event: string; position: Position; entry: Item }> {
-  const found: Array<{ event: string; position: Position; entry: Item }> = []
+/** One entry of a hooks file, hookd's or another's, with where it is (what Codex's trust is keyed by). */
+export interface FoundEntry {
+  event: string
+  position: Position
+  entry: unknown
+  /** Its group's matcher (grouped shape), when the group has one. */
+  matcher?: unknown
+  /** What hookd wrote in it; undefined for another's entry. */
+  hookd: HookdCommand | undefined
+}
+
+/** Every entry in `config`, in order, each with whether it is hookd's. */
+export function entriesOf(config: Config, ours: Ours): FoundEntry[] {
+  const found: FoundEntry[] = []
   if (!isItem(config.hooks)) return found
   for (const [event, list] of Object.entries(config.hooks)) {
     if (!Array.isArray(list)) continue
     list.forEach((item, group) => {
-      if (shape === 'flat') {
-        if (isHookdEntry(item, field)) found.push({ event, position: { group, handler: 0 }, entry: item as Item })
+      if (ours.shape === 'flat') {
+        found.push({ event, position: { group, handler: 0 }, entry: item, hookd: hookdCommandOf(item, event, ours) })
         return
       }
       if (!isItem(item) || !Array.isArray(item.hooks)) return
       item.hooks.forEach((h, handler) => {
-        if (isHookdEntry(h, field)) found.push({ event, position: { group, handler }, entry: h as Item })
+        found.push({ event, position: { group, handler }, entry: h, ...(item.matcher !== undefined ? { matcher: item.matcher } : {}), hookd: hookdCommandOf(h, event, ours) })
       })
     })
   }
@@ -124,12 +169,12 @@ export function hookdEntries(config: Config, shape: HookShape, field: string): A
 }
 
 /** `config` without hookd's entries; `moved` names events where other entries changed place. */
-export function withoutHooks(config: Config, shape: HookShape, field: string): { config: Config; moved: string[] } {
-  const { config: out, moved } = withHooks(config, [], shape, field)
+export function withoutHooks(config: Config, ours: Ours): { config: Config; moved: string[] } {
+  const { config: out, moved } = withHooks(config, [], ours)
   return { config: out, moved }
 }
 
 /** The index of hookd's first entry (flat) or first hookd-only group (grouped) in a list; -1 if none. */
-function placeOf(list: unknown[], shape: HookShape, field: string): number {
-  return list.findIndex((x) => (shape === 'flat' ? isHookdEntry(x, field) : isHookdGroup(x, field)))
+function placeOf(list: unknown[], event: string, ours: Ours): number {
+  return list.findIndex((x) => (ours.shape === 'flat' ? isHookdEntry(x, event, ours) : isHookdGroup(x, event, ours)))
 }

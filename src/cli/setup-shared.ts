@@ -2,10 +2,9 @@
  * What every `hookd setup AGENT` does alike: find the front door and its token, ask it which events a
  * route's hooks need, and write the agent's files with a backup (or show the change with --dry-run).
  */
-import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { isIP } from 'node:net'
-import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
 import { HookdError } from '../protocol/status.js'
@@ -164,56 +163,6 @@ export async function askEvents(url: string, token: string, agent: string, io: C
     if (hook.status === 'broken') io.stderr.write(`hookd setup: warning: hook '${hook.name}' does not load now (${hook.error ?? 'no reason given'}); ${agent}'s tool calls are refused until it does\n`)
   }
   return parsed.data.events
-}
-
-/**
- * git's options that keep a repository's own config from running anything: a checkout's `.git/config`
- * (or a bare repository planted in the folder) can name commands that git runs on its own, such as
- * `core.fsmonitor` on any command that reads the index.
- */
-export const SAFE_GIT = ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'safe.bareRepository=explicit', '--no-optional-locks']
-
-/** Whether git ignores `file`; undefined when it is not in a git work tree (or git is missing). */
-export function gitIgnores(file: string): Promise<boolean | undefined> {
-  return new Promise((resolveIgnored) => {
-    execFile('git', [...SAFE_GIT, '-C', dirname(file), 'rev-parse', '--is-inside-work-tree'], { timeout: 5000 }, (err) => {
-      if (err) return resolveIgnored(undefined)
-      execFile('git', [...SAFE_GIT, '-C', dirname(file), 'check-ignore', '-q', file], { timeout: 5000 }, (e) => {
-        resolveIgnored(e ? ((e as { code?: unknown }).code === 1 ? false : undefined) : true)
-      })
-    })
-  })
-}
-
-/** What `git args...` prints in `cwd` (the repository's own config unable to run anything), or undefined when it fails. */
-function gitOut(cwd: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolveOut) => {
-    execFile('git', [...SAFE_GIT, '-C', cwd, ...args], { timeout: 5000 }, (err, stdout) => resolveOut(err ? undefined : stdout.trim()))
-  })
-}
-
-/** The top of the git work tree `dir` is in, or undefined (git's own config unable to run anything). */
-export function gitRoot(dir: string): Promise<string | undefined> {
-  return gitOut(dir, ['rev-parse', '--show-toplevel'])
-}
-
-/**
- * The change that adds `file` to its repository's own exclude list (`.git/info/exclude`: never
- * committed, unlike .gitignore), so that neither `git status` nor `git add .` shows a file holding a
- * secret; undefined when `project` is not in a git work tree or the file is excluded already.
- */
-export async function gitExcludeChange(file: string, project: string): Promise<FileChange | undefined> {
-  const top = await gitOut(project, ['rev-parse', '--show-toplevel'])
-  const exclude = await gitOut(project, ['rev-parse', '--git-path', 'info/exclude'])
-  const common = await gitOut(project, ['rev-parse', '--git-common-dir'])
-  if (!top || !exclude || !common) return undefined
-  const excludeFile = resolve(project, exclude)
-  const base = resolve(project, common)
-  const line = `/${relative(top, file).split(sep).join('/')}`
-  const before = await readConfig(excludeFile, base)
-  if (before.split('\n').some((l) => l.trim() === line)) return undefined
-  const after = `${before}${before === '' || before.endsWith('\n') ? '' : '\n'}# hookd setup: this file holds hookd's token\n${line}\n`
-  return { file: excludeFile, base, before, after }
 }
 
 /** The flags every `hookd setup AGENT` takes (claude-code adds --user). */

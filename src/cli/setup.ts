@@ -23,7 +23,9 @@ import type { CliIo } from './io.js'
 import { HTTP_URL_FILE } from './serve-http.js'
 import { SETUP_AGENTS, setupCommandAgent } from './setup-command.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
-import { SETUP_FLAGS, askEvents, frontDoorUrl, gitExcludeChange, gitIgnores, routeOf, tokenFileFor } from './setup-shared.js'
+import { gitExcludeChange } from './git-exclude.js'
+import { gitIgnores, gitTracks } from './safe-git.js'
+import { SETUP_FLAGS, askEvents, frontDoorUrl, routeOf, tokenFileFor } from './setup-shared.js'
 import { shimCommand, shimPath } from './shim-command.js'
 
 export const SETUP_HELP = `Usage: hookd setup claude-code (--hooks a,b | --profile NAME) [--dir DIR | --user] [options]
@@ -86,6 +88,12 @@ export async function setup(argv: string[], io: CliIo): Promise<number> {
   const file = values.user ? join(base, '.claude', 'settings.json') : join(base, '.claude', 'settings.local.json')
   const before = await readConfig(file, base)
   const current = parseSettings(before, file)
+  // With --transport http the file holds the token: never one that git commits.
+  if (transport === 'http' && !values.remove && (await gitTracks(file))) {
+    throw new CommandError(
+      `${file} is tracked by git (git ls-files lists it), so --transport http would put hookd's token in a file that is committed. Untrack it ('git rm --cached ${file}', and add it to .gitignore), or use the default --transport command, whose entries hold no secret`,
+    )
+  }
   // Tokens an older setup wrote into the file: masked in --dry-run, whatever it shows.
   const masks = hookdSecrets(current)
   const changes: FileChange[] = []
@@ -121,7 +129,8 @@ export async function setup(argv: string[], io: CliIo): Promise<number> {
   // git status and commits.
   if (transport === 'http' && !values.remove && !values.user) {
     const exclude = await gitExcludeChange(file, base)
-    if (exclude) changes.push(exclude)
+    if (exclude.kind === 'change') changes.push(exclude.change)
+    if (exclude.kind === 'refused') io.stderr.write(`hookd setup: warning: ${exclude.message}\n`)
   }
   const written = await applyChanges(changes, io, { dryRun: values['dry-run'], masks })
   if (!written.includes(file)) return 0

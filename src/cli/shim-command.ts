@@ -1,8 +1,10 @@
 /**
- * The command line an agent runs for one hook event: hookd's shim (`build/hookd-hook`, compiled at
- * install, else the script `bin/hookd-hook`) with the route it posts to, the token file it proves
- * itself with, and its timeout. Every agent with command hooks runs it through a shell (sh or bash),
- * so each word is shell-quoted.
+ * The command lines an agent runs for one hook event, in the two shapes hookd writes: `hookd setup`'s
+ * (hookd's shim, `build/hookd-hook` compiled at install, else the script `bin/hookd-hook`, with the
+ * route it posts to, the token file it proves itself with, and its timeout) and `hookd init`'s (the
+ * shim `hookd up` installs in the user's state folder, on a bare route). Every agent with command
+ * hooks runs them through a shell (sh or bash), so each word is shell-quoted. hookd-command.ts reads
+ * them back, and takes nothing else for hookd's own.
  */
 import { accessSync, constants } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -47,4 +49,18 @@ export function shimCommand(call: ShimCall): string {
   return [call.shim ?? shimPath(), ...(call.failOpen ? ['--fail-open'] : []), '--token-file', call.tokenFile, '--timeout', String(call.timeoutS), call.url]
     .map(shellQuote)
     .join(' ')
+}
+
+/** Where `hookd up` installs the shim, as the committed entries spell it (the user's shell expands it). */
+const TEAM_SHIM = '"${HOOKD_STATE_DIR:-$HOME/.local/state/hookd}/bin/hookd-hook"'
+
+/** What a committed entry runs where the user's shim is missing: a refusal that says how to get it, or (fail open) nothing. */
+function teamMissing(failOpen: boolean): string {
+  return failOpen ? 'exit 0' : `{ echo "hookd is not set up for this user: run 'npx hookd-sandbox up' (hookd's docs/agents.md)" >&2; exit 2; }`
+}
+
+/** The shell command a committed entry (`hookd init`) runs: the user's shim, or a refusal that says how to get it. */
+export function teamCommand(route: string, hooksDir: string, timeoutS: number, failOpen: boolean): string {
+  const args = [...(failOpen ? ['--fail-open'] : []), '--timeout', String(timeoutS), '--hooks-dir', hooksDir, route].map(shellQuote).join(' ')
+  return `h=${TEAM_SHIM}; [ -x "$h" ] || ${teamMissing(failOpen)}; exec "$h" ${args}`
 }

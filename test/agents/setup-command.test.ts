@@ -110,7 +110,7 @@ describe('hookd setup codex, where Codex trusts hooks by their place', () => {
     const hooksFile = join(codexHome, 'hooks.json')
     const mine = { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] }
     // An entry an earlier setup wrote with the script form of the shim: still hookd's, so replaced.
-    const old = { hooks: [{ type: 'command', command: `${join(ROOT, 'bin', 'hookd-hook')} --token-file /old/token http://127.0.0.1:1/codex/guard`, timeout: 35 }] }
+    const old = { hooks: [{ type: 'command', command: `${join(ROOT, 'bin', 'hookd-hook')} --token-file /old/token --timeout 20 http://127.0.0.1:1/codex/guard`, timeout: 25 }] }
     await writeFile(hooksFile, JSON.stringify({ hooks: { PreToolUse: [old, mine] } }))
     const env = { HOME: home, CODEX_HOME: codexHome }
     const ran = await runInProcess(['setup', 'codex', '--hooks', 'https-only'], { cwd: state, env })

@@ -2,7 +2,9 @@
  * A repository cannot steer `hookd setup` or `hookd serve` (docs/containment.md, "The agents' path"):
  * nothing a repository commits under `.hookd/` (a URL, a token, links) is taken as hookd's own state,
  * and setup never writes through a committed link or runs the folder's own git commands. Each case is
- * a checkout an attacker prepared; an "attacker" server on loopback records what reaches it.
+ * a checkout an attacker prepared; an "attacker" server on loopback records what reaches it. Where
+ * setup keeps the token out of git (`--transport http`), it writes only the repository's own exclude
+ * list, and never a token into a file git tracks.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -169,6 +171,78 @@ describe('hookd setup --dir in a prepared checkout', () => {
     expect(ran.stderr).toContain(`${join(project, '.codex', 'hooks.json')} is a symbolic link`)
     expect(existsSync(join(home, 'planted.json'))).toBe(false)
     expect(await readlink(join(project, '.codex', 'hooks.json'))).toBe(join(home, 'planted.json'))
+  })
+
+  const git = (cwd: string, ...args: string[]): string =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' })
+
+  it("never appends to another repository's exclude list through a .git file, and says what to add where", async () => {
+    const { project, home } = await checkout('gitdir-file', {})
+    const other = join(root, 'gitdir-file', 'other')
+    git(root, 'init', '-q', other)
+    const exclude = join(other, '.git', 'info', 'exclude')
+    const before = await readFile(exclude, 'utf8')
+    // What git follows wherever it points: this folder's git commands run on the other repository.
+    await writeFile(join(project, '.git'), `gitdir: ${join(other, '.git')}\n`)
+    const ran = await runInProcess(['setup', 'claude-code', ...flags, '--transport', 'http', '--dir', project], { cwd: project, env: { HOME: home, HOOKD_TOKEN: '' } })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(await readFile(exclude, 'utf8')).toBe(before)
+    expect(ran.stderr).toContain(
+      `hookd setup: warning: ${join(project, '.git')} names ${join(other, '.git')}, which is not a worktree of this folder (a worktree's is <repository>/worktrees/<name>: this may be a submodule's, or another repository's); hookd setup writes to no exclude list it cannot tell is this repository's own. Keep ${join(project, '.claude', 'settings.local.json')} out of git yourself: add '/.claude/settings.local.json' to this repository's info/exclude`,
+    )
+    expect(await readFile(join(project, '.claude', 'settings.local.json'), 'utf8')).toContain('"type": "http"')
+    // A worktree's gitdir that does not point back at this .git file is not followed either.
+    const worktrees = join(other, '.git', 'worktrees', 'planted')
+    await mkdir(worktrees, { recursive: true })
+    await writeFile(join(worktrees, 'gitdir'), `${join(other, 'elsewhere', '.git')}\n`)
+    await writeFile(join(worktrees, 'commondir'), '../..\n')
+    await writeFile(join(project, '.git'), `gitdir: ${worktrees}\n`)
+    const again = await runInProcess(['setup', 'claude-code', ...flags, '--transport', 'http', '--dir', project], { cwd: project, env: { HOME: home, HOOKD_TOKEN: '' } })
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toContain(`(its gitdir file does not point back at ${join(project, '.git')})`)
+    expect(await readFile(exclude, 'utf8')).toBe(before)
+  })
+
+  it('a real git worktree gets the exclude of the repository it belongs to, which git reads for it', async () => {
+    const { home } = await checkout('worktree', {})
+    const main = join(root, 'worktree', 'main')
+    const tree = join(root, 'worktree', 'tree')
+    git(root, 'init', '-q', main)
+    git(main, 'commit', '-q', '--allow-empty', '-m', 'first')
+    git(main, 'worktree', 'add', '-q', '-b', 'side', tree)
+    const ran = await runInProcess(['setup', 'claude-code', ...flags, '--transport', 'http', '--dir', tree], { cwd: tree, env: { HOME: home, HOOKD_TOKEN: '' } })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toBe('')
+    expect(await readFile(join(main, '.git', 'info', 'exclude'), 'utf8')).toContain("# hookd setup: this file holds hookd's token\n/.claude/settings.local.json\n")
+    expect(git(tree, 'status', '--porcelain', '--untracked-files=all')).toBe('')
+  })
+
+  it("refuses --transport http where git tracks .claude/settings.local.json, writing nothing; the default transport still works", async () => {
+    const { project, home } = await checkout('tracked', {})
+    git(project, 'init', '-q')
+    await mkdir(join(project, '.claude'))
+    await writeFile(join(project, '.claude', 'settings.local.json'), '{"theme":"team"}\n')
+    git(project, 'add', '.claude/settings.local.json')
+    git(project, 'commit', '-qm', 'settings')
+    const file = join(project, '.claude', 'settings.local.json')
+    const ran = await runInProcess(['setup', 'claude-code', ...flags, '--transport', 'http', '--dir', project], { cwd: project, env: { HOME: home, HOOKD_TOKEN: '' } })
+    expect(ran.code).toBe(1)
+    expect(ran.stderr).toBe(
+      `hookd setup: ${file} is tracked by git (git ls-files lists it), so --transport http would put hookd's token in a file that is committed. Untrack it ('git rm --cached ${file}', and add it to .gitignore), or use the default --transport command, whose entries hold no secret\n`,
+    )
+    expect(await readFile(file, 'utf8')).toBe('{"theme":"team"}\n')
+    expect(await filesHolding(project, 'tok-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')).toEqual([])
+    // The default transport's entries name the token's file, never the token: written.
+    const command = await runInProcess(['setup', 'claude-code', ...flags, '--dir', project], { cwd: project, env: { HOME: home, HOOKD_TOKEN: '' } })
+    expect(command.code, command.stderr).toBe(0)
+    expect(await readFile(file, 'utf8')).toContain('"type": "command"')
+    expect(await filesHolding(project, 'tok-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')).toEqual([])
+    // Untracked, --transport http works as before.
+    git(project, 'rm', '-q', '--cached', '.claude/settings.local.json')
+    const http = await runInProcess(['setup', 'claude-code', ...flags, '--transport', 'http', '--dir', project], { cwd: project, env: { HOME: home, HOOKD_TOKEN: '' } })
+    expect(http.code, http.stderr).toBe(0)
+    // Its removal from the index is staged; the file itself is excluded, so `git add .` leaves it out.
+    expect(git(project, 'status', '--porcelain', '--untracked-files=all')).toBe('D  .claude/settings.local.json\n')
   })
 
   it("never runs the folder's own git commands (core.fsmonitor)", async () => {
