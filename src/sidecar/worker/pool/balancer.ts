@@ -85,19 +85,19 @@ export interface Placement {
  */
 export function assign(waiting: readonly Want[], workers: readonly WorkerView[], pool: Turn): { placed: Placement[]; turn: number } {
   const placed: Placement[] = []
-  let turn = pool.turn
-  if (waiting.length === 0 || workers.length === 0) return { placed, turn }
+  if (waiting.length === 0 || workers.length === 0) return { placed, turn: pool.turn }
   // What each worker looks like as work is placed on it: reserved room counts as running.
   const views = workers.map((w) => ({ state: w.state, inflight: w.inflight, runningMb: w.runningMb, heldAlone: w.heldAlone }))
+  const now = { ...pool }
   for (let i = 0; i < waiting.length; i++) {
     const want = waiting[i] as Want
-    const at = choose(views, want, { ...pool, turn })
+    const at = choose(views, want, now)
     if (at === undefined) continue
     const view = views[at] as (typeof views)[number]
     view.runningMb += want.memoryMb
     if (want.alone) view.heldAlone = true
-    turn = (at + 1) % views.length
+    now.turn = (at + 1) % views.length
     placed.push({ waiter: i, worker: at })
   }
-  return { placed, turn }
+  return { placed, turn: now.turn }
 }

@@ -6,7 +6,7 @@
  * or gave up. The worker given has the room reserved (WorkerProcess.reserve) until the work is sent or
  * the room given back.
  */
-import { type Want, assign } from './balancer.js'
+import { type Turn, type Want, assign, choose } from './balancer.js'
 import type { WorkerProcess } from './worker-process.js'
 
 interface Waiter extends Want {
@@ -45,8 +45,16 @@ export class RoomQueue {
    */
   pick(want: Want, signal?: AbortSignal): Promise<WorkerProcess | undefined> {
     if (this.options.stopped() || signal?.aborted) return Promise.resolve(undefined)
-    const [worker] = this.place([want])
-    if (worker) return Promise.resolve(worker)
+    // Nothing that waits could take a worker now (the last change placed what it could), so new work
+    // only asks whether it can.
+    const workers = this.options.workers()
+    const at = choose(workers, want, this.turnNow())
+    if (at !== undefined) {
+      const worker = workers[at] as WorkerProcess
+      this.turn = (at + 1) % workers.length
+      worker.reserve(want.memoryMb, want.alone)
+      return Promise.resolve(worker)
+    }
     return new Promise((resolve) => {
       const waiter: Waiter = { ...want, give: resolve }
       if (signal) {
@@ -87,7 +95,16 @@ export class RoomQueue {
     if (this.options.stopped()) {
       for (const waiter of this.queue.splice(0)) waiter.give(undefined)
     } else if (this.queue.length > 0) {
-      const given = this.place(this.queue)
+      const workers = this.options.workers()
+      const { placed, turn } = assign(this.queue, workers, this.turnNow())
+      this.turn = turn
+      const given: Array<WorkerProcess | undefined> = []
+      for (const { waiter, worker } of placed) {
+        const w = workers[worker] as WorkerProcess
+        const want = this.queue[waiter] as Waiter
+        w.reserve(want.memoryMb, want.alone)
+        given[waiter] = w
+      }
       const waiting = this.queue.splice(0)
       for (let i = 0; i < waiting.length; i++) {
         const waiter = waiting[i] as Waiter
@@ -103,18 +120,7 @@ export class RoomQueue {
     return this.options.stopped() || this.options.workers().some((w) => w.state === 'ready')
   }
 
-  /** Places what the balancer can of `wanted` now, reserving its room; returns the worker each got. */
-  private place(wanted: readonly Want[]): Array<WorkerProcess | undefined> {
-    const workers = this.options.workers()
-    const { placed, turn } = assign(wanted, workers, { turn: this.turn, retrying: this.retrying, maxRunningMb: this.options.maxRunningMb })
-    this.turn = turn
-    const given: Array<WorkerProcess | undefined> = []
-    for (const { waiter, worker } of placed) {
-      const w = workers[worker] as WorkerProcess
-      const want = wanted[waiter] as Want
-      w.reserve(want.memoryMb, want.alone)
-      given[waiter] = w
-    }
-    return given
+  private turnNow(): Turn {
+    return { turn: this.turn, retrying: this.retrying, maxRunningMb: this.options.maxRunningMb }
   }
 }
