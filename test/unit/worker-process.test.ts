@@ -5,71 +5,17 @@
  * how; it holds waits on the host to the parked cap and kills itself when hung. What a real process
  * does is test/hostile/workers.test.ts.
  */
-import { EventEmitter } from 'node:events'
-import type { ChildProcess } from 'node:child_process'
-import { PassThrough } from 'node:stream'
 import { describe, expect, it, vi } from 'vitest'
 import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
 import { FAILURE_TEXT } from '../../src/sidecar/runners/failure-text.js'
 import type { ChainRequest, InvocationReport, InvocationRequest, InvokeOutcome } from '../../src/sidecar/runners/hook-runner.js'
-import type { FromWorker, LoadOutcome, ToWorker } from '../../src/sidecar/worker/protocol.js'
+import type { LoadOutcome } from '../../src/sidecar/worker/protocol.js'
 import { type Flight, deadlineIn } from '../../src/sidecar/worker/pool/flights.js'
-import { type WorkerExit, type WorkerOwner, WorkerProcess } from '../../src/sidecar/worker/pool/worker-process.js'
+import type { WorkerProcess, WorkerSettings } from '../../src/sidecar/worker/pool/worker-process.js'
+import { fakeWorker } from './fake-worker.js'
 
-/** A child process that records what it is sent and dies when told. */
-class FakeChild extends EventEmitter {
-  readonly pid = 4242
-  connected = true
-  exitCode: number | null = null
-  signalCode: NodeJS.Signals | null = null
-  readonly stderr = new PassThrough()
-  readonly sent: ToWorker[] = []
-  readonly kills: string[] = []
-
-  send(message: ToWorker): boolean {
-    this.sent.push(message)
-    return true
-  }
-
-  kill(signal: NodeJS.Signals): boolean {
-    this.kills.push(signal)
-    return true
-  }
-
-  /** The worker sends the sidecar a message. */
-  says(message: FromWorker | Record<string, unknown>): void {
-    this.emit('message', message)
-  }
-
-  die(code: number | null, signal: NodeJS.Signals | null): void {
-    this.connected = false
-    this.exitCode = code
-    this.signalCode = signal
-    this.emit('exit', code, signal)
-  }
-}
-
-function owner(): WorkerOwner & { events: string[]; exits: WorkerExit[] } {
-  const events: string[] = []
-  const exits: WorkerExit[] = []
-  return {
-    events,
-    exits,
-    changed: () => events.push('changed'),
-    answered: () => events.push('answered'),
-    retiring: () => events.push('retiring'),
-    exited: (exit) => {
-      events.push('exited')
-      exits.push(exit)
-    },
-  }
-}
-
-function worker(settings: Partial<{ keepVersions: number; maxParkedMb: number; startTimeoutMs: number }> = {}) {
-  const child = new FakeChild()
-  const told = owner()
-  const w = new WorkerProcess(child as unknown as ChildProcess, { keepVersions: 8, maxParkedMb: 512, startTimeoutMs: 60_000, ...settings }, told)
-  return { child, told, w }
+function worker(settings: Partial<WorkerSettings> = {}) {
+  return fakeWorker({ settings })
 }
 
 const HOOK = { name: 'g', version: 'v1', filename: 'g/index.js', source: 'exports.beforeRun = () => {}' }

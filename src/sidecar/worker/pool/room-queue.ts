@@ -98,20 +98,15 @@ export class RoomQueue {
       const workers = this.options.workers()
       const { placed, turn } = assign(this.queue, workers, this.turnNow())
       this.turn = turn
-      const given: Array<WorkerProcess | undefined> = []
-      for (const { waiter, worker } of placed) {
+      const given = placed.map(({ waiter, worker }) => {
         const w = workers[worker] as WorkerProcess
         const want = this.queue[waiter] as Waiter
         w.reserve(want.memoryMb, want.alone)
-        given[waiter] = w
-      }
-      const waiting = this.queue.splice(0)
-      for (let i = 0; i < waiting.length; i++) {
-        const waiter = waiting[i] as Waiter
-        const worker = given[i]
-        if (worker) waiter.give(worker)
-        else this.queue.push(waiter)
-      }
+        return { want, w }
+      })
+      // Out of the queue from the back, so that the indexes still hold; the rest keep their order.
+      for (let i = placed.length - 1; i >= 0; i--) this.queue.splice((placed[i] as (typeof placed)[number]).waiter, 1)
+      for (const { want, w } of given) want.give(w)
     }
     if (this.starting.length > 0 && this.anyReady()) for (const ready of this.starting.splice(0)) ready()
   }
