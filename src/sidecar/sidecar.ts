@@ -31,7 +31,7 @@ import { Tenants, type TenantsOptions } from './tenancy/tenants.js'
 import { Projects, type ProjectsOptions } from './projects/projects.js'
 import { walls } from './worker/pool/walls.js'
 import { type PoolOptions, WorkerPool } from './worker/pool/worker-pool.js'
-import { fromSource } from './worker/pool/worker-process.js'
+import { fromSource } from './worker/pool/worker-spawn.js'
 
 export interface SidecarOptions {
   /** The hooks folder. Required without `tenants`; with them, each tenant names its own. */

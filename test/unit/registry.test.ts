@@ -135,6 +135,24 @@ describe('versions', () => {
     // Only the newer version was announced.
     expect(seen.map((e) => [e.type, e.type === 'loaded' ? [...e.hook.points] : undefined])).toEqual([['loaded', ['beforeRun', 'afterRun']]])
   })
+  it('drops a load that ends after its folder was removed and came back, however new the record', async () => {
+    const { r } = await loaded({})
+    const seen = events(r)
+    const release = loader.hold()
+    await folder.write({ g: { index: exporting('beforeRun') } })
+    const first = r.loadOne('g')
+    await until(() => loader.loads.length === 1)
+    await folder.remove('g')
+    expect(await r.loadOne('g')).toBeUndefined()
+    await folder.write({ g: { index: exporting('beforeRun', 'afterRun') } })
+    const again = r.loadOne('g')
+    await until(() => loader.loads.length === 2)
+    release()
+    await Promise.all([first, again])
+    expect([...(r.get('g')?.points ?? [])]).toEqual(['beforeRun', 'afterRun'])
+    // The folder never served before its removal: nothing to announce but the version that came back.
+    expect(seen.map((e) => [e.type, e.type === 'loaded' ? [...e.hook.points] : undefined])).toEqual([['loaded', ['beforeRun', 'afterRun']]])
+  })
 })
 
 describe('load diagnostics', () => {
@@ -417,6 +435,23 @@ describe('remote hooks', () => {
       file: 'r/hook.json',
       message: expect.stringMatching(/^hook\.json declares a remote hook, and r\/index\.js exists too; .*: remove one\. The hook is skipped/),
     })
+  })
+})
+
+describe('hook kinds', () => {
+  it('has the kind that claims a folder load it: a remote hook is never loaded in the sandbox, a sandboxed one is', async () => {
+    const { diagnostics } = await loaded({ s: { index: exporting('afterRun') }, r: { json: { remote: '127.0.0.1:1' } } }, { allowRemote: () => 'not here' })
+    expect(loader.loads.map((l) => l.name)).toEqual(['s'])
+    expect(diagnostics.map((d) => [d.hook, d.file, d.message])).toEqual([['r', 'r/hook.json', 'not here. The hook is skipped until it loads']])
+  })
+
+  it('keeps hook.json\'s onError with a failure of any kind, and with the last failure when hook.json is unreadable', async () => {
+    const { r } = await loaded({ r: { json: { remote: '127.0.0.1:1', onError: 'refuse' } }, s: { index: '', json: { onError: 'skip' } } }, { allowRemote: () => 'no' })
+    expect([r.onErrorOf('r'), r.onErrorOf('s')]).toEqual(['refuse', 'skip'])
+    await folder.write({ s: { index: '', json: '{ not json' } })
+    await r.loadOne('s')
+    expect(r.onErrorOf('s')).toBe('skip')
+    expect(r.onErrorOf('missing')).toBe('default')
   })
 })
 

@@ -1,7 +1,8 @@
 /**
  * What a hook folder's files say, read without running anything: the `hook.json` schema and its
  * checks, the version (a content hash), and source positions for diagnostics (the line of an export,
- * the closest point name to a misspelt one). The registry and `hookd check` share these.
+ * in a plain script or through a bundle's source map; the closest point name to a misspelt one). The
+ * registry and `hookd check` share these.
  */
 import { createHash } from 'node:crypto'
 import * as z from 'zod'
@@ -11,6 +12,7 @@ import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points.js'
 import { quoted } from '../../protocol/text.js'
+import { type SourceMap, mapPosition } from './source-map.js'
 
 /** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
 export const HOOK_JSON_DEPTH = 64
@@ -109,6 +111,15 @@ export function exportLines(text: string, needle: string | undefined, most = 8):
     if (line !== undefined && lines.at(-1) !== line) lines.push(line)
   }
   return lines
+}
+
+/** Where an export of a bundle is in the author's files: its first place in the bundle that maps to one. */
+export function mappedExport(map: SourceMap, name: string, source: string, needle: string | undefined): { file: string; line: number } | undefined {
+  for (const line of exportLines(source, needle)) {
+    const at = mapPosition(map, line)
+    if (at) return { file: `${name}/${at.file}`, line: at.line }
+  }
+  return undefined
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
- * What a worker is running, as the pool tracks it: one flight per message that expects an answer (an
- * invocation, a chain, a load). Each flight has a deadline, paused while a capability call waits on the
- * host, past which the pool judges the worker hung, and the memory it counts against its worker: while
- * it runs, its memory limit; while it waits on its host, what it parked with (memory-room.ts).
+ * What a worker is running: one flight per message that expects an answer (an invocation, a chain, a
+ * load). The pool makes a flight with what its caller waits for; the worker it runs on holds it
+ * (worker-process.ts), settles it with the worker's answer, or, when the worker dies, with a
+ * `worker-crash` (`crashed`). Each flight has a deadline, paused while a capability call waits on the
+ * host, past which its worker is judged hung, and the memory it counts against its worker: while it
+ * runs, its memory limit; while it waits on its host, what it parked with (memory-room.ts).
  */
-import type { ChainRequest, InvocationHost, InvocationReport, InvocationRequest, InvokeOutcome } from '../../runners/hook-runner.js'
+import { type ChainRequest, type InvocationHost, type InvocationReport, type InvocationRequest, type InvokeOutcome, failedReport } from '../../runners/hook-runner.js'
 import type { LoadOutcome } from '../protocol.js'
 
 interface Deadline {
@@ -30,8 +32,8 @@ interface Calls {
 export interface InvokeFlight extends Deadline, Calls {
   type: 'invoke'
   request: InvocationRequest
-  resolve(report: InvocationReport): void
-  cleanup(): void
+  /** It ended: the worker's report, or a `worker-crash` with `lost` when its worker died under it. */
+  settle(report: InvocationReport, lost: boolean): void
 }
 
 export interface LoadFlight extends Deadline {
@@ -65,6 +67,14 @@ export function pause(flight: Deadline): void {
 /** A capability call came back: the deadline runs again, moved by the time it waited. */
 export function resume(flight: Deadline): void {
   if (--flight.outstanding === 0) flight.deadline += now() - flight.pausedAt
+}
+
+/** Ends a flight whose worker died (`message` says how) with the `worker-crash` outcome. */
+export function crashed(flight: Flight, message: string): void {
+  if (flight.type === 'invoke') flight.settle(failedReport('worker-crash', message), true)
+  // The steps that made no capability call may run again (ChainRunState.end).
+  else if (flight.type === 'chain') flight.end({ ok: false, kind: 'worker-crash', message }, (step) => !flight.called.has(step))
+  else flight.resolve({ ok: false, message })
 }
 
 /** Who gets a capability call or log line: the invocation, or the chain's step that made it. */

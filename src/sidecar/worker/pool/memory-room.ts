@@ -13,30 +13,29 @@
  *   PoolOptions.maxParkedMb is refused and the hook's call throws `limit`.
  *
  * So the invocations in one worker hold at most about maxRunningMb + maxParkedMb of memory limits at
- * once, however many calls arrive. Everything here is computed from the flights themselves, so a flight
- * that ends (an answer, a cancel, its worker's death) gives its room back by being gone.
+ * once, however many calls arrive. The sums are computed from the flights themselves, so a flight that
+ * ends (an answer, a cancel, its worker's death) gives its room back by being gone; the rules below are
+ * plain functions of those sums (the balancer's table, test/unit/balancer.test.ts, covers them).
  */
 import type { Flight } from './flights.js'
-import type { WorkerProcess } from './worker-process.js'
 
-/** The memory limits of what runs in `worker` now: reservations, and flights with no capability call out. */
-export function runningMb(worker: WorkerProcess): number {
-  let mb = worker.reservedMb
-  for (const flight of worker.inflight.values()) if (flight.outstanding === 0) mb += flight.memoryMb
+/** The memory limits of what runs now: reservations, and flights with no capability call out. */
+export function runningMbOf(flights: Iterable<Flight>, reservedMb: number): number {
+  let mb = reservedMb
+  for (const flight of flights) if (flight.outstanding === 0) mb += flight.memoryMb
   return mb
 }
 
-/** What the invocations waiting on their host in `worker` hold now. */
-export function parkedMb(worker: WorkerProcess): number {
+/** What the invocations waiting on their host hold now. */
+export function parkedMbOf(flights: Iterable<Flight>): number {
   let mb = 0
-  for (const flight of worker.inflight.values()) if (flight.outstanding > 0) mb += flight.parkedMb
+  for (const flight of flights) if (flight.outstanding > 0) mb += flight.parkedMb
   return mb
 }
 
-/** Whether `worker` may start work whose isolates run with `memoryMb`: one with nothing running always may. */
-export function roomToRun(worker: WorkerProcess, memoryMb: number, maxRunningMb: number): boolean {
-  const running = runningMb(worker)
-  return running === 0 || running + memoryMb <= maxRunningMb
+/** Whether a worker running `runningMb` may start work whose isolates run with `memoryMb`: one with nothing running always may. */
+export function roomToRun(runningMb: number, memoryMb: number, maxRunningMb: number): boolean {
+  return runningMb === 0 || runningMb + memoryMb <= maxRunningMb
 }
 
 /** Why a wait was refused: what was parked already, and what this one holds when that is over its limit. */
@@ -45,14 +44,15 @@ export interface WaitRefused {
   holdsMb?: number
 }
 
+/** A wait admitted (it counts `parkedMb` from now on), or refused. */
+export type WaitAdmission = { ok: true; parkedMb: number } | { ok: false; refused: WaitRefused }
+
 /**
- * A flight that runs starts to wait on its host, its isolate holding `heldMb`: admitted (it counts what
- * it holds from now on, `flight.parkedMb`) or refused.
+ * A flight that runs with `memoryMb` starts to wait on its host, its isolate holding `heldMb`, in a
+ * worker where `parkedMb` is parked already: admitted while the parked total stays within `maxParkedMb`.
  */
-export function admitWait(worker: WorkerProcess, flight: Flight, heldMb: number, maxParkedMb: number): WaitRefused | undefined {
-  const parked = parkedMb(worker)
-  const holds = Math.max(flight.memoryMb, heldMb)
-  if (parked + holds > maxParkedMb) return { parkedMb: parked, ...(holds > flight.memoryMb ? { holdsMb: holds } : {}) }
-  flight.parkedMb = holds
-  return undefined
+export function admitWait(parkedMb: number, memoryMb: number, heldMb: number, maxParkedMb: number): WaitAdmission {
+  const holds = Math.max(memoryMb, heldMb)
+  if (parkedMb + holds > maxParkedMb) return { ok: false, refused: { parkedMb, ...(holds > memoryMb ? { holdsMb: holds } : {}) } }
+  return { ok: true, parkedMb: holds }
 }
