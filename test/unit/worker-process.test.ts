@@ -99,6 +99,21 @@ describe('its state', () => {
     const { child } = worker({ startTimeoutMs: 10 })
     await vi.waitFor(() => expect(child.kills).toEqual(['SIGKILL']))
   })
+
+  it('is killed when it closes its channel and does not exit (else it would hold its place, never given work, never replaced)', async () => {
+    const { child } = worker({ disconnectGraceMs: 10 })
+    child.says({ $: 'ready', pid: 4242 })
+    child.connected = false
+    child.emit('disconnect')
+    await vi.waitFor(() => expect(child.kills).toEqual(['SIGKILL']))
+    // An ordinary death (the channel closes as the process exits) is not killed again.
+    const { child: dying } = worker({ disconnectGraceMs: 50 })
+    dying.says({ $: 'ready', pid: 4242 })
+    dying.emit('disconnect')
+    dying.die(1, null)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(dying.kills).toEqual([])
+  })
 })
 
 describe('when it dies', () => {

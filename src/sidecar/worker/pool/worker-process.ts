@@ -45,6 +45,12 @@ export interface WorkerSettings {
   maxParkedMb: number
   /** Killed (a start failure) when it is not ready this long after it started. */
   startTimeoutMs: number
+  /**
+   * Killed when it closed its channel to the sidecar and has not exited this long after: a process
+   * that only closed its channel (an escaped hook could) would be given no work and never replaced.
+   * Default 2 s, long enough for an ordinary death to say how it died.
+   */
+  disconnectGraceMs?: number
 }
 
 type CapabilityResult = Extract<ToWorker, { $: 'capabilityResult' }>
@@ -86,6 +92,11 @@ export class WorkerProcess implements WorkerView {
     child.on('message', (raw) => this.onMessage(raw))
     child.on('error', () => {
       // 'exit' follows and does the bookkeeping.
+    })
+    child.on('disconnect', () => {
+      const timer = setTimeout(() => this.kill('it closed its channel to the sidecar without exiting'), settings.disconnectGraceMs ?? 2000)
+      timer.unref()
+      child.once('exit', () => clearTimeout(timer))
     })
     child.on('exit', (code, signal) => this.onExit(code, signal))
   }
