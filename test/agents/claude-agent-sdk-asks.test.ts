@@ -26,6 +26,7 @@ import { type AnthropicApi, startAnthropicApi } from './support/anthropic-api.js
 import { type BashCall, oneCallPerTurn, resultOf, survived } from './support/bash-calls.js'
 import { agentCli } from './support/cli.js'
 import { offlineEnv, projectDir } from './support/claude-run.js'
+import { waitFor } from '../reload/support.js'
 import { EXAMPLE_HOOKS, writeTree } from '../support/sidecar.js'
 
 const TEST_TIMEOUT = 240_000
@@ -110,6 +111,8 @@ describe("the Claude Agent SDK 0.3.332: guard's ask goes to canUseTool, and the 
       await hookd.close()
       await stand.stop()
     }
+    // The audit log is a file stream: wait until both outcomes are written.
+    await waitFor('both outcome lines', async () => ((await auditLines()).filter((l) => 'outcome' in l).length >= 2 ? true : undefined))
     gates = (await auditLines()).filter((l) => l.point === 'beforeToolExecute')
   }, TEST_TIMEOUT)
 
@@ -158,5 +161,82 @@ describe("the Claude Agent SDK 0.3.332: guard's ask goes to canUseTool, and the 
     expect(await sample(ALLOWED)).toBe(before.allowed)
     expect(await sample('hookd_ask_outcomes_total{tenant="",outcome="allowed",by="agent",via="PostToolUse"}')).toBe(1)
     expect(await sample('hookd_ask_outcomes_total{tenant="",outcome="denied",by="agent",via="PostToolBatch"}')).toBe(1)
+  })
+})
+
+/**
+ * The other ways an ask ends, through the callbacks hookdHooks hands the SDK, called with the event
+ * JSON the SDK passes them (as claude-agent-sdk-gates.test.ts does): no Claude Code process each.
+ */
+describe("the adapter's callbacks: an ask's outcome from PermissionDenied, the end of the run, or nothing that can say", () => {
+  let sessions = 0
+  interface Driven {
+    hookd: Awaited<ReturnType<typeof hookdHooks>>
+    send(event: string, extra?: Record<string, unknown>): Promise<unknown>
+    sessionId: string
+  }
+  async function drive(options: Partial<Parameters<typeof hookdHooks>[0]> = {}): Promise<Driven> {
+    const hookd = await hookdHooks({ client, hooks: ['guard'], ...options })
+    const sessionId = `sdk-asks-${process.pid}-${++sessions}`
+    const send = (event: string, extra: Record<string, unknown> = {}): Promise<unknown> => {
+      const callback = hookd.hooks[event as keyof typeof hookd.hooks]?.[0]?.hooks[0]
+      if (!callback) throw new Error(`${event} is not registered: ${hookd.events.join(', ')}`)
+      const input = { hook_event_name: event, session_id: sessionId, cwd: state, permission_mode: 'default', ...extra }
+      return callback(input, typeof extra.tool_use_id === 'string' ? extra.tool_use_id : undefined, { signal: new AbortController().signal })
+    }
+    return { hookd, send, sessionId }
+  }
+  const bash = (id: string, command: string): Record<string, unknown> => ({ tool_name: 'Bash', tool_input: { command, description: 'run it' }, tool_use_id: id })
+  const ASK = (command: string): unknown => ({
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: `Dangerous command: ${command} (asked by hookd hook 'guard')` },
+  })
+  const gateLines = async (sessionId: string): Promise<Array<Record<string, unknown>>> =>
+    (await auditLines()).filter((l) => l.session === sessionId && l.point === 'beforeToolExecute')
+  const settledOf = async (sessionId: string): Promise<unknown[]> => {
+    const lines = await auditLines()
+    return (await gateLines(sessionId)).map((g) => lines.filter((l) => l.decisionId === g.decisionId && 'outcome' in l).map((l) => [l.outcome, l.by, l.via]))
+  }
+
+  it("PermissionDenied (auto mode) says denied; a Stop with no word of the other says denied too (run ended): a call that ran gets its PostToolUse first", async () => {
+    const run = await drive()
+    try {
+      expect(await run.send('PreToolUse', bash('toolu_auto', 'rm -rf a'))).toEqual(ASK('rm -rf a'))
+      expect(await run.send('PreToolUse', bash('toolu_quiet', 'rm -rf b'))).toEqual(ASK('rm -rf b'))
+      await run.send('PermissionDenied', { ...bash('toolu_auto', 'rm -rf a'), reason: 'classifier' })
+      await expect.poll(() => settledOf(run.sessionId), { timeout: 10_000 }).toEqual([[['denied', 'agent', 'PermissionDenied']], []])
+      await run.send('Stop', { stop_hook_active: false })
+      await expect.poll(() => settledOf(run.sessionId), { timeout: 10_000 }).toEqual([[['denied', 'agent', 'PermissionDenied']], [['denied', 'agent', 'run ended']]])
+    } finally {
+      await run.hookd.close()
+    }
+  })
+
+  it('registered without PostToolUse, an ask with no word by Stop is unknown: nothing could have said it ran', async () => {
+    const run = await drive({ events: ['PreToolUse', 'Stop'] })
+    try {
+      await run.send('PreToolUse', bash('toolu_unheard', 'rm -rf c'))
+      await run.send('Stop', { stop_hook_active: false })
+      await expect.poll(() => settledOf(run.sessionId), { timeout: 10_000 }).toEqual([[['unknown', 'agent', 'run ended']]])
+    } finally {
+      await run.hookd.close()
+    }
+  })
+
+  it('a run hookd.close() ends with an ask still waiting: unknown, by the host (run ended)', async () => {
+    const run = await drive()
+    await run.send('PreToolUse', bash('toolu_closed', 'rm -rf d'))
+    await run.hookd.close()
+    await expect.poll(() => settledOf(run.sessionId), { timeout: 10_000 }).toEqual([[['unknown', 'host', 'run ended']]])
+  })
+
+  it("with the application's own confirm nothing is deferred: the events stay those the points need, and a yes is allowed", async () => {
+    const run = await drive({ confirm: () => true })
+    try {
+      expect(run.hookd.events).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'StopFailure', 'SessionEnd'])
+      expect(await run.send('PreToolUse', bash('toolu_app', 'rm -rf e'))).toEqual({})
+      await expect.poll(async () => (await gateLines(run.sessionId))[0]?.decision, { timeout: 10_000 }).toEqual({ outcome: 'allowed', allow: true })
+    } finally {
+      await run.hookd.close()
+    }
   })
 })
