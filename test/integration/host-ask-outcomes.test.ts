@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdClient } from '../../src/host/client.js'
+import { GuardedSession } from '../../src/host/guarded-session.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../src/protocol/version.js'
 import { hookExecutorService } from '../../src/protocol/wire.js'
 import { Logger } from '../../src/sidecar/observability/logger.js'
@@ -173,8 +174,12 @@ describe('a confirm answered deferred, through the host library', () => {
     expect(line.decision).not.toHaveProperty('allow')
     expect(logs).toContainEqual(expect.objectContaining({ event: 'decision', decision_id: ran.decisionId, outcome: 'asked' }))
 
+    const own = await session.call('beforeToolExecute', rmCall('rm -rf own'))
     await session.reportOutcome({ decisionId: ran.decisionId as string, outcome: 'allowed', via: 'PostToolUse' })
     await session.reportOutcome({ decisionId: stopped.decisionId as string, outcome: 'denied', via: 'rewrite refused', by: 'host' })
+    // A host's own word for what told it: kept in the audit line, counted `other` (metrics labels stay a closed set).
+    const others = await sample('hookd_ask_outcomes_total{tenant="",outcome="denied",by="agent",via="other"}')
+    await session.reportOutcome({ decisionId: own.decisionId as string, outcome: 'denied', via: 'IDE dialog: No' })
     // Once: a second report of the same decision is refused, with the reason.
     await expect(session.reportOutcome({ decisionId: ran.decisionId as string, outcome: 'denied', via: 'PostToolBatch' })).rejects.toThrow(
       `decision '${ran.decisionId as string}' was already settled (allowed by the agent, via PostToolUse); each outcome is recorded once`,
@@ -188,9 +193,21 @@ describe('a confirm answered deferred, through the host library', () => {
     expect(logs).toContainEqual(
       expect.objectContaining({ event: 'outcome', decision_id: stopped.decisionId, msg: `decision ${stopped.decisionId as string} (asked): denied by the host (rewrite refused)` }),
     )
-    expect(await sample(ASKED)).toBe(before.asked + 2)
+    expect(await outcomes(own.decisionId)).toEqual([expect.objectContaining({ outcome: 'denied', by: 'agent', via: 'IDE dialog: No' })])
+    expect(await sample('hookd_ask_outcomes_total{tenant="",outcome="denied",by="agent",via="other"}')).toBe(others + 1)
+    expect(await sample(ASKED)).toBe(before.asked + 3)
     expect(await sample(ALLOWED)).toBe(before.allowed)
     expect(await sample('hookd_ask_outcomes_total{tenant="",outcome="denied",by="host",via="rewrite refused"}')).toBe(1)
+  })
+
+  it('through a GuardedSession too', async () => {
+    const guarded = await GuardedSession.open(running.address, sessionOptions(['guard'], { workdir: state, interactive: true, capabilities: { confirm: () => 'deferred' } }))
+    const out = await guarded.call('beforeToolExecute', rmCall('rm -rf guarded'))
+    expect(out.result).toEqual({ allow: true, arguments: { command: 'rm -rf guarded' } })
+    await guarded.reportOutcome({ decisionId: out.decisionId as string, outcome: 'allowed', via: 'PostToolUse' })
+    await guarded.close()
+    expect((await lineOf(out.decisionId)).decision).toMatchObject({ outcome: 'asked' })
+    expect(await outcomes(out.decisionId)).toEqual([expect.objectContaining({ outcome: 'allowed', by: 'agent', via: 'PostToolUse' })])
   })
 
   it("an ask whose outcome the host never reports is recorded unknown by hookd when the session closes (run ended); a report after close is refused", async () => {
@@ -289,6 +306,12 @@ describe('hostile outcome reports are refused with a message, never counted, and
     })
     stream.write(report(plain))
     expect(await answerTo(stream)).toMatchObject({ decisionId: plain, recorded: false, message: expect.stringContaining(`decision '${plain}' is no asked decision of this session`) })
+    // Another session (of another host, say) cannot settle this one's ask.
+    const stranger = openRaw(['guard'])
+    stranger.write(report(asked, 'ASK_OUTCOME_DENIED', 'PostToolBatch'))
+    expect(await answerTo(stranger)).toMatchObject({ decisionId: asked, recorded: false, message: expect.stringContaining(`decision '${asked}' is no asked decision of this session`) })
+    stranger.end()
+    await stranger.ended
     stream.write(report(asked, 'ASK_OUTCOME_UNSPECIFIED'))
     expect(await answerTo(stream)).toEqual({
       decisionId: asked,
