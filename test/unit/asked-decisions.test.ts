@@ -50,17 +50,20 @@ describe('AskedDecisions', () => {
     expect(settled.map((s) => [s.decisionId, s.via])).toEqual([['old', 'expired'], ['young', 'PostToolUse']])
   })
 
-  it('when the session ends, settles every decision still waiting unknown (run ended), and takes no more', () => {
+  it('when the session ends, settles every decision still waiting unknown (run ended), and one decided after that at once', () => {
     const { asked, settled } = decisions()
     asked.add('a')
     asked.add('b')
     asked.end()
+    // A call that was running when the session closed: recorded all the same, once.
     asked.add('c')
     asked.end()
     expect(settled).toEqual([
       { decisionId: 'a', outcome: 'unknown', by: 'hookd', via: 'run ended' },
       { decisionId: 'b', outcome: 'unknown', by: 'hookd', via: 'run ended' },
+      { decisionId: 'c', outcome: 'unknown', by: 'hookd', via: 'run ended' },
     ])
     expect(asked.size).toBe(0)
+    expect(asked.report('c', 'allowed', 'PostToolUse', 'agent')).toMatchObject({ recorded: false, message: expect.stringContaining('already settled (unknown by hookd, via run ended)') })
   })
 })

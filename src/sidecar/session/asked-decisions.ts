@@ -7,7 +7,8 @@
  * Bounded like the front door's runs (agents/pending-asks.ts, the same limits): at most `max`
  * decisions wait at once (past it the oldest is settled `unknown` by hookd, via `too many asks`), each
  * at most `expiryMs` (then `unknown`, via `expired`; checked whenever a decision is added or a report
- * arrives), and those still waiting when the session ends are settled `unknown`, via `run ended`. A
+ * arrives), and those still waiting when the session ends (or decided after it) are settled `unknown`,
+ * via `run ended`. A
  * report for anything else is refused with a message saying why; the last `max` settled ids are kept,
  * so that a second report of one says it was already settled.
  */
@@ -54,12 +55,15 @@ export class AskedDecisions {
     return this.waiting.length
   }
 
-  /** A decision the session recorded asked, whose outcome the host is to report. */
+  /**
+   * A decision the session recorded asked, whose outcome the host is to report. One decided after the
+   * session ended (a call that was running when it closed) is settled at once: nothing can report it.
+   */
   add(decisionId: string): void {
-    if (this.ended) return
     this.expire()
     while (this.waiting.length >= this.max) this.drop(0, 'unknown', 'too many asks', 'hookd')
     this.waiting.push({ decisionId, at: this.now() })
+    if (this.ended) this.drop(this.waiting.length - 1, 'unknown', 'run ended', 'hookd')
   }
 
   /** The host's report of a decision's outcome (already checked for its outcome and via). */
