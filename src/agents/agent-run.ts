@@ -4,6 +4,7 @@
  * adapter runs them over gRPC through the host library (claude-agent-sdk/host-run.ts). Adapters only
  * see this seam, so one mapping serves both.
  */
+import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { StepPointName } from '../protocol/points.js'
 import type { CheckedWorkdir, Peer } from './workdir.js'
@@ -36,7 +37,7 @@ export interface ChainAnswer {
  * What became of a tool call whose gate was left to the agent's prompt (an ask): `allowed` (it ran),
  * `denied` (it did not), or `unknown` (hookd cannot tell).
  */
-export type AskOutcome = 'allowed' | 'denied' | 'unknown'
+export type { AskOutcome }
 
 /**
  * What told hookd the outcome: one of the agent's events (`PostToolUse`, `PostToolUseFailure`,

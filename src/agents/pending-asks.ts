@@ -9,6 +9,7 @@
  * hears of an ask or an outcome, and when it ends). Every ask is settled exactly once: by its outcome,
  * by a bound, or when the run ends.
  */
+import { DEFAULT_PENDING_ASKS } from '../protocol/ask-outcomes.js'
 import type { AskOutcome, AskSettled, OutcomeVia, RunEndedBy } from './agent-run.js'
 
 export interface PendingAsksOptions {
@@ -21,8 +22,6 @@ export interface PendingAsksOptions {
   /** Records a settled ask (the audit line, the metrics, the operator's line). */
   settled(settled: AskSettled): void
 }
-
-export const DEFAULT_PENDING_ASKS = { max: 64, expiryMs: 30 * 60_000 } as const
 
 interface Waiting {
   key: string

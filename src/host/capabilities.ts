@@ -46,10 +46,19 @@ export interface FileHandlers {
   list(dir: string, origin: CallOrigin): Promise<string[]>
 }
 
+/**
+ * A confirm handler's answer: yes (true), no (false), or `'deferred'`: yes for the chain's sake, the
+ * agent's own permission prompt deciding the call (the host answers its agent `ask`). Only at a gate
+ * point (beforeToolExecute, tool:gate, ...); the sidecar records the result asked, with the question,
+ * and the host reports what became of the call (HostSession.reportOutcome). A sidecar older than that
+ * records it as a yes.
+ */
+export type ConfirmAnswer = boolean | 'deferred'
+
 /** Everything a host can serve. Each handler is optional; missing ones get the defaults below. */
 export interface CapabilityHandlers {
   /** Ask the human. Default: a yes/no prompt on the terminal. Only called in interactive sessions. */
-  confirm?(message: Message, origin: CallOrigin): Promise<boolean> | boolean
+  confirm?(message: Message, origin: CallOrigin): Promise<ConfirmAnswer> | ConfirmAnswer
   notify?(message: Message, origin: CallOrigin): Promise<void> | void
   file?: Partial<FileHandlers>
   fetch?(url: string, init: FetchInit, origin: CallOrigin): Promise<FetchResult>

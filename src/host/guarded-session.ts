@@ -10,7 +10,7 @@ import { GATE_POINTS, type PointName, type PointPayload } from '../protocol/poin
 import { HookdError } from '../protocol/status.js'
 import { type ConnectOptions, HookdClient, type PointCallResult, type SessionOptions } from './client.js'
 import { type FailurePolicy, deadlineFor, failureResult, modeFor, requirePoint } from './failure-policy.js'
-import type { HostSession } from './session.js'
+import type { HostSession, OutcomeReport } from './session.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 
 export interface GuardOptions extends ConnectOptions {
@@ -109,6 +109,18 @@ export class GuardedSession {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /**
+   * Reports what became of a call whose confirm was answered `'deferred'` (HostSession.reportOutcome),
+   * on the session the decision came from. Rejects with `unavailable` while hookd is not reached; a
+   * session reopened after a reconnect holds none of the earlier one's asks (hookd recorded those
+   * `unknown`, via `run ended`, when the stream was lost), so their reports are refused.
+   */
+  reportOutcome(report: OutcomeReport): Promise<void> {
+    const session = this.session
+    if (!session || session.isEnded) return Promise.reject(new HookdError('unavailable', `hookd is unreachable (${this.lastError}); the outcome was not recorded`))
+    return session.reportOutcome(report)
   }
 
   /** Ends the run (afterRun) if hookd is there; stops reconnecting either way. */

@@ -1,9 +1,11 @@
 /** hookd-sandbox/host: the library a TypeScript agent host uses to run its hooks in hookd. */
 export { HookdClient, type SessionOptions, type PointCallResult, type InvokeResult, type ConnectOptions } from './client.js'
-export { HostSession } from './session.js'
+export { HostSession, type OutcomeReport } from './session.js'
+export type { AskOutcome } from '../protocol/ask-outcomes.js'
 export {
   CapabilityError,
   type CapabilityHandlers,
+  type ConfirmAnswer,
   type CallOrigin,
   type FetchInit,
   type FileHandlers,

@@ -1,13 +1,24 @@
 /**
  * One agent run on a Session stream: typed point calls, capability calls served by the host's
- * handlers, live log lines and pushed diagnostics.
+ * handlers, live log lines and pushed diagnostics; and, for a confirm the host left to its agent's own
+ * prompt (a confirm handler's `'deferred'`), the report of what became of the call.
  */
 import type * as grpc from '@grpc/grpc-js'
+import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import { parseJson } from '../protocol/bounded-json.js'
 import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
-import { GATE_POINTS, type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
+import { type AnyPoint, GATE_POINTS, type PointName, type PointPayload, getPoint, isGate, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
-import { type HookInfoData, type HostFrame, type OpenSessionOut, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
+import {
+  type HookInfoData,
+  type HostFrame,
+  type OpenSessionOut,
+  type ReportedBy,
+  type SidecarMessage,
+  askOutcomeToWire,
+  reportedByToWire,
+  sidecarMessageWire,
+} from '../protocol/wire.js'
 import {
   type CallOrigin,
   CapabilityError,
@@ -29,11 +40,28 @@ interface Pending {
   reject(err: HookdError): void
 }
 
+/** What became of a tool call whose confirm the host answered `'deferred'` (HostSession.reportOutcome). */
+export interface OutcomeReport {
+  /** The decision id of the point result that was asked (PointCallResult.decisionId). */
+  decisionId: string
+  /** `allowed` (the call ran), `denied` (it did not), `unknown` (the host cannot tell). */
+  outcome: AskOutcome
+  /** What told the host: the agent's event (`PostToolUse`, ...), or its own account (`run ended`). 1-64 characters. */
+  via: string
+  /** `agent` (the default: one of the agent's events said it) or `host` (the host concluded it). */
+  by?: ReportedBy
+}
+
+/** A confirm answered `'deferred'`: a yes the sidecar records as asked. */
+const DEFERRED = Symbol('deferred')
+
 export class HostSession {
   readonly id: string
   /** The declared hooks with their versions and the points each handles. */
   readonly hooks: readonly HookInfoData[]
   private readonly pending = new Map<number, Pending>()
+  /** Outcome reports sent and not yet answered, by decision id, oldest first. */
+  private readonly reports = new Map<string, Array<{ resolve(): void; reject(err: HookdError): void }>>()
   private closing: Pending | undefined
   private nextSeq = 1
   /** Confirm questions the host is answering now: deadlines pause while a human decides. */
@@ -49,6 +77,7 @@ export class HostSession {
   ) {
     this.id = opened.sessionId
     this.hooks = opened.hooks
+    this.askOutcomes = opened.askOutcomes
     this.handlers = options.capabilities ?? {}
     const workdir = options.workdir ?? process.cwd()
     this.files = { ...workdirFiles(workdir), ...this.handlers.file }
@@ -57,6 +86,12 @@ export class HostSession {
   }
 
   private readonly serveFetch: NonNullable<CapabilityHandlers['fetch']>
+
+  /**
+   * Whether the sidecar takes a confirm answered `'deferred'` (recorded asked) and outcome reports. An
+   * older sidecar does not: there a `'deferred'` is sent as a plain yes, and reportOutcome fails.
+   */
+  readonly askOutcomes: boolean
 
   static open(stream: Stream, options: SessionOptions, open: OpenSessionOut): Promise<HostSession> {
     return new Promise<HostSession>((resolve, reject) => {
@@ -129,6 +164,30 @@ export class HostSession {
   }
 
   /**
+   * Reports what became of a tool call whose confirm this host answered `'deferred'`: the sidecar
+   * records it as the second audit line of the decision `report.decisionId` (the asked result's
+   * decisionId), once. Resolves when it is recorded; rejects with a HookdError saying why when the
+   * sidecar refuses it (not an asked decision of this session still waiting: unknown, not asked, or
+   * settled already, by an earlier report or by the sidecar's bounds: 64 waiting, 30 minutes), or when
+   * the sidecar takes no reports (askOutcomes false) or the session ended. A session that ends settles
+   * the asks it still holds `unknown` (run ended): report before close.
+   */
+  reportOutcome(report: OutcomeReport): Promise<void> {
+    if (this.ended) return Promise.reject(endedEarlier(this.ended))
+    if (!this.askOutcomes) {
+      return Promise.reject(new HookdError('failed-precondition', 'this sidecar takes no outcome reports (it is older than them): it recorded the deferred confirm as a yes; upgrade hookd to follow asks'))
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiting = this.reports.get(report.decisionId) ?? []
+      waiting.push({ resolve, reject })
+      this.reports.set(report.decisionId, waiting)
+      send(this.stream, {
+        outcome: { decisionId: report.decisionId, outcome: askOutcomeToWire(report.outcome), via: report.via, by: reportedByToWire(report.by ?? 'agent') },
+      })
+    })
+  }
+
+  /**
    * The points some declared hook handles, directly or through the step point it aliases; and every
    * gate point while a declared hook is not loaded (which points it would serve is unknown, and the
    * sidecar refuses such a gate when the hook must not be skipped).
@@ -187,6 +246,8 @@ export class HostSession {
     this.pending.clear()
     this.closing?.reject(err)
     this.closing = undefined
+    for (const waiting of this.reports.values()) for (const w of waiting) w.reject(err)
+    this.reports.clear()
   }
 
   private onMessage(message: SidecarMessage): void {
@@ -216,13 +277,35 @@ export class HostSession {
       case 'capabilityCall':
         void this.serve(message.capabilityCall)
         return
+      case 'outcomeAnswer': {
+        const answer = message.outcomeAnswer
+        const waiting = this.reports.get(answer.decisionId)
+        const first = waiting?.shift()
+        if (waiting && waiting.length === 0) this.reports.delete(answer.decisionId)
+        if (!first) return
+        if (answer.recorded) first.resolve()
+        else first.reject(new HookdError('failed-precondition', answer.message))
+        return
+      }
     }
   }
 
   private async serve(call: CallMessage): Promise<void> {
     let reply: Extract<HostFrame, { capabilityResult: unknown }>['capabilityResult']
     try {
-      const value = Buffer.from(JSON.stringify((await this.dispatch(call)) ?? null))
+      const answer = await this.dispatch(call)
+      if (answer === DEFERRED) {
+        // A yes left to the agent's prompt: only a gate can say so, and only a sidecar that takes it
+        // records it asked (an older one takes the plain yes it has always had).
+        const point = getPoint(call.point) as AnyPoint | undefined
+        if (!point || !isGate(point)) {
+          throw new CapabilityError('invalid', `ctx.confirm at ${call.point}: the host's confirm handler answered 'deferred', which only a gate point (${GATE_POINTS.join(', ')}) takes`)
+        }
+        reply = { id: call.id, value: Buffer.from('true'), ...(this.askOutcomes ? { deferred: true } : {}) }
+        if (!this.ended) send(this.stream, { capabilityResult: reply })
+        return
+      }
+      const value = Buffer.from(JSON.stringify(answer ?? null))
       // A reply past the sidecar's message limit would end the whole stream: fail this call instead.
       if (value.length > MAX_REPLY_BYTES) {
         throw new CapabilityError('limit', `ctx.${call.capability}: the host's answer is ${value.length} bytes, over the limit of ${MAX_REPLY_BYTES}`)
@@ -252,7 +335,8 @@ export class HostSession {
         const [message] = args as [{ title: string; body?: string }]
         this.humanWaits += 1
         try {
-          return (await (this.handlers.confirm ?? terminalConfirm)(message, origin)) === true
+          const answer = await (this.handlers.confirm ?? terminalConfirm)(message, origin)
+          return answer === 'deferred' ? DEFERRED : answer === true
         } finally {
           this.humanWaits -= 1
         }

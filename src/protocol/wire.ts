@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import * as z from 'zod'
+import type { AskOutcome } from './ask-outcomes.js'
 import { DEFAULT_JSON_LIMITS, type JsonLimits, parseJson } from './bounded-json.js'
 import { DIAGNOSTIC_KINDS, type Diagnostic, kindFromWire, kindToWire } from './diagnostic.js'
 
@@ -319,6 +320,29 @@ export function hookInfoToWire(h: HookInfoData): HookInfoOut {
 // Host -> sidecar
 // ------------------------------------------------------------------------------------------------
 
+/** Who a host says concluded an ask's outcome (proto AskOutcomeBy). */
+export type ReportedBy = 'agent' | 'host'
+
+/** An AskOutcomeReport as the session takes it; `outcome` undefined when the host left it unspecified. */
+export interface OutcomeReportData {
+  decisionId: string
+  outcome: AskOutcome | undefined
+  via: string
+  by: ReportedBy
+}
+
+const askOutcomeWire = z.string().transform((v): AskOutcome | undefined =>
+  v === 'ASK_OUTCOME_ALLOWED' ? 'allowed' : v === 'ASK_OUTCOME_DENIED' ? 'denied' : v === 'ASK_OUTCOME_UNKNOWN' ? 'unknown' : undefined,
+)
+
+export function askOutcomeToWire(outcome: AskOutcome): string {
+  return `ASK_OUTCOME_${outcome.toUpperCase()}`
+}
+
+export function reportedByToWire(by: ReportedBy): string {
+  return by === 'host' ? 'ASK_OUTCOME_BY_HOST' : 'ASK_OUTCOME_BY_AGENT'
+}
+
 export const hostMessageWire = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('open'), open: openSessionWire }),
   z.object({ kind: z.literal('call'), call: z.object({ seq: u64, point: z.string(), payload: bytes }) }),
@@ -329,10 +353,21 @@ export const hostMessageWire = z.discriminatedUnion('kind', [
       outcome: z.enum(['value', 'error']).optional(),
       value: bytes.nullable().optional(),
       error: z.object({ code: z.string(), message: z.string() }).nullable().optional(),
+      /** Absent from an older host: a plain answer. */
+      deferred: z.boolean().default(false),
     }),
   }),
   z.object({ kind: z.literal('cancel'), cancel: z.object({ seq: u64 }) }),
   z.object({ kind: z.literal('close'), close: z.object({ reason: z.string() }) }),
+  z.object({
+    kind: z.literal('outcome'),
+    outcome: z.object({
+      decisionId: z.string(),
+      outcome: askOutcomeWire,
+      via: z.string(),
+      by: z.string().transform((v): ReportedBy => (v === 'ASK_OUTCOME_BY_HOST' ? 'host' : 'agent')),
+    }),
+  }),
 ])
 export type HostMessage = z.infer<typeof hostMessageWire>
 
@@ -355,9 +390,10 @@ export interface OpenSessionOut {
 export type HostFrame =
   | { open: OpenSessionOut }
   | { call: { seq: number; point: string; payload: Buffer } }
-  | { capabilityResult: { id: number; value: Buffer } | { id: number; error: { code: string; message: string } } }
+  | { capabilityResult: { id: number; value: Buffer; deferred?: boolean } | { id: number; error: { code: string; message: string } } }
   | { cancel: { seq: number } }
   | { close: { reason: string } }
+  | { outcome: { decisionId: string; outcome: string; via: string; by: string } }
 
 export const invokeRequestWire = z.object({
   session: openSessionWire.nullable(),
@@ -377,6 +413,8 @@ export const sidecarMessageWire = z.discriminatedUnion('kind', [
       hooks: z.array(hookInfoWire),
       sidecarVersion: z.string(),
       protocolVersion: z.number().int(),
+      /** False from a sidecar older than the field, which takes no deferred answer and no outcome report. */
+      askOutcomes: z.boolean().default(false),
     }),
   }),
   z.object({ kind: z.literal('result'), result: pointResultWire }),
@@ -394,17 +432,23 @@ export const sidecarMessageWire = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('log'), log: logLineWire }),
   z.object({ kind: z.literal('diagnostic'), diagnostic: diagnosticWire }),
   z.object({ kind: z.literal('closed'), closed: z.object({ result: pointResultWire.nullable() }) }),
+  z.object({
+    kind: z.literal('outcomeAnswer'),
+    // Bounded like every text a peer sends.
+    outcomeAnswer: z.object({ decisionId: z.string().max(256), recorded: z.boolean(), message: z.string().max(4000) }),
+  }),
 ])
 export type SidecarMessage = z.infer<typeof sidecarMessageWire>
 
 /** Every SidecarMessage the sidecar writes: exactly one field set, each typed. */
 export type SidecarFrame =
-  | { opened: { sessionId: string; hooks: HookInfoOut[]; sidecarVersion: string; protocolVersion: number } }
+  | { opened: { sessionId: string; hooks: HookInfoOut[]; sidecarVersion: string; protocolVersion: number; askOutcomes: boolean } }
   | { result: PointResultOut }
   | { capabilityCall: { id: number; seq: number; hook: string; point: string; capability: string; args: Buffer } }
   | { log: LogLineData }
   | { diagnostic: DiagnosticOut }
   | { closed: { result: PointResultOut | null } }
+  | { outcomeAnswer: { decisionId: string; recorded: boolean; message: string } }
 
 export const invokeResponseWire = z.object({
   result: pointResultWire.nullable(),

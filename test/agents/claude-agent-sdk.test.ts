@@ -133,7 +133,8 @@ describe('hookd-sandbox/claude-agent-sdk with the Claude Agent SDK 0.3.332', () 
     "without a confirm handler, guard's question goes to canUseTool (ask), which decides, and only for the call that asked",
     async () => {
       const hookd = await hookdHooks({ client: running.client, hooks: ['guard'] })
-      expect(hookd.events).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'StopFailure', 'SessionEnd'])
+      // guard may ask: the events that say what became of an ask are registered (claude-agent-sdk-asks.test.ts follows them).
+      expect(hookd.events).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'])
       const reasons: unknown[] = []
       const canUseTool = async (_tool: string, _input: unknown, options: { decisionReason?: unknown }): Promise<unknown> => {
         reasons.push(options.decisionReason)

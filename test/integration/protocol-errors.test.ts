@@ -110,7 +110,7 @@ describe('frames', () => {
   it('an empty HostMessage: INVALID_ARGUMENT', async () => {
     const end = await raw.exchange([encodeHostMessage({})])
     expect(end.code).toBe(status.INVALID_ARGUMENT)
-    expect(end.details).toBe('a HostMessage must set exactly one of open, call, capability_result, cancel, close')
+    expect(end.details).toBe('a HostMessage must set exactly one of open, call, capability_result, cancel, close, outcome')
     await expectServing()
   })
 

@@ -14,15 +14,24 @@
  * The matchers fail closed (`onFailure: 'block'`): a callback that cannot reach hookd blocks the
  * action it guards; at PreToolUse the model reads why. This package does not depend on the SDK: the
  * types below have the SDK's shapes (0.3.332), so `hookd.hooks` fits its `hooks` option.
+ *
+ * Without the application's own `confirm`, a hook's ctx.confirm at PreToolUse becomes the SDK's `ask`
+ * (its canUseTool decides), recorded asked by the sidecar; when a declared hook serves the gate, the
+ * events that say what became of the call are registered too, and each ask's outcome is reported
+ * (host-run.ts): PostToolUse and PostToolUseFailure (it ran), PostToolBatch naming it without them (it
+ * did not: the pinned SDK sends PostToolBatch once per batch, refused calls included, and no
+ * PermissionDenied for canUseTool's no, measured), PermissionDenied (auto mode's refusal), and the end
+ * events (a turn that ends with none of them, it did not run).
  */
 import { HookdClient, type ConnectOptions, type SessionOptions } from '../../host/client.js'
 import type { CallOrigin, CapabilityHandlers, Message } from '../../host/capabilities.js'
 import { DEFAULT_ADDRESS } from '../../protocol/address.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { servedPoints } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { AgentRuns } from '../agent-runs.js'
 import { type ClaudeCodeAnswer, ClaudeCodeAdapter } from '../claude-code/claude-code-adapter.js'
-import { type MappedEvent, eventsForPoints } from '../claude-code/events.js'
+import { MAPPED_EVENTS, type MappedEvent, eventsForPoints } from '../claude-code/events.js'
 import { HostRun } from './host-run.js'
 
 /** The SDK's HookCallback: the event, the tool use id, an abort signal; answers the hook JSON. */
@@ -50,7 +59,8 @@ export interface HookdHooksOptions {
   /**
    * Answer `ctx.confirm` yourself (a prompt in your application): the hook waits for the answer.
    * Without it, a confirm at a tool gate becomes the hook answer `ask`, which the SDK hands to your
-   * `canUseTool` (its `decisionReason` holds the hooks' questions); elsewhere it is answered no.
+   * `canUseTool` (its `decisionReason` holds the hooks' questions); elsewhere it is answered no. The
+   * sidecar records such a call asked, and its outcome once the SDK's events say it.
    */
   confirm?(message: Message, origin: CallOrigin): boolean | Promise<boolean>
   /** notify, log, file and fetch handlers (defaults: the host library's). */
@@ -66,8 +76,10 @@ export interface HookdHooksOptions {
   /** Seconds the SDK waits for each callback. Default 60. */
   timeoutS?: number
   /**
-   * Register these events instead of those the hooks need (which are PreToolUse, always, and the
-   * events of the points the hooks serve when this is called).
+   * Register these events instead of those the hooks need (which are PreToolUse, always, the events
+   * of the points the hooks serve when this is called, and, without `confirm` and when a hook serves
+   * the gate, those that say what became of an ask). Leave out PostToolUse or PostToolUseFailure and
+   * an ask with no word by the end of the run is recorded unknown instead of denied.
    */
   events?: readonly MappedEvent[]
   /** Ends a run after this long without an event. Default 30 minutes. */
@@ -85,6 +97,17 @@ export interface HookdHooks {
   close(): Promise<void>
 }
 
+/**
+ * The events to register: those the points need, and with `follow` those that carry an ask's outcome,
+ * PostToolBatch among them: in this process a callback per batch costs little (docs/agents.md#the-claude-agent-sdk),
+ * and it says a refused call was denied at the end of its batch instead of its turn.
+ */
+function sdkEvents(points: ReadonlySet<string>, follow: boolean): MappedEvent[] {
+  const events = new Set(eventsForPoints(points, { mayAsk: follow }))
+  if (follow) events.add('PostToolBatch')
+  return MAPPED_EVENTS.filter((e) => events.has(e))
+}
+
 /** Connects to hookd, checks the hooks exist, and builds the SDK's `hooks` option. */
 export async function hookdHooks(options: HookdHooksOptions): Promise<HookdHooks> {
   const client = options.client ?? (await HookdClient.connect(options.address ?? DEFAULT_ADDRESS, options.connect))
@@ -98,8 +121,12 @@ export async function hookdHooks(options: HookdHooksOptions): Promise<HookdHooks
     // PreToolUse always: the SDK takes its hooks once per query, and a hook may gain a PreToolUse handler
     // in a hot reload while the query runs; the gate must then be asked from the next tool call on. When
     // nothing serves it, the callback answers at once, with no call to hookd (live-hooks.ts).
-    const points = new Set(['beforeToolExecute', ...infos.filter((h) => options.hooks.includes(h.name)).flatMap((h) => h.points)])
-    const events = options.events ?? eventsForPoints(points)
+    const hookPoints = infos.filter((h) => options.hooks.includes(h.name)).flatMap((h) => h.points)
+    const points = new Set(['beforeToolExecute', ...hookPoints])
+    // Asks are followed where they can happen now: no confirm of the application's, a hook at the gate.
+    const follow = !options.confirm && servedPoints(new Set(hookPoints)).includes('beforeToolExecute')
+    const events = options.events ?? sdkEvents(points, follow)
+    const reportsRan = events.includes('PostToolUse') && events.includes('PostToolUseFailure')
     const onDiagnostic = options.onDiagnostic ?? ((d: Diagnostic) => void process.stderr.write(`hookd: ${d.kind}${d.hook ? ` (hook '${d.hook}')` : ''}: ${d.message}\n`))
     const runs = new AgentRuns(
       (start) =>
@@ -111,6 +138,7 @@ export async function hookdHooks(options: HookdHooksOptions): Promise<HookdHooks
           ...(options.env ? { env: options.env } : {}),
           ...(options.confirm ? { confirm: options.confirm } : {}),
           ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+          reportsRan,
         }),
       { ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}) },
     )

@@ -38,13 +38,13 @@ export function withTolerantDecoding(service: grpc.ServiceDefinition): grpc.Serv
   return out
 }
 
-const HOST_MESSAGE_KINDS = ['open', 'call', 'capabilityResult', 'cancel', 'close']
+const HOST_MESSAGE_KINDS = ['open', 'call', 'capabilityResult', 'cancel', 'close', 'outcome']
 
 /** What was wrong with a decoded HostMessage, naming the field. */
 export function hostMessageProblem(raw: unknown, error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> }): string {
   const kind = raw !== null && typeof raw === 'object' ? (raw as { kind?: unknown }).kind : undefined
   if (typeof kind !== 'string' || !HOST_MESSAGE_KINDS.includes(kind)) {
-    return 'a HostMessage must set exactly one of open, call, capability_result, cancel, close'
+    return 'a HostMessage must set exactly one of open, call, capability_result, cancel, close, outcome'
   }
   return issueText(error, 'HostMessage')
 }

@@ -118,6 +118,7 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
         hooks: opened.hooks.map(hookInfoToWire),
         sidecarVersion: HOOKD_VERSION,
         protocolVersion: PROTOCOL_VERSION,
+        askOutcomes: true,
       },
     })
     held = undefined
@@ -144,7 +145,14 @@ export function serveSessionStream(call: SessionCall, tenant: Tenant, open: Open
       }
       case 'capabilityResult': {
         const r = message.capabilityResult
-        s.answerFromHost(r.id, { value: r.value, error: r.error })
+        s.answerFromHost(r.id, { value: r.value, error: r.error, deferred: r.deferred })
+        return
+      }
+      case 'outcome': {
+        // Answered at once, in the order reports arrive; past the session's bound of refusals it throws.
+        const report = message.outcome
+        const answer = s.reportOutcome(report)
+        write({ outcomeAnswer: { decisionId: report.decisionId.slice(0, 256), recorded: answer.recorded, message: answer.recorded ? '' : answer.message } })
         return
       }
       case 'cancel':

@@ -131,7 +131,7 @@ export class Metrics implements Part {
     })
     this.askOutcomes = new Counter({
       name: 'hookd_ask_outcomes_total',
-      help: "What became of asked gate calls: outcome allowed (the call ran), denied (it did not) or unknown; by agent or hookd; via the agent's event that said it, or hookd's account (run ended, expired, too many asks, rewrite refused, not followed).",
+      help: "What became of asked gate calls: outcome allowed (the call ran), denied (it did not) or unknown; by agent, host (a gRPC host's own account) or hookd; via the agent's event that said it, or the account (run ended, expired, too many asks, rewrite refused, not followed); other vias a host reports count as other.",
       labelNames: ['tenant', 'outcome', 'by', 'via'],
       registers,
     })
@@ -226,7 +226,7 @@ export class Metrics implements Part {
         this.askOutcomes.inc({
           tenant,
           outcome: OUTCOMES.has(report.outcome) ? report.outcome : 'unknown',
-          by: report.by === 'agent' ? 'agent' : 'hookd',
+          by: report.by === 'agent' || report.by === 'host' ? report.by : 'hookd',
           via: OUTCOME_VIAS.has(report.via) ? report.via : 'other',
         }),
       capability: (capability: string, decision: CapabilityDecision) =>

@@ -8,6 +8,7 @@
  * never around the work: no span, timer or label is started on the hot path, and nothing here can
  * make a point call fail or wait.
  */
+import type { AskOutcome, OutcomeBy } from '../../protocol/ask-outcomes.js'
 import type { Registry } from '../hooks/registry.js'
 import type { PointResultData } from '../../protocol/wire.js'
 import type { WorkerPool } from '../worker/pool/worker-pool.js'
@@ -48,13 +49,14 @@ export interface AskedQuestion {
 export type DecidedResult = PointResultData & { decisionId: string; asked?: readonly AskedQuestion[] }
 
 /**
- * What became of an asked decision, as the agent reported it (or hookd concluded): the audit log's
- * second line for that decision id. `via` is one of a closed set of names (agents/agent-run.ts OutcomeVia).
+ * What became of an asked decision, as the agent reported it (or a gRPC host, or hookd concluded): the
+ * audit log's second line for that decision id. `via` names what told: at the front door one of a
+ * closed set (agents/agent-run.ts OutcomeVia); from a host, its own words, checked (ask-outcomes.ts viaProblem).
  */
 export interface OutcomeReport {
   decisionId: string
-  outcome: 'allowed' | 'denied' | 'unknown'
-  by: 'agent' | 'hookd'
+  outcome: AskOutcome
+  by: OutcomeBy
   via: string
 }
 

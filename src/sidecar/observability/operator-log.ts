@@ -100,7 +100,7 @@ export class OperatorLog implements Part {
 
   /** The outcome of an ask: `decision ID (asked): denied by the agent (PostToolBatch)`. */
   private outcome({ report, context, sessionId }: Outcome): void {
-    const by = report.by === 'agent' ? 'the agent' : 'hookd'
+    const by = report.by === 'agent' ? 'the agent' : report.by === 'host' ? 'the host' : 'hookd'
     this.logger.log('info', 'outcome', `${prefix(context.tenant)}decision ${report.decisionId} (asked): ${report.outcome} by ${by} (${report.via})`, {
       decision_id: report.decisionId,
       tenant: context.tenant ?? null,

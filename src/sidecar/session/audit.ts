@@ -10,8 +10,8 @@
  * (which can quote a payload) are logged only with `--audit-payloads`.
  *
  * An asked decision gets a second line once its outcome is known (`recordOutcome`): the same
- * decisionId, with `outcome` (allowed, denied, unknown), `by` (agent or hookd) and `via` (the event that
- * told, or hookd's account). See docs/tenants.md for the format.
+ * decisionId, with `outcome` (allowed, denied, unknown), `by` (agent, host or hookd) and `via` (the
+ * event that told, or the host's or hookd's account). See docs/tenants.md for the format.
  *
  * Every text a host, an agent or a hook chose is clipped, and each line is written as inert JSON (no
  * character a terminal acts on, no newline of its own), so `--audit -` cannot be steered from a hook.

@@ -6,11 +6,12 @@
  */
 import { arch, platform } from 'node:os'
 import { isAbsolute } from 'node:path'
+import { DEFAULT_PENDING_ASKS, viaProblem } from '../../protocol/ask-outcomes.js'
 import { CAPABILITIES, CAPABILITY_RESULTS, type CapabilityName, isCapabilityName } from '../../protocol/capabilities.js'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { clip, quoted } from '../../protocol/text.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, POINT_NAMES, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
+import { type AnyPoint, GATE_POINTS, POINT_NAMES, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../protocol/version.js'
 import {
@@ -20,6 +21,7 @@ import {
   type LogLineData,
   type OnError,
   type OpenSessionWire,
+  type OutcomeReportData,
   type PointResultData,
 } from '../../protocol/wire.js'
 import { type ChainHook, type ChainStep, runChain } from '../chain/chain.js'
@@ -36,7 +38,8 @@ import {
   failedReport,
 } from '../runners/hook-runner.js'
 import type { Tenant } from '../tenant.js'
-import { type AuditContext, decide } from './audit.js'
+import { AskedDecisions, type ReportAnswer } from './asked-decisions.js'
+import { type AuditContext, decide, gateDecision } from './audit.js'
 import { hookdStateRoots, hooksRoot, type ProtectedRoot } from '../../protocol/protected-paths.js'
 import { DEFAULT_POLICY, type SessionPolicy, originOf, refusal } from './policy.js'
 import { quotaResult } from './quota-result.js'
@@ -45,7 +48,9 @@ import { issueText } from '../../protocol/issue-text.js'
 /**
  * A link's own answer to a capability call. `deferred` marks a ctx.confirm at a gate answered yes for
  * the chain's sake and left to the agent's own prompt (the front door's `ask`): the decision is then
- * recorded as asked, not allowed. Only a link inside the sidecar can say it; a host's answer never does.
+ * recorded as asked, not allowed, and the link's owner records its outcome (`outcome`). A host's
+ * answer says it with CapabilityResult.deferred, checked (`answerFromHost`), and its host reports the
+ * outcome (`reportOutcome`).
  */
 export type LinkReply = CapabilityReply & { deferred?: true }
 
@@ -71,12 +76,17 @@ interface PendingCapability {
   seq: number
   capability: CapabilityName
   hook: string
+  point: string
 }
 
-/** What a host sent on the stream to answer a capability call: a value (JSON) or an error. */
+/**
+ * What a host sent on the stream to answer a capability call: a value (JSON) or an error; `deferred`
+ * with a confirm's yes at a gate left to the agent's own prompt.
+ */
 export interface HostAnswer {
   value?: Buffer | null | undefined
   error?: { code: string; message: string } | null | undefined
+  deferred?: boolean | undefined
 }
 
 /** The largest capability answer a host may send (the sidecar's gRPC message limit bounds it anyway). */
@@ -86,6 +96,9 @@ const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 const MAX_ASKED = 16
 const ASKED_TITLE_CHARS = 256
 const ASKED_BODY_CHARS = 1024
+
+/** Refused outcome reports a host may send in one session; one more ends the stream. */
+const MAX_REFUSED_REPORTS = DEFAULT_PENDING_ASKS.max
 
 export class Session {
   readonly id: string
@@ -101,6 +114,11 @@ export class Session {
   private readonly autoConfirms = new Map<number, Array<{ hook: string; confirm: AutoConfirm }>>()
   /** Per running point call: the confirms the link deferred to the agent's prompt (LinkReply), for its record. */
   private readonly asked = new Map<number, AskedQuestion[]>()
+  /** The running point calls in which the host (not the link) answered a confirm `deferred`. */
+  private readonly hostDeferred = new Set<number>()
+  /** The asked decisions whose outcome the host is to report (asked-decisions.ts, bounded). */
+  private readonly hostAsks = new AskedDecisions({ settled: (report) => this.outcome(report) })
+  private refusedReports = 0
   private nextCapabilityId = 1
   private closed = false
   private closing = false
@@ -245,6 +263,34 @@ export class Session {
     this.observe.outcome(report)
   }
 
+  /**
+   * The host's report of what became of a decision it left to its agent's prompt (AskOutcomeReport):
+   * recorded once, for an asked decision of this session still waiting; refused otherwise, saying
+   * why. Past MAX_REFUSED_REPORTS refusals in one session the host is misbehaving: a HookdError
+   * (INVALID_ARGUMENT), which ends the stream.
+   */
+  reportOutcome(report: OutcomeReportData): ReportAnswer {
+    const answer = this.checkReport(report)
+    if (answer.recorded) return answer
+    this.refusedReports += 1
+    if (this.refusedReports > MAX_REFUSED_REPORTS) {
+      throw new HookdError(
+        'invalid-argument',
+        `the host sent ${this.refusedReports} outcome reports hookd refused (the last: ${answer.message}); a host reports the outcome of each decision it left to its agent once, with that result's decision_id`,
+      )
+    }
+    return answer
+  }
+
+  private checkReport(report: OutcomeReportData): ReportAnswer {
+    const refused = (why: string): ReportAnswer => ({ recorded: false, message: `the outcome report of decision ${quoted(report.decisionId, 64)}: ${why}` })
+    if (this.closed || this.closing) return refused('the session is closing, and its asks still waiting were recorded unknown (run ended); report outcomes before close')
+    if (report.outcome === undefined) return refused('outcome is unspecified; report ASK_OUTCOME_ALLOWED, ASK_OUTCOME_DENIED or ASK_OUTCOME_UNKNOWN')
+    const via = viaProblem(report.via)
+    if (via) return refused(via)
+    return this.hostAsks.report(report.decisionId, report.outcome, report.via, report.by)
+  }
+
   private async runChecked(seq: number, point: AnyPoint, payload: unknown): Promise<PointResultData> {
     const who = this.who
     const admission = this.tenant.admit()
@@ -270,11 +316,15 @@ export class Session {
         if (asked.length) entry.autoConfirms = asked
       }
       // A gate let through with questions deferred was asked, not allowed (audit.ts, decision.ts).
-      return this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asked : []))
+      const decided = this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asked : []))
+      // Deferred by the host: its outcome is the host's to report.
+      if (this.hostDeferred.has(seq) && decided.asked && gateDecision(point.name, decided.result)?.allow === true) this.hostAsks.add(decided.decisionId)
+      return decided
     } finally {
       this.running.delete(seq)
       this.autoConfirms.delete(seq)
       this.asked.delete(seq)
+      this.hostDeferred.delete(seq)
       admission.release()
     }
   }
@@ -289,18 +339,22 @@ export class Session {
    * The host answered a capability call on the stream. The answer is checked before the hook sees it:
    * bounded JSON (depth and size), and the shape the capability returns (a boolean for confirm, ...).
    * Every answer that does not fit (not JSON, the wrong type, an empty value, neither a value nor an
-   * error) is treated one way: a protocol mistake, a HookdError (INVALID_ARGUMENT) naming the call,
-   * which ends the session; the hook never sees it. An error answer reaches the hook as an error, its
-   * message clipped.
+   * error, `deferred` anywhere but with a confirm's yes at a gate) is treated one way: a protocol
+   * mistake, a HookdError (INVALID_ARGUMENT) naming the call, which ends the session; the hook never
+   * sees it. An error answer reaches the hook as an error, its message clipped.
    */
   answerFromHost(id: number, answer: HostAnswer): void {
     const pending = this.pending.get(id)
     if (!pending) return this.answer(id, { ok: false, code: 'failed', message: '' })
+    const what = `capability_result ${id} (ctx.${pending.capability} of hook '${pending.hook}')`
+    if (answer.deferred) {
+      const problem = deferredProblem(pending, answer)
+      if (problem) throw new HookdError('invalid-argument', `${what}: ${problem}`)
+    }
     if (answer.error) {
       this.answer(id, { ok: false, code: clip(answer.error.code || 'failed', 64), message: clip(answer.error.message) })
       return
     }
-    const what = `capability_result ${id} (ctx.${pending.capability} of hook '${pending.hook}')`
     const expected = CAPABILITY_RESULTS[pending.capability]
     if (!answer.value || answer.value.length === 0) {
       const has = answer.value ? 'has an empty value' : 'has neither a value nor an error'
@@ -310,7 +364,11 @@ export class Session {
     if (!parsed.ok) throw new HookdError('invalid-argument', `${what}: ${parsed.message}`)
     const shaped = expected.schema.safeParse(parsed.value)
     if (!shaped.success) throw new HookdError('invalid-argument', `${what}: ${issueText(shaped.error, 'the value')}; ctx.${pending.capability} is answered with ${expected.example}`)
-    this.answer(id, { ok: true, value: shaped.data })
+    if (!answer.deferred) return this.answer(id, { ok: true, value: shaped.data })
+    if (shaped.data !== true) throw new HookdError('invalid-argument', `${what}: deferred goes with the value true (yes, left to the agent's own prompt); answer false without deferred`)
+    // Left to the agent's prompt by the host: recorded asked, and the host reports the outcome.
+    this.hostDeferred.add(pending.seq)
+    this.settle(id, { ok: true, value: true, deferred: true })
   }
 
   /**
@@ -355,6 +413,8 @@ export class Session {
   async close(reason: string): Promise<PointResultData> {
     if (this.closed || this.closing) throw new HookdError('failed-precondition', 'the session is already closed or closing; send close once')
     this.closing = true
+    // The host's asks whose outcome it did not report are settled now: nothing more can say it.
+    this.hostAsks.end()
     const payload = Buffer.from(JSON.stringify({ reason }))
     try {
       const ran = this.endOfRun?.result
@@ -371,6 +431,7 @@ export class Session {
   abort(): void {
     this.closed = true
     this.unfollow?.()
+    this.hostAsks.end()
     this.observe.ended()
     for (const controller of this.running.values()) controller.abort()
     for (const [id, pending] of this.pending) {
@@ -543,7 +604,7 @@ export class Session {
         })
       }, ceiling)
       timer.unref()
-      this.pending.set(id, { resolve, timer, seq, capability, hook })
+      this.pending.set(id, { resolve, timer, seq, capability, hook, point })
     })
     const direct = this.link.capability({ id, seq, hook, point, capability, args })
     direct?.then(
@@ -563,6 +624,17 @@ export class Session {
     if (asked && asked.length < MAX_ASKED) asked.push({ hook, title: clip(question.title, ASKED_TITLE_CHARS), body: clip(question.body ?? '', ASKED_BODY_CHARS) })
     return { ok: true, value: reply.value }
   }
+}
+
+/** What is wrong with a host's `deferred` on this answer, before its value is read; undefined when nothing is. */
+function deferredProblem(pending: PendingCapability, answer: HostAnswer): string | undefined {
+  if (pending.capability !== 'confirm') return `deferred is only for ctx.confirm, not ctx.${pending.capability}; answer without it`
+  const point = getPoint(pending.point)
+  if (!point || !isGate(point)) {
+    return `deferred is only for a confirm at a gate point (${GATE_POINTS.join(', ')}), where the agent's own prompt can decide the call, and this one was made at ${pending.point}; answer true or false without it`
+  }
+  if (answer.error) return "deferred goes with the value true (yes, left to the agent's own prompt), not with an error; send the error without it"
+  return undefined
 }
 
 function removedReport(root: string, name: string): InvocationReport {

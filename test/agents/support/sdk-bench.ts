@@ -12,10 +12,18 @@
  *    it asked at every gate (PostToolUse, PostToolUseFailure: no PreToolUse, since nothing served it);
  *  - `after`: the same hook as hookdHooks registers it now (PreToolUse too, answered without a point
  *    call while nothing serves it);
- *  - `guard`: a hook that serves PreToolUse (one point call per tool call), for scale.
+ *  - `guard`: a hook that serves PreToolUse (one point call per tool call), for scale, with the events
+ *    hookdHooks registers for it now: those that follow an ask's outcome too (PostToolUse,
+ *    PostToolUseFailure, PostToolBatch, PermissionDenied, Stop, ...), each answered without a point
+ *    call while no ask waits;
+ *  - `guard-gate`: the same hook with PreToolUse alone, as hookdHooks registered it before asks were
+ *    followed: `guard` minus `guard-gate` is what following costs a query whose hooks never ask.
+ *
+ * Besides the step, each variant reports the time spent in the callbacks of the other events
+ * (everything but PreToolUse), per tool step.
  *
  * Run it: `npx tsx test/agents/support/sdk-bench.ts [N] [runs] [variants]` (default 20 3
- * none,before,after,guard).
+ * none,before,after,guard,guard-gate).
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -28,7 +36,7 @@ import { startAnthropicApi } from './anthropic-api.js'
 import { agentCli } from './cli.js'
 import { offlineEnv, projectDir } from './claude-run.js'
 
-type Variant = 'none' | 'before' | 'after' | 'guard'
+type Variant = 'none' | 'before' | 'after' | 'guard' | 'guard-gate'
 type Query = (args: { prompt: string; options: Record<string, unknown> }) => AsyncIterable<Record<string, unknown>>
 
 function median(values: number[]): number {
@@ -58,7 +66,7 @@ function counting(client: HookdClient, sent: string[]): HookdClient {
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 20)
   const runs = Number(process.argv[3] ?? 3)
-  const variants = (process.argv[4] ?? 'none,before,after,guard').split(',') as Variant[]
+  const variants = (process.argv[4] ?? 'none,before,after,guard,guard-gate').split(',') as Variant[]
   const sdk = await agentCli('claude-agent-sdk')
   const query = ((await import(pathToFileURL(join(sdk, 'sdk.mjs')).href)) as { query: Query }).query
   const hooks = await writeTree({
@@ -69,11 +77,14 @@ async function main(): Promise<void> {
   const steps = new Map<Variant, number[]>(variants.map((v) => [v, []]))
   const sent = new Map<Variant, string[]>(variants.map((v) => [v, []]))
   const gate = new Map<Variant, number[]>(variants.map((v) => [v, []]))
+  /** Milliseconds in the callbacks of every event but PreToolUse, per run. */
+  const others = new Map<Variant, number[]>(variants.map((v) => [v, []]))
   const once = async (variant: Variant, calls: number): Promise<number[]> => {
     const client = counting(running.client, sent.get(variant) ?? [])
     const hookd =
       variant === 'none' ? undefined
       : variant === 'before' ? await hookdHooks({ client, hooks: ['results'], events: ['PostToolUse', 'PostToolUseFailure'] })
+      : variant === 'guard-gate' ? await hookdHooks({ client, hooks: ['guard'], events: ['PreToolUse'] })
       : await hookdHooks({ client, hooks: [variant === 'guard' ? 'guard' : 'results'] })
     // Time inside the PreToolUse callback itself (hookd's side of the gate, as the SDK waits on it).
     const callback = hookd?.hooks.PreToolUse?.[0]
@@ -87,6 +98,20 @@ async function main(): Promise<void> {
         }
       })
     }
+    let inOthers = 0
+    for (const [event, matchers] of Object.entries(hookd?.hooks ?? {})) {
+      if (event === 'PreToolUse') continue
+      for (const m of matchers ?? []) {
+        m.hooks = m.hooks.map((fn) => async (input, id, options) => {
+          const start = process.hrtime.bigint()
+          try {
+            return await fn(input, id, options)
+          } finally {
+            inOthers += Number(process.hrtime.bigint() - start) / 1e6
+          }
+        })
+      }
+    }
     const stand = await startAnthropicApi({
       script: (_request, index) => (index < calls ? { tools: [{ name: 'Bash', input: { command: `echo step-${index}`, description: `Step ${index}` } }] } : { text: 'done' }),
     })
@@ -98,6 +123,7 @@ async function main(): Promise<void> {
         options: { cwd: dir, env: offlineEnv(stand.url, home), allowedTools: ['Bash'], settingSources: [], ...(hookd ? { hooks: hookd.hooks } : {}) },
       })) void message
       if (stand.main.length !== calls + 1) throw new Error(`${variant}: ${stand.main.length} of ${calls + 1} turns`)
+      others.get(variant)?.push(inOthers / calls)
       const mains = stand.requests.filter((r) => r.kind === 'main')
       const out: number[] = []
       for (let i = 1; i < mains.length; i++) {
@@ -117,6 +143,7 @@ async function main(): Promise<void> {
     await once('guard', 1) // warm-up: the binary's first start, the sidecar's first isolates
     sent.set('guard', [])
     gate.set('guard', [])
+    others.set('guard', [])
     for (let r = 0; r < runs; r++) {
       for (const variant of variants) {
         const s = await once(variant, n)
@@ -132,11 +159,13 @@ async function main(): Promise<void> {
     const counts: Record<string, number> = {}
     for (const point of sent.get(variant) ?? []) counts[point] = (counts[point] ?? 0) + 1
     const inGate = gate.get(variant) ?? []
+    const inOthers = others.get(variant) ?? []
     return {
       variant,
       stepMedianMs: median(steps.get(variant) ?? []),
       steps: steps.get(variant)?.length ?? 0,
       ...(inGate.length ? { preToolUseCallbackMedianMs: Math.round(median(inGate) * 1000) / 1000, preToolUseCallbacks: inGate.length } : {}),
+      ...(inOthers.some((ms) => ms > 0) ? { otherCallbacksMsPerStepMedian: Math.round(median(inOthers) * 1000) / 1000 } : {}),
       pointCalls: counts,
     }
   })
