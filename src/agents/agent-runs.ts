@@ -98,6 +98,11 @@ export class AgentRuns {
     return this.entries.has(keyOf(key))
   }
 
+  /** Calls running now under the concurrency quota, and calls waiting their turn. */
+  get calls(): { running: number; waiting: number } {
+    return this.slots.counts
+  }
+
   /**
    * Runs `fn` with the run of `start.key`, opening it first (and running its beforeRun) when none is
    * open, once the concurrency quota lets it. When `signal` aborts (the agent went away), a call still

@@ -118,6 +118,8 @@ describe('AgentRuns', () => {
     const first = runs.with(start('one'), (run) => run.call('beforeToolExecute', {}))
     await expect.poll(() => log).toContain('a beforeToolExecute start')
     const second = runs.with(start('two'), (run) => run.call('beforeToolExecute', {}))
+    // The second is in the queue (its beforeRun waits its turn) before the third arrives.
+    await expect.poll(() => runs.calls).toEqual({ running: 1, waiting: 1 })
     await expect(runs.with(start('three'), async () => 'ran')).rejects.toThrow(
       "too many calls at once for tenant 'acme': 1 running and 1 waiting for one of them to finish (the front door's concurrency quota); retry when calls have finished",
     )
