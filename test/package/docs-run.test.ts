@@ -255,8 +255,15 @@ const STEPS: Step[] = [
         expect(entry.type).toBe('command')
         expect(entry.command).toContain(`"${shim}"`)
         expect(entry.command).toMatch(new RegExp(args.map((a) => a.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join(' (?:.* )?')))
-        expect(entry.command).toContain(quoted(AGENTS, START_HERE, /^hookd is not set up for this user: /))
+        // "Where hookd is not set up, the entry itself refuses the call" ... "except at the events that
+        // begin or end a run, whose entries say `--fail-open`".
+        if (entry.command.includes(' --fail-open ')) expect(entry.command).toMatch(/\[ -x "\$h" \] \|\| exit 0; exec "\$h" --fail-open /)
+        else expect(entry.command).toContain(quoted(AGENTS, START_HERE, /^hookd is not set up for this user: /))
       }
+      // The guard is a gate: its PreToolUse entry refuses.
+      const gate = (JSON.parse(text) as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> }).hooks['PreToolUse']?.flatMap((m) => m.hooks) ?? []
+      expect(gate.length).toBeGreaterThan(0)
+      for (const entry of gate) expect(entry.command).not.toContain('--fail-open')
     },
   },
   {
@@ -315,7 +322,13 @@ const STEPS: Step[] = [
       const settings = JSON.parse(await readFile(join(user.project, '.claude', 'settings.local.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ type: string; command: string }> }>> }
       const entries = Object.values(settings.hooks).flat().flatMap((m) => m.hooks)
       expect(entries.length).toBeGreaterThan(0)
-      for (const entry of entries) expect(entry.command).toMatch(new RegExp(`^\\S*/${shown.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`))
+      // Entries at the events that begin or end a run say `--fail-open` first; the rest are as shown.
+      for (const entry of entries) {
+        expect(entry.command.replace(/\/hookd-hook --fail-open /, '/hookd-hook ')).toMatch(new RegExp(`^\\S*/${shown.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`))
+      }
+      const gate = settings.hooks['PreToolUse']?.flatMap((m) => m.hooks) ?? []
+      expect(gate.length).toBeGreaterThan(0)
+      for (const entry of gate) expect(entry.command).not.toContain('--fail-open')
     },
   },
   {
