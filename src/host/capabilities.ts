@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline'
 import type { LogLineData } from '../protocol/wire.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { type FetchResult, MAX_LIST_ENTRIES, originOf, quoted } from '../protocol/capabilities.js'
+import { type CapabilityCode, passOn } from '../protocol/capability-errors.js'
 import { type FileNeed, type ProtectedRoot, hookdStateRoots, protectedReason, protectionOf } from '../protocol/protected-paths.js'
 import { inert } from '../protocol/text.js'
 
@@ -46,6 +47,13 @@ export interface FileHandlers {
   list(dir: string, origin: CallOrigin): Promise<string[]>
 }
 
+/** A capability call as the host received it, its arguments validated, before its handler runs. */
+export interface ReceivedCall {
+  capability: string
+  args: readonly unknown[]
+  origin: CallOrigin
+}
+
 /** Everything a host can serve. Each handler is optional; missing ones get the defaults below. */
 export interface CapabilityHandlers {
   /** Ask the human. Default: a yes/no prompt on the terminal. Only called in interactive sessions. */
@@ -57,11 +65,18 @@ export interface CapabilityHandlers {
   log?(line: LogLineData): void
   /** A diagnostic the sidecar pushed outside any point result (e.g. a broken hook at open). */
   diagnostic?(d: Diagnostic): void
+  /** Told of every capability call before its handler runs (to record or audit them; `hookd test` records its cases' calls so). */
+  onCall?(call: ReceivedCall): void
 }
 
+/**
+ * A capability's failure, as the hook will see it (`err.code`, `err.message`). The code is one of
+ * hookd's (`denied`, `limit`, `invalid`, `failed`, `timeout`, `cancelled`, `unavailable`) or a system
+ * error's (`ENOENT`, ...): docs/capabilities.md, "Errors".
+ */
 export class CapabilityError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: CapabilityCode,
     message: string,
   ) {
     super(message)
@@ -218,7 +233,7 @@ class PathGuard {
       now = await pinOf(this.workdir)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new CapabilityError(code ?? 'failed', `the session's folder ${this.workdir} cannot be reached (${fsReason(err)})`)
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new CapabilityError(passOn(code), `the session's folder ${this.workdir} cannot be reached (${fsReason(err)})`)
     }
     if (now?.dev === pinned.dev && now.ino === pinned.ino && (await lstat(this.workdir)).isDirectory()) return
     throw denied(`the session's folder ${this.workdir} is no longer the folder the run opened in (it was moved, removed or replaced); start a new session`)
@@ -258,8 +273,7 @@ function fileError(capability: string, path: string, err: unknown): CapabilityEr
   if (err instanceof CapabilityError) {
     return new CapabilityError(err.code, `${asked} ${err.code === 'denied' ? 'refused' : 'failed'}: ${err.message}`)
   }
-  const code = (err as NodeJS.ErrnoException).code ?? 'failed'
-  return new CapabilityError(code, `${asked} failed: ${fsReason(err)}`)
+  return new CapabilityError(passOn((err as NodeJS.ErrnoException).code), `${asked} failed: ${fsReason(err)}`)
 }
 
 async function described<T>(capability: string, path: string, run: () => Promise<T>): Promise<T> {

@@ -4,20 +4,12 @@
  */
 import type * as grpc from '@grpc/grpc-js'
 import { parseJson } from '../protocol/bounded-json.js'
-import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
+import { isHostCapabilityName } from '../protocol/capabilities.js'
 import { GATE_POINTS, type PointName, type PointPayload, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import { type HookInfoData, type HostFrame, type OpenSessionOut, type SidecarMessage, sidecarMessageWire } from '../protocol/wire.js'
-import {
-  type CallOrigin,
-  CapabilityError,
-  type CapabilityHandlers,
-  MAX_REPLY_BYTES,
-  type FileHandlers,
-  allowlistedFetch,
-  terminalConfirm,
-  workdirFiles,
-} from './capabilities.js'
+import { CapabilityError, type CapabilityHandlers, MAX_REPLY_BYTES } from './capabilities.js'
+import { type CapabilityTable, type Served, capabilityTable, serveCall, servingHandlers } from './capability-table.js'
 import { type PointCallResult, decodeResult, fromServiceError } from './results.js'
 import type { SessionOptions } from './session-options.js'
 
@@ -39,8 +31,9 @@ export class HostSession {
   /** Confirm questions the host is answering now: deadlines pause while a human decides. */
   private humanWaits = 0
   private ended: HookdError | undefined
-  private readonly files: FileHandlers
   private readonly handlers: CapabilityHandlers
+  /** The host's handlers with the defaults for what it left out, one per capability. */
+  private readonly table: CapabilityTable
 
   private constructor(
     private readonly stream: Stream,
@@ -50,13 +43,21 @@ export class HostSession {
     this.id = opened.sessionId
     this.hooks = opened.hooks
     this.handlers = options.capabilities ?? {}
-    const workdir = options.workdir ?? process.cwd()
-    this.files = { ...workdirFiles(workdir), ...this.handlers.file }
-    const fetchHandler = this.handlers.fetch ?? allowlistedFetch(options.policy?.httpOrigins ?? [])
-    this.serveFetch = fetchHandler
+    const serving = servingHandlers(this.handlers, { workdir: options.workdir ?? process.cwd(), httpOrigins: options.policy?.httpOrigins ?? [] })
+    const table = capabilityTable(serving)
+    this.table = {
+      ...table,
+      // A human decides: the host's deadlines pause meanwhile (waitingOnHuman).
+      confirm: async (args, origin) => {
+        this.humanWaits += 1
+        try {
+          return await table.confirm(args, origin)
+        } finally {
+          this.humanWaits -= 1
+        }
+      },
+    }
   }
-
-  private readonly serveFetch: NonNullable<CapabilityHandlers['fetch']>
 
   static open(stream: Stream, options: SessionOptions, open: OpenSessionOut): Promise<HostSession> {
     return new Promise<HostSession>((resolve, reject) => {
@@ -220,9 +221,17 @@ export class HostSession {
   }
 
   private async serve(call: CallMessage): Promise<void> {
+    const read = parseJson(call.args, `${call.capability}: the arguments`)
+    const origin = { hook: call.hook, point: call.point, seq: call.seq }
+    // A name this host does not serve is said so whatever its arguments.
+    const served: Served =
+      read.ok || !isHostCapabilityName(call.capability)
+        ? await serveCall(this.table, { capability: call.capability, args: read.ok ? read.value : undefined, origin }, this.handlers.onCall)
+        : { ok: false, code: 'invalid', message: read.message }
     let reply: Extract<HostFrame, { capabilityResult: unknown }>['capabilityResult']
     try {
-      const value = Buffer.from(JSON.stringify((await this.dispatch(call)) ?? null))
+      if (!served.ok) throw new CapabilityError(served.code, served.message)
+      const value = Buffer.from(JSON.stringify(served.value))
       // A reply past the sidecar's message limit would end the whole stream: fail this call instead.
       if (value.length > MAX_REPLY_BYTES) {
         throw new CapabilityError('limit', `ctx.${call.capability}: the host's answer is ${value.length} bytes, over the limit of ${MAX_REPLY_BYTES}`)
@@ -233,56 +242,6 @@ export class HostSession {
       reply = { id: call.id, error: { code, message: err instanceof Error ? err.message : String(err) } }
     }
     if (!this.ended) send(this.stream, { capabilityResult: reply })
-  }
-
-  private async dispatch(call: CallMessage): Promise<unknown> {
-    if (!isCapabilityName(call.capability)) {
-      throw new CapabilityError('invalid', `this host does not serve '${call.capability}'`)
-    }
-    const name: CapabilityName = call.capability
-    const read = parseJson(call.args, `${name}: the arguments`)
-    if (!read.ok) throw new CapabilityError('invalid', read.message)
-    const json = read.value
-    const parsed = CAPABILITIES[name].safeParse(json)
-    if (!parsed.success) throw new CapabilityError('invalid', `${name}: invalid arguments`)
-    const origin: CallOrigin = { hook: call.hook, point: call.point, seq: call.seq }
-    const args = parsed.data
-    switch (name) {
-      case 'confirm': {
-        const [message] = args as [{ title: string; body?: string }]
-        this.humanWaits += 1
-        try {
-          return (await (this.handlers.confirm ?? terminalConfirm)(message, origin)) === true
-        } finally {
-          this.humanWaits -= 1
-        }
-      }
-      case 'notify': {
-        const [message] = args as [{ title: string; body?: string }]
-        await this.handlers.notify?.(message, origin)
-        return null
-      }
-      case 'file.read':
-        return this.files.read((args as [string])[0], origin)
-      case 'file.write': {
-        const [path, text] = args as [string, string]
-        await this.files.write(path, text, origin)
-        return null
-      }
-      case 'file.append': {
-        const [path, text] = args as [string, string]
-        await this.files.append(path, text, origin)
-        return null
-      }
-      case 'file.exists':
-        return this.files.exists((args as [string])[0], origin)
-      case 'file.list':
-        return this.files.list((args as [string])[0], origin)
-      case 'http.fetch': {
-        const [url, init] = args as [string, { method?: string; headers?: Record<string, string>; body?: string } | undefined]
-        return this.serveFetch(url, init ?? {}, origin)
-      }
-    }
   }
 }
 
