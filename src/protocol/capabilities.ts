@@ -14,8 +14,10 @@
  * - `hookd test`'s case format names the calls from `HOST_CAPABILITY_NAMES` (src/testing/case-file.ts);
  * - the prelude's ctx tree (src/sidecar/worker/isolate/prelude.js) is walked against the records by
  *   test/integration/capability-dispatch.test.ts, and types/hook.d.ts is checked against them by
- *   test/types/hook-types.test.ts; docs/capabilities.md's tables, docs/languages.md's list and the
- *   Python examples' are checked by test/unit/capability-records.test.ts.
+ *   test/types/hook-types.test.ts; docs/capabilities.md's tables, the proto's comments and the Python
+ *   examples' calls are checked by test/unit/capability-records.test.ts.
+ *
+ * docs/architecture.md, "Adding a capability", lists what a new one touches.
  *
  * `ctx.log` is not among them: it is not a call but a line, sent while the hook runs and answered by
  * nobody (LogLine on the wire).
@@ -125,9 +127,6 @@ export type CapabilityName = keyof Records
 export type CapabilityArgs<N extends CapabilityName> = z.output<Records[N]['args']>
 /** What a call returns to the hook (and what the host's handler returns): nothing for NOTHING. */
 export type CapabilityValue<N extends CapabilityName> = Records[N]['result'] extends typeof NOTHING ? void : z.output<Records[N]['result']['schema']>
-export type PolicyOf<N extends CapabilityName> = Records[N]['policy']
-/** The ctx path of a capability: `file.read` is `ctx.file.read`. */
-export type CtxPath<N extends CapabilityName> = `ctx.${N}`
 /** The capabilities the host serves (forwarded to it as CapabilityCalls). */
 export type HostCapabilityName = { [N in CapabilityName]: Records[N]['server'] extends 'host' ? N : never }[CapabilityName]
 
@@ -158,10 +157,6 @@ export function isHostCapabilityName(name: string): name is HostCapabilityName {
 /** The policy class of the capability named `name`; undefined when no record has that name. */
 export function policyClassOf(name: string): PolicyClass | undefined {
   return isCapabilityName(name) ? CAPABILITIES[name].policy : undefined
-}
-
-export function ctxPath<N extends CapabilityName>(name: N): CtxPath<N> {
-  return `ctx.${name}`
 }
 
 /** The arguments of a call to `name`, validated; the zod error when they do not fit. */

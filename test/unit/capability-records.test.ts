@@ -1,8 +1,7 @@
 /**
  * The capability records (src/protocol/capabilities.ts) against what is derived from them or kept
  * beside them by hand: the policy (a capability whose class has no rule is refused, in the policy and
- * through a session), docs/capabilities.md's tables, docs/languages.md's list, the proto's comments and
- * the Python examples' calls. A record added without its docs row, or a list that drifts, fails here.
+ * through a session), docs/capabilities.md's tables, the proto's comments and the Python examples' calls. A record added without its docs row, or a list that drifts, fails here.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -144,14 +143,6 @@ describe('docs/capabilities.md lists the records', () => {
 })
 
 describe('the lists kept beside the records', () => {
-  const quotedNames = (text: string): string[] => [...text.matchAll(/`([a-z]+(?:\.[a-z]+)?)`/g)].map((m) => m[1] as string)
-
-  it("docs/languages.md's list of a remote hook's calls", async () => {
-    const text = await read('docs/languages.md')
-    const line = /The hook may send `log` lines[^\n]*\n([^\n]*)\n/.exec(text)?.[1] ?? ''
-    expect(quotedNames(line.replace(/, with the$/, ''))).toEqual(HOST_CAPABILITY_NAMES)
-  })
-
   it("the proto's comments on CapabilityCall.capability", async () => {
     for (const file of ['proto/hookd/v1/hookd.proto', 'proto/hookd/v1/hook.proto']) {
       const line = /\/\/ One of: ([^\n]*)\./.exec(await read(file))?.[1] ?? ''
