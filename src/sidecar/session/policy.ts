@@ -6,7 +6,7 @@
  * "ctx.file.read('../secrets') refused: the path leads outside the workdir".
  *
  * File confinement here is lexical; only the host can follow symbolic links, and its default handlers
- * (src/host/capabilities.ts) check real paths again. Whatever the policy allows, writes where
+ * (src/host/workdir-files.ts) check real paths again. Whatever the policy allows, writes where
  * something outside the sandbox runs what it finds, and reads of hookd's token and state, are refused
  * (src/protocol/protected-paths.ts).
  */
