@@ -6,7 +6,7 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import { parseJson } from '../protocol/bounded-json.js'
-import { CAPABILITIES, type CapabilityName, isCapabilityName } from '../protocol/capabilities.js'
+import { isHostCapabilityName } from '../protocol/capabilities.js'
 import { type AnyPoint, GATE_POINTS, type PointName, type PointPayload, getPoint, isGate, servedPoints } from '../protocol/points.js'
 import { HookdError } from '../protocol/status.js'
 import {
@@ -19,16 +19,8 @@ import {
   reportedByToWire,
   sidecarMessageWire,
 } from '../protocol/wire.js'
-import {
-  type CallOrigin,
-  CapabilityError,
-  type CapabilityHandlers,
-  MAX_REPLY_BYTES,
-  type FileHandlers,
-  allowlistedFetch,
-  terminalConfirm,
-  workdirFiles,
-} from './capabilities.js'
+import { type CallOrigin, CapabilityError, type CapabilityHandlers, MAX_REPLY_BYTES } from './capabilities.js'
+import { type CapabilityTable, type Served, capabilityTable, serveCall, servingHandlers } from './capability-table.js'
 import { type PointCallResult, decodeResult, fromServiceError } from './results.js'
 import type { SessionOptions } from './session-options.js'
 
@@ -52,9 +44,6 @@ export interface OutcomeReport {
   by?: ReportedBy
 }
 
-/** A confirm answered `'deferred'`: a yes the sidecar records as asked. */
-const DEFERRED = Symbol('deferred')
-
 export class HostSession {
   readonly id: string
   /** The declared hooks with their versions and the points each handles. */
@@ -67,8 +56,11 @@ export class HostSession {
   /** Confirm questions the host is answering now: deadlines pause while a human decides. */
   private humanWaits = 0
   private ended: HookdError | undefined
-  private readonly files: FileHandlers
   private readonly handlers: CapabilityHandlers
+  /** The host's handlers with the defaults for what it left out, one per capability. */
+  private readonly table: CapabilityTable
+  /** The calls (by their origin) whose confirm the host answered `'deferred'`. */
+  private readonly deferred = new WeakSet<CallOrigin>()
 
   private constructor(
     private readonly stream: Stream,
@@ -79,13 +71,28 @@ export class HostSession {
     this.hooks = opened.hooks
     this.askOutcomes = opened.askOutcomes
     this.handlers = options.capabilities ?? {}
-    const workdir = options.workdir ?? process.cwd()
-    this.files = { ...workdirFiles(workdir), ...this.handlers.file }
-    const fetchHandler = this.handlers.fetch ?? allowlistedFetch(options.policy?.httpOrigins ?? [])
-    this.serveFetch = fetchHandler
+    const serving = servingHandlers(this.handlers, { workdir: options.workdir ?? process.cwd(), httpOrigins: options.policy?.httpOrigins ?? [] })
+    const table = capabilityTable(serving, (origin) => {
+      // A yes left to the agent's prompt: only a gate can say so.
+      const point = getPoint(origin.point) as AnyPoint | undefined
+      if (!point || !isGate(point)) {
+        throw new CapabilityError('invalid', `ctx.confirm at ${origin.point}: the host's confirm handler answered 'deferred', which only a gate point (${GATE_POINTS.join(', ')}) takes`)
+      }
+      this.deferred.add(origin)
+    })
+    this.table = {
+      ...table,
+      // A human decides: the host's deadlines pause meanwhile (waitingOnHuman).
+      confirm: async (args, origin) => {
+        this.humanWaits += 1
+        try {
+          return await table.confirm(args, origin)
+        } finally {
+          this.humanWaits -= 1
+        }
+      },
+    }
   }
-
-  private readonly serveFetch: NonNullable<CapabilityHandlers['fetch']>
 
   /**
    * Whether the sidecar takes a confirm answered `'deferred'` (recorded asked) and outcome reports. An
@@ -291,21 +298,24 @@ export class HostSession {
   }
 
   private async serve(call: CallMessage): Promise<void> {
+    const read = parseJson(call.args, `${call.capability}: the arguments`)
+    const origin = { hook: call.hook, point: call.point, seq: call.seq }
+    // A name this host does not serve is said so whatever its arguments.
+    const served: Served =
+      read.ok || !isHostCapabilityName(call.capability)
+        ? await serveCall(this.table, { capability: call.capability, args: read.ok ? read.value : undefined, origin }, this.handlers.onCall)
+        : { ok: false, code: 'invalid', message: read.message }
     let reply: Extract<HostFrame, { capabilityResult: unknown }>['capabilityResult']
     try {
-      const answer = await this.dispatch(call)
-      if (answer === DEFERRED) {
-        // A yes left to the agent's prompt: only a gate can say so, and only a sidecar that takes it
-        // records it asked (an older one takes the plain yes it has always had).
-        const point = getPoint(call.point) as AnyPoint | undefined
-        if (!point || !isGate(point)) {
-          throw new CapabilityError('invalid', `ctx.confirm at ${call.point}: the host's confirm handler answered 'deferred', which only a gate point (${GATE_POINTS.join(', ')}) takes`)
-        }
+      if (!served.ok) throw new CapabilityError(served.code, served.message)
+      if (this.deferred.has(origin)) {
+        // A yes left to the agent's prompt: only a sidecar that takes it records it asked (an older
+        // one takes the plain yes it has always had).
         reply = { id: call.id, value: Buffer.from('true'), ...(this.askOutcomes ? { deferred: true } : {}) }
         if (!this.ended) send(this.stream, { capabilityResult: reply })
         return
       }
-      const value = Buffer.from(JSON.stringify(answer ?? null))
+      const value = Buffer.from(JSON.stringify(served.value))
       // A reply past the sidecar's message limit would end the whole stream: fail this call instead.
       if (value.length > MAX_REPLY_BYTES) {
         throw new CapabilityError('limit', `ctx.${call.capability}: the host's answer is ${value.length} bytes, over the limit of ${MAX_REPLY_BYTES}`)
@@ -316,57 +326,6 @@ export class HostSession {
       reply = { id: call.id, error: { code, message: err instanceof Error ? err.message : String(err) } }
     }
     if (!this.ended) send(this.stream, { capabilityResult: reply })
-  }
-
-  private async dispatch(call: CallMessage): Promise<unknown> {
-    if (!isCapabilityName(call.capability)) {
-      throw new CapabilityError('invalid', `this host does not serve '${call.capability}'`)
-    }
-    const name: CapabilityName = call.capability
-    const read = parseJson(call.args, `${name}: the arguments`)
-    if (!read.ok) throw new CapabilityError('invalid', read.message)
-    const json = read.value
-    const parsed = CAPABILITIES[name].safeParse(json)
-    if (!parsed.success) throw new CapabilityError('invalid', `${name}: invalid arguments`)
-    const origin: CallOrigin = { hook: call.hook, point: call.point, seq: call.seq }
-    const args = parsed.data
-    switch (name) {
-      case 'confirm': {
-        const [message] = args as [{ title: string; body?: string }]
-        this.humanWaits += 1
-        try {
-          const answer = await (this.handlers.confirm ?? terminalConfirm)(message, origin)
-          return answer === 'deferred' ? DEFERRED : answer === true
-        } finally {
-          this.humanWaits -= 1
-        }
-      }
-      case 'notify': {
-        const [message] = args as [{ title: string; body?: string }]
-        await this.handlers.notify?.(message, origin)
-        return null
-      }
-      case 'file.read':
-        return this.files.read((args as [string])[0], origin)
-      case 'file.write': {
-        const [path, text] = args as [string, string]
-        await this.files.write(path, text, origin)
-        return null
-      }
-      case 'file.append': {
-        const [path, text] = args as [string, string]
-        await this.files.append(path, text, origin)
-        return null
-      }
-      case 'file.exists':
-        return this.files.exists((args as [string])[0], origin)
-      case 'file.list':
-        return this.files.list((args as [string])[0], origin)
-      case 'http.fetch': {
-        const [url, init] = args as [string, { method?: string; headers?: Record<string, string>; body?: string } | undefined]
-        return this.serveFetch(url, init ?? {}, origin)
-      }
-    }
   }
 }
 

@@ -1,9 +1,26 @@
 /**
- * The host capabilities a hook can call through `ctx`, with the zod schema of each call's arguments as
- * they travel in CapabilityCall.args. The sidecar validates a call against it, checks the session's
- * policy and only then forwards it; the host validates again on arrival. The ctx functions that make
- * these calls inside the isolate are in src/sidecar/worker/isolate/surface.ts; docs/capabilities.md documents
- * them for hook and host authors, and types/hook.d.ts declares them for hook authors.
+ * The capabilities a hook can call through `ctx`, one record each: the call's name (its `ctx` path:
+ * `file.read` is `ctx.file.read`), the zod schema of its arguments as they travel in
+ * CapabilityCall.args, what it is answered with, the policy class whose rule judges it, and who serves
+ * it (the host, or the sidecar itself). Everything else is derived from these records or tested against
+ * them:
+ *
+ * - the sidecar validates a call against `args`, judges it by its class's rule
+ *   (src/sidecar/session/policy.ts: a class without a rule is refused) and checks the host's answer
+ *   against `result`;
+ * - the host library's handler table (src/host/capability-table.ts) is a mapped type over the names
+ *   the host serves: a missing handler is a compile error. The host session, the front door
+ *   (src/sidecar/http/sidecar-run.ts) and `hookd test` (through the host session) dispatch through it;
+ * - `hookd test`'s case format names the calls from `HOST_CAPABILITY_NAMES` (src/testing/case-file.ts);
+ * - the prelude's ctx tree (src/sidecar/worker/isolate/prelude.js) is walked against the records by
+ *   test/integration/capability-dispatch.test.ts, and types/hook.d.ts is checked against them by
+ *   test/types/hook-types.test.ts; docs/capabilities.md's tables, the proto's comments and the Python
+ *   examples' calls are checked by test/unit/capability-records.test.ts.
+ *
+ * docs/architecture.md, "Adding a capability", lists what a new one touches.
+ *
+ * `ctx.log` is not among them: it is not a call but a line, sent while the hook runs and answered by
+ * nobody (LogLine on the wire).
  *
  * The schemas bound every string a hook can send. A capability call crosses gRPC to the host, whose
  * client accepts messages of at most 8 MiB: without bounds, one `ctx.file.write` of a huge string
@@ -18,6 +35,8 @@ export const MAX_TEXT_CHARS = 1024 * 1024
 export const MAX_SHORT_CHARS = 16 * 1024
 /** The most headers one `ctx.http.fetch` may send. */
 export const MAX_HEADERS = 64
+/** The most names `ctx.file.list` returns. */
+export const MAX_LIST_ENTRIES = 10_000
 
 function text(what: string, max: number): z.ZodString {
   return z.string().max(max, `${what} is longer than ${max} characters`)
@@ -39,49 +58,126 @@ const fetchInit = z.object({
   body: text('the body', MAX_TEXT_CHARS).optional(),
 })
 
-export const CAPABILITIES = {
-  confirm: z.tuple([message]),
-  notify: z.tuple([message]),
-  'file.read': z.tuple([path]),
-  'file.write': z.tuple([path, text('the text', MAX_TEXT_CHARS)]),
-  'file.append': z.tuple([path, text('the text', MAX_TEXT_CHARS)]),
-  'file.exists': z.tuple([path]),
-  'file.list': z.tuple([text('the path', MAX_SHORT_CHARS).default('.')]),
-  'http.fetch': z.tuple([text('the URL', MAX_SHORT_CHARS).min(1, 'a URL is required'), fetchInit.optional()]),
-} as const
-
-export type CapabilityName = keyof typeof CAPABILITIES
-
-/** The most names `ctx.file.list` returns. */
-export const MAX_LIST_ENTRIES = 10_000
+const fetchResult = z.object({ status: z.number().int().min(100).max(999), headers: z.record(z.string(), z.string()), body: z.string() })
 
 /**
- * What a host may answer each capability with (CapabilityResult.value, as JSON). The sidecar checks an
- * answer against it before the hook sees it; one that does not fit ends the session with
- * INVALID_ARGUMENT naming the call, like any other protocol mistake (docs/protocol.md). `example` is
- * shown in that message.
+ * The policy classes: each has one rule in src/sidecar/session/policy.ts, which reads the arguments
+ * below (the path a file rule confines, the URL whose origin the network rule checks).
  */
-export const CAPABILITY_RESULTS = {
-  confirm: { schema: z.boolean(), example: 'true or false' },
-  notify: { schema: z.unknown(), example: 'null' },
-  'file.read': { schema: z.string(), example: 'the text as a JSON string' },
-  'file.write': { schema: z.unknown(), example: 'null' },
-  'file.append': { schema: z.unknown(), example: 'null' },
-  'file.exists': { schema: z.boolean(), example: 'true or false' },
-  'file.list': { schema: z.array(z.string()).max(MAX_LIST_ENTRIES), example: '["a.txt", "dir"]' },
-  'http.fetch': {
-    schema: z.object({ status: z.number().int().min(100).max(999), headers: z.record(z.string(), z.string()), body: z.string() }),
-    example: '{"status": 200, "headers": {}, "body": ""}',
-  },
-} as const satisfies Record<CapabilityName, { schema: z.ZodType; example: string }>
-export type CapabilityArgs<N extends CapabilityName> = z.output<(typeof CAPABILITIES)[N]>
+export interface PolicyClasses {
+  /** `policy.file` allows reading; the path stays inside the workdir, off hookd's own files. */
+  'file-read': readonly [path: string, ...unknown[]]
+  /** `policy.file` allows writing; the path stays inside the workdir, off the protected names. */
+  'file-write': readonly [path: string, ...unknown[]]
+  /** The URL's origin is on `policy.httpOrigins`. */
+  network: readonly [url: string, ...unknown[]]
+  /** `policy.confirm` allows asking the human. */
+  ask: readonly [message: { title: string }, ...unknown[]]
+  /** Always allowed (bounded by the limits). */
+  notify: readonly unknown[]
+}
+export type PolicyClass = keyof PolicyClasses
+
+/** Who answers a capability: the host (forwarded as a CapabilityCall), or the sidecar itself. */
+export type CapabilityServer = 'host' | 'sidecar'
+
+/**
+ * What the hook gets back from a capability that returns nothing: the host answers `null` (anything
+ * else it answers is accepted and dropped), and the ctx function returns `undefined`.
+ */
+const NOTHING = { schema: z.unknown(), example: 'null' }
+
+/** One capability's record. `C` ties the arguments to what its class's rule reads. */
+function capability<C extends PolicyClass, A extends z.ZodType<PolicyClasses[C]>, R extends z.ZodType, S extends CapabilityServer>(record: {
+  /** The class whose rule judges the call. */
+  policy: C
+  /** The call's arguments, in order, as they travel (JSON array). */
+  args: A
+  /** What the host answers with (CapabilityResult.value), and how the error message shows it. */
+  result: { schema: R; example: string }
+  server: S
+}): typeof record {
+  return record
+}
+
+export const CAPABILITIES = {
+  confirm: capability({ policy: 'ask', args: z.tuple([message]), result: { schema: z.boolean(), example: 'true or false' }, server: 'host' }),
+  notify: capability({ policy: 'notify', args: z.tuple([message]), result: NOTHING, server: 'host' }),
+  'file.read': capability({ policy: 'file-read', args: z.tuple([path]), result: { schema: z.string(), example: 'the text as a JSON string' }, server: 'host' }),
+  'file.write': capability({ policy: 'file-write', args: z.tuple([path, text('the text', MAX_TEXT_CHARS)]), result: NOTHING, server: 'host' }),
+  'file.append': capability({ policy: 'file-write', args: z.tuple([path, text('the text', MAX_TEXT_CHARS)]), result: NOTHING, server: 'host' }),
+  'file.exists': capability({ policy: 'file-read', args: z.tuple([path]), result: { schema: z.boolean(), example: 'true or false' }, server: 'host' }),
+  'file.list': capability({
+    policy: 'file-read',
+    args: z.tuple([text('the path', MAX_SHORT_CHARS).default('.')]),
+    result: { schema: z.array(z.string()).max(MAX_LIST_ENTRIES), example: '["a.txt", "dir"]' },
+    server: 'host',
+  }),
+  'http.fetch': capability({
+    policy: 'network',
+    args: z.tuple([text('the URL', MAX_SHORT_CHARS).min(1, 'a URL is required'), fetchInit.optional()]),
+    result: { schema: fetchResult, example: '{"status": 200, "headers": {}, "body": ""}' },
+    server: 'host',
+  }),
+} as const
+
+type Records = typeof CAPABILITIES
+export type CapabilityName = keyof Records
+/** The arguments of a call, as validated. */
+export type CapabilityArgs<N extends CapabilityName> = z.output<Records[N]['args']>
+/** What a call returns to the hook (and what the host's handler returns): nothing for NOTHING. */
+export type CapabilityValue<N extends CapabilityName> = Records[N]['result'] extends typeof NOTHING ? void : z.output<Records[N]['result']['schema']>
+/** The capabilities the host serves (forwarded to it as CapabilityCalls). */
+export type HostCapabilityName = { [N in CapabilityName]: Records[N]['server'] extends 'host' ? N : never }[CapabilityName]
+
+/** A record seen through its name's own types: what lets a generic `N` reach them without casts. */
+export interface CapabilityRecord<N extends CapabilityName> {
+  policy: PolicyClass
+  args: z.ZodType<CapabilityArgs<N>>
+  result: { schema: z.ZodType; example: string }
+  server: CapabilityServer
+}
+const RECORDS: { readonly [N in CapabilityName]: CapabilityRecord<N> } = CAPABILITIES
+
+export function capabilityRecord<N extends CapabilityName>(name: N): CapabilityRecord<N> {
+  return RECORDS[name]
+}
+
+export const CAPABILITY_NAMES = Object.keys(CAPABILITIES).filter(isCapabilityName)
+export const HOST_CAPABILITY_NAMES = CAPABILITY_NAMES.filter(isHostCapabilityName)
 
 export function isCapabilityName(name: string): name is CapabilityName {
   return Object.hasOwn(CAPABILITIES, name)
 }
 
+export function isHostCapabilityName(name: string): name is HostCapabilityName {
+  return isCapabilityName(name) && CAPABILITIES[name].server === 'host'
+}
+
+/** The policy class of the capability named `name`; undefined when no record has that name. */
+export function policyClassOf(name: string): PolicyClass | undefined {
+  return isCapabilityName(name) ? CAPABILITIES[name].policy : undefined
+}
+
+/** The arguments of a call to `name`, validated; the zod error when they do not fit. */
+export function parseCapabilityArgs<N extends CapabilityName>(name: N, raw: unknown): z.ZodSafeParseResult<CapabilityArgs<N>> {
+  return capabilityRecord(name).args.safeParse(raw)
+}
+
 /** What `ctx.confirm` and `ctx.notify` take. */
 export type CapabilityMessage = z.output<typeof message>
+
+const asked = z.tuple([message]).rest(z.unknown())
+
+/**
+ * The question of a call of the `ask` class (ctx.confirm), which a human answers; undefined for every
+ * other class. The session answers it by auto-approve when nobody can be asked, and waits for it longer.
+ */
+export function questionOf<N extends CapabilityName>(name: N, args: CapabilityArgs<N>): CapabilityMessage | undefined {
+  if (capabilityRecord(name).policy !== 'ask') return undefined
+  const read = asked.safeParse(args)
+  return read.success ? read.data[0] : undefined
+}
 
 /** The options `ctx.http.fetch` takes. */
 export type FetchInit = z.output<typeof fetchInit>
@@ -105,26 +201,4 @@ export function originOf(url: string): string | undefined {
 }
 
 export { quoted } from './text.js'
-
-
-/**
- * Error codes a capability error carries into the hook (as `err.code`). Besides these, a file
- * capability passes on the host's system error code (ENOENT, EISDIR, ENOTDIR, EACCES, ...).
- */
-export const CAPABILITY_ERROR_CODES = {
-  /** The session's policy (sidecar) or the host refused the call. Uncaught: `capability-denied`. */
-  denied: 'denied',
-  /** A per-invocation or per-call limit was hit. Uncaught: `limit`. */
-  limit: 'limit',
-  /** The arguments do not fit the capability. */
-  invalid: 'invalid',
-  /** The host tried and failed (network error, a handler that threw). */
-  failed: 'failed',
-  /** The host did not answer within the sidecar's ceiling. */
-  timeout: 'timeout',
-  /** The host cancelled the point call while the capability waited. */
-  cancelled: 'cancelled',
-  /** No host can serve the capability (unary Invoke, or the host disconnected). */
-  unavailable: 'unavailable',
-} as const
-export type CapabilityErrorCode = (typeof CAPABILITY_ERROR_CODES)[keyof typeof CAPABILITY_ERROR_CODES]
+export { CAPABILITY_ERROR_CODES, type CapabilityErrorCode, type CapabilityCode, passOn } from './capability-errors.js'

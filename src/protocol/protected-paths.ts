@@ -8,7 +8,7 @@
  *
  * Enforced twice: by the sidecar's policy on the normalised path (src/sidecar/session/policy.ts), for
  * every session of every host, and by the host library's default file handlers on the real path,
- * after symbolic links (src/host/capabilities.ts). Shared by both, so it imports nothing of hookd's.
+ * after symbolic links (src/host/workdir-files.ts). Shared by both, so it imports nothing of hookd's.
  *
  * A name matches at any depth of the absolute path (a nested package's `package.json`, `sub/.git`,
  * a workdir that is itself inside `.git/`), and so does everything under it. Components are compared

@@ -14,6 +14,7 @@
  */
 import * as z from 'zod'
 import { parseJson } from '../protocol/bounded-json.js'
+import { HOST_CAPABILITY_NAMES } from '../protocol/capabilities.js'
 import { DIAGNOSTIC_KINDS } from '../protocol/diagnostic.js'
 import { issueText } from '../protocol/issue-text.js'
 import { FILE_ACCESS } from '../protocol/wire.js'
@@ -72,7 +73,8 @@ const expectedDiagnostic = z.strictObject({
 })
 
 const expectedCall = z.strictObject({
-  capability: z.enum(['confirm', 'notify', 'file.read', 'file.write', 'file.append', 'file.exists', 'file.list', 'http.fetch']),
+  /** The calls that reach a host: every capability its record says the host serves. */
+  capability: z.enum(HOST_CAPABILITY_NAMES),
   /** Omitted: any arguments. */
   args: z.array(z.unknown()).optional(),
   hook: z.string().optional(),

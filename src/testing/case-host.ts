@@ -1,11 +1,11 @@
 /**
  * The host side of one test case: the capability handlers a session gets, built from what the case
  * sets up (a temporary workdir with its files, confirm answers in order, canned HTTP responses), and
- * what they saw (the calls that reached the host, the log lines, pushed diagnostics). The handlers are
- * the host library's own (`workdirFiles`), wrapped to record each call.
+ * what they saw (the calls that reached the host, the log lines, pushed diagnostics). Files are the host
+ * library's default handlers in the case's workdir; every call is recorded as the host library receives
+ * it, whatever the capability.
  */
-import type { CallOrigin, CapabilityHandlers, FetchInit, FileHandlers } from '../host/capabilities.js'
-import { CapabilityError, workdirFiles } from '../host/capabilities.js'
+import { CapabilityError, type CapabilityHandlers, type FetchInit } from '../host/capabilities.js'
 import type { SessionOptions } from '../host/session-options.js'
 import { originOf, quoted } from '../protocol/capabilities.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
@@ -54,22 +54,11 @@ export class CaseHost {
     }
   }
 
+  /** The case's answers to confirm and fetch; every call is recorded as it reaches the host (onCall). */
   private handlers(): CapabilityHandlers {
-    const files = workdirFiles(this.workdir)
-    const record = (capability: string, args: unknown[], origin: CallOrigin): void => {
-      this.calls.push({ capability, args, hook: origin.hook })
-    }
-    const recorded: FileHandlers = {
-      read: (path, origin) => (record('file.read', [path], origin), files.read(path, origin)),
-      write: (path, text, origin) => (record('file.write', [path, text], origin), files.write(path, text, origin)),
-      append: (path, text, origin) => (record('file.append', [path, text], origin), files.append(path, text, origin)),
-      exists: (path, origin) => (record('file.exists', [path], origin), files.exists(path, origin)),
-      list: (dir, origin) => (record('file.list', [dir], origin), files.list(dir, origin)),
-    }
     return {
-      file: recorded,
-      confirm: (message, origin) => {
-        record('confirm', [message], origin)
+      onCall: (call) => void this.calls.push({ capability: call.capability, args: [...call.args], hook: call.origin.hook }),
+      confirm: (message) => {
         const answer = this.ctx.confirm[this.confirmsAsked]
         this.confirmsAsked += 1
         if (answer === undefined) {
@@ -80,11 +69,7 @@ export class CaseHost {
         }
         return answer
       },
-      notify: (message, origin) => record('notify', [message], origin),
-      fetch: async (url, init, origin) => {
-        record('http.fetch', Object.keys(init).length ? [url, init] : [url], origin)
-        return this.respond(url, init)
-      },
+      fetch: async (url, init) => this.respond(url, init),
       log: (line) => void this.logs.push(line),
       diagnostic: (d) => void this.pushed.push(d),
     }

@@ -1,6 +1,7 @@
 /**
  * types/hook.d.ts (the `hookd-sandbox/hook` types hook authors use) against the catalogs it mirrors: the
- * point catalog (src/protocol/points.ts) and the capability table (src/protocol/capabilities.ts).
+ * point catalog (src/protocol/points.ts) and the capability records (src/protocol/capabilities.ts): a
+ * record without its ctx function, or a ctx function without its record, does not compile.
  * The checks are types: `tsc -p tsconfig.json` (run by `make test`) fails when the two drift apart.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest'
@@ -20,7 +21,7 @@ import type {
   ToolCall,
   ToolResult,
 } from 'hookd-sandbox/hook'
-import type { CAPABILITY_ERROR_CODES, CapabilityArgs, CapabilityName, FetchResult } from '../../src/protocol/capabilities.js'
+import type { CAPABILITIES, CAPABILITY_ERROR_CODES, CapabilityArgs, CapabilityErrorCode as SidecarErrorCode, CapabilityName, CapabilityValue, FetchResult } from '../../src/protocol/capabilities.js'
 import { type PointSpec, type StepPointName as PointName, stepPoints } from '../../src/protocol/points.js'
 
 type Points = typeof stepPoints
@@ -84,33 +85,42 @@ describe('hookd-sandbox/hook mirrors the point catalog', () => {
   })
 })
 
-describe('hookd-sandbox/hook mirrors the capability table', () => {
-  type Capability = CapabilityName
-  /** ctx's function for each capability the sidecar forwards. */
-  type CtxFunctions = {
-    confirm: Ctx['confirm']
-    notify: Ctx['notify']
-    'file.read': Ctx['file']['read']
-    'file.write': Ctx['file']['write']
-    'file.append': Ctx['file']['append']
-    'file.exists': Ctx['file']['exists']
-    'file.list': Ctx['file']['list']
-    'http.fetch': Ctx['http']['fetch']
-  }
+/** The member of `T` at a dotted path: `At<Ctx, 'file.read'>` is `Ctx['file']['read']`. */
+type At<T, P extends string> = P extends `${infer Head}.${infer Rest}` ? (Head extends keyof T ? At<T[Head], Rest> : never) : P extends keyof T ? T[P] : never
+/** The dotted paths of every function in `T` (its members', recursively). */
+type FunctionPaths<T, Prefix extends string = ''> = {
+  [K in keyof T & string]: T[K] extends (...args: never[]) => unknown ? `${Prefix}${K}` : T[K] extends object ? FunctionPaths<T[K], `${Prefix}${K}.`> : never
+}[keyof T & string]
+/** What a record's ctx function returns to the hook. */
+type Returned<N extends CapabilityName> = ReturnType<Extract<At<Ctx, N>, (...args: never[]) => unknown>>
+/** For each record: true when hook.d.ts declares ctx's function at its path taking its arguments and returning its value. */
+type Declares = {
+  [N in CapabilityName]: At<Ctx, N> extends (...args: infer A) => unknown
+    ? [A] extends [Partial<z.input<(typeof CAPABILITIES)[N]['args']>>]
+      ? [Returned<N>] extends [CapabilityValue<N>]
+        ? [CapabilityValue<N>] extends [Returned<N>]
+          ? true
+          : `ctx.${N} returns less than its record's answer`
+        : `ctx.${N} returns more than its record's answer`
+      : `ctx.${N} takes arguments its record does not accept`
+    : `ctx.${N} is not declared`
+}
 
-  it('has a ctx function for every capability and no other', () => {
-    expectTypeOf<keyof CtxFunctions>().toEqualTypeOf<Capability>()
+describe('hookd-sandbox/hook mirrors the capability records', () => {
+  it('declares a ctx function at every record\'s path, and no other function but ctx.log', () => {
+    expectTypeOf<Declares>().toEqualTypeOf<{ [N in CapabilityName]: true }>()
+    expectTypeOf<FunctionPaths<Ctx>>().toEqualTypeOf<CapabilityName | 'log'>()
   })
 
   it('takes the arguments the sidecar accepts', () => {
-    expectTypeOf<Parameters<CtxFunctions['file.read']>>().toExtend<CapabilityArgs<'file.read'>>()
-    expectTypeOf<Parameters<CtxFunctions['file.write']>>().toExtend<CapabilityArgs<'file.write'>>()
-    expectTypeOf<Parameters<CtxFunctions['file.append']>>().toExtend<CapabilityArgs<'file.append'>>()
-    expectTypeOf<Parameters<CtxFunctions['file.exists']>>().toExtend<CapabilityArgs<'file.exists'>>()
-    expectTypeOf<Parameters<CtxFunctions['confirm']>>().toExtend<CapabilityArgs<'confirm'>>()
-    expectTypeOf<Parameters<CtxFunctions['notify']>>().toExtend<CapabilityArgs<'notify'>>()
-    expectTypeOf<Required<Parameters<CtxFunctions['http.fetch']>>[1]>().toExtend<NonNullable<CapabilityArgs<'http.fetch'>[1]>>()
-    expectTypeOf<Parameters<CtxFunctions['http.fetch']>[0]>().toEqualTypeOf<string>()
+    expectTypeOf<Parameters<Ctx['file']['read']>>().toExtend<CapabilityArgs<'file.read'>>()
+    expectTypeOf<Parameters<Ctx['file']['write']>>().toExtend<CapabilityArgs<'file.write'>>()
+    expectTypeOf<Parameters<Ctx['file']['append']>>().toExtend<CapabilityArgs<'file.append'>>()
+    expectTypeOf<Parameters<Ctx['file']['exists']>>().toExtend<CapabilityArgs<'file.exists'>>()
+    expectTypeOf<Parameters<Ctx['confirm']>>().toExtend<CapabilityArgs<'confirm'>>()
+    expectTypeOf<Parameters<Ctx['notify']>>().toExtend<CapabilityArgs<'notify'>>()
+    expectTypeOf<Required<Parameters<Ctx['http']['fetch']>>[1]>().toExtend<NonNullable<CapabilityArgs<'http.fetch'>[1]>>()
+    expectTypeOf<Parameters<Ctx['http']['fetch']>[0]>().toEqualTypeOf<string>()
   })
 
   it('returns what the host answers', () => {
@@ -127,6 +137,7 @@ describe('hookd-sandbox/hook mirrors the capability table', () => {
   it('declares every error code the sidecar uses', () => {
     type Codes = (typeof CAPABILITY_ERROR_CODES)[keyof typeof CAPABILITY_ERROR_CODES]
     expectTypeOf<CapabilityErrorCode>().toEqualTypeOf<Codes>()
+    expectTypeOf<CapabilityErrorCode>().toEqualTypeOf<SidecarErrorCode>()
   })
 })
 

@@ -22,7 +22,9 @@
 import type { AgentRun, Ask, AskOutcome, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunStart } from '../../agents/agent-run.js'
 import { label as sessionLabel } from '../../agents/agent-runs.js'
 import { PendingAsks, type PendingAsksOptions } from '../../agents/pending-asks.js'
-import { type CapabilityHandlers, CapabilityError, type FileHandlers, allowlistedFetch } from '../../host/capabilities.js'
+import { type CapabilityHandlers, type FileHandlers, allowlistedFetch } from '../../host/capabilities.js'
+import { type CapabilityTable, capabilityTable, serveCall } from '../../host/capability-table.js'
+import { policyClassOf } from '../../protocol/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
@@ -104,6 +106,7 @@ export class SidecarRun implements AgentRun {
         return true
       },
     }
+    const table = frontDoorTable(serving)
     const env: Record<string, string> = {}
     for (const name of profile.policy.env) {
       const value = process.env[name]
@@ -127,7 +130,7 @@ export class SidecarRun implements AgentRun {
         onError: profile.onError,
       },
       {
-        capability: (c) => serve(c, serving),
+        capability: (c) => serve(c, table),
         log: (line) => report(`[${line.hook}] ${line.message}`),
         diagnostic: (d) => report(describe(d)),
       },
@@ -220,45 +223,30 @@ interface Serving {
   ask(seq: number, ask: Ask): boolean
 }
 
-async function serve(c: CapabilityCallData, s: Serving): Promise<LinkReply> {
-  const origin = { hook: c.hook, point: c.point, seq: c.seq }
-  const args = c.args as unknown[]
-  try {
-    switch (c.capability) {
-      case 'confirm': {
-        const message = args[0] as { title: string; body?: string }
-        const gate = isGate(getPoint(c.point) as AnyPoint)
-        const asked = gate && s.ask(c.seq, { hook: c.hook, title: message.title, ...(message.body !== undefined ? { body: message.body } : {}) })
-        if (!asked) s.report(`[${c.hook}] ctx.confirm(${JSON.stringify(message.title)}) at ${c.point} answered no: nobody can be asked there`)
-        // A yes for the chain's sake only: the agent's person decides, so the decision is asked.
-        return asked ? { ok: true, value: true, deferred: true } : { ok: true, value: false }
-      }
-      case 'notify': {
-        const message = args[0] as { title: string; body?: string }
-        s.report(`[${c.hook}] notify: ${message.title}${message.body ? `: ${message.body}` : ''}`)
-        return { ok: true, value: null }
-      }
-      case 'file.read':
-        return { ok: true, value: await s.files.read(args[0] as string, origin) }
-      case 'file.write':
-        await s.files.write(args[0] as string, args[1] as string, origin)
-        return { ok: true, value: null }
-      case 'file.append':
-        await s.files.append(args[0] as string, args[1] as string, origin)
-        return { ok: true, value: null }
-      case 'file.exists':
-        return { ok: true, value: await s.files.exists(args[0] as string, origin) }
-      case 'file.list':
-        return { ok: true, value: await s.files.list(args[0] as string, origin) }
-      case 'http.fetch':
-        return { ok: true, value: await s.fetch(args[0] as string, (args[1] ?? {}) as Parameters<typeof s.fetch>[1], origin) }
-      default:
-        return { ok: false, code: 'invalid', message: `this host does not serve '${c.capability}'` }
-    }
-  } catch (err) {
-    if (err instanceof CapabilityError) return { ok: false, code: err.code, message: err.message }
-    return { ok: false, code: 'failed', message: err instanceof Error ? err.message : String(err) }
-  }
+/**
+ * The front door's handlers, one per capability (capability-table.ts: a capability it does not serve is
+ * a compile error here). Its confirm answers yes only when the question is left to the agent's prompt.
+ */
+function frontDoorTable(s: Serving): CapabilityTable {
+  return capabilityTable({
+    confirm: (message, origin) => {
+      const gate = isGate(getPoint(origin.point) as AnyPoint)
+      const asked = gate && s.ask(origin.seq, { hook: origin.hook, title: message.title, ...(message.body !== undefined ? { body: message.body } : {}) })
+      if (!asked) s.report(`[${origin.hook}] ctx.confirm(${JSON.stringify(message.title)}) at ${origin.point} answered no: nobody can be asked there`)
+      return asked
+    },
+    notify: (message, origin) => s.report(`[${origin.hook}] notify: ${message.title}${message.body ? `: ${message.body}` : ''}`),
+    file: s.files,
+    fetch: s.fetch,
+  })
+}
+
+async function serve(c: CapabilityCallData, table: CapabilityTable): Promise<LinkReply> {
+  const served = await serveCall(table, { capability: c.capability, args: c.args, origin: { hook: c.hook, point: c.point, seq: c.seq } })
+  // The front door's yes to a question (ctx.confirm) is the agent's person's to give (frontDoorTable): a
+  // deferral, so the Session records the decision as asked, not allowed.
+  if (served.ok && policyClassOf(c.capability) === 'ask' && served.value === true) return { ok: true, value: true, deferred: true }
+  return served
 }
 
 function describe(d: Diagnostic): string {

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { accountOf } from '../../agents/user-account.js'
 import { CapabilityError, type CallOrigin, type FileHandlers } from '../../host/capabilities.js'
+import { passOn } from '../../protocol/capability-errors.js'
 import type { ProtectedRoot } from '../../protocol/protected-paths.js'
 import { quoted } from '../../protocol/text.js'
 import { type FileCall, type FileOp, type FromHelper, FrameReader, frame, fromHelperWire } from './user-files-wire.js'
@@ -263,7 +264,7 @@ class Helper {
     this.pending.delete(message.id)
     clearTimeout(pending.timer)
     if (message.ok) pending.resolve(message.value)
-    else pending.reject(new CapabilityError(message.code, message.message))
+    else pending.reject(new CapabilityError(passOn(message.code), message.message))
     if (this.pending.size === 0) this.armIdle()
   }
 

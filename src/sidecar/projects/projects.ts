@@ -9,7 +9,7 @@
  *
  * What a project may be is checked where requests arrive (http/project-ref.ts).
  */
-import { type CapabilityArgs, type CapabilityName, quoted } from '../../protocol/capabilities.js'
+import { type CapabilityArgs, type CapabilityName, policyClassOf, quoted } from '../../protocol/capabilities.js'
 import { HookdError } from '../../protocol/status.js'
 import { inert } from '../../protocol/text.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
@@ -72,8 +72,9 @@ class ProjectTenant implements Tenant {
    * session's policy says.
    */
   refusal<N extends CapabilityName>(capability: N, args: CapabilityArgs<N>): string | undefined {
-    if (capability !== 'http.fetch') return undefined
-    return `ctx.http.fetch(${quoted((args as [string])[0])}) refused: the user's hookd gives a repository's hooks no network, whatever its profiles list (a repository cannot grant its own hooks the network); serve hooks you trust with 'hookd serve --hooks DIR --http PORT' instead`
+    if (policyClassOf(capability) !== 'network') return undefined
+    const url: unknown = args[0]
+    return `ctx.${capability}(${quoted(String(url))}) refused: the user's hookd gives a repository's hooks no network, whatever its profiles list (a repository cannot grant its own hooks the network); serve hooks you trust with 'hookd serve --hooks DIR --http PORT' instead`
   }
 
   /** None of the user's environment: a repository's profile cannot hand its hooks the user's variables. */

@@ -8,6 +8,7 @@
  * `InvokeOutcome` with a diagnostic kind, which the chain judges with the point catalog's rules.
  */
 import * as z from 'zod'
+import type { CapabilityCode } from '../../protocol/capability-errors.js'
 import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
@@ -52,8 +53,8 @@ export const invokeOutcome = z.discriminatedUnion('ok', [
 export type InvokeOutcome = z.infer<typeof invokeOutcome>
 export type InvokeFailure = Extract<InvokeOutcome, { ok: false }>
 
-/** What a hook's capability call gets back. */
-export type CapabilityReply = { ok: true; value: unknown } | { ok: false; code: string; message: string }
+/** What a hook's capability call gets back: its value, or an error whose code is hookd's or passed on (capability-errors.ts). */
+export type CapabilityReply = { ok: true; value: unknown } | { ok: false; code: CapabilityCode; message: string }
 
 /** Where a running hook's capability calls and log lines go (the session: policy, then the host). */
 export interface InvocationHost {

@@ -7,7 +7,7 @@
 import { arch, platform } from 'node:os'
 import { isAbsolute } from 'node:path'
 import { DEFAULT_PENDING_ASKS, viaProblem } from '../../protocol/ask-outcomes.js'
-import { CAPABILITIES, CAPABILITY_RESULTS, type CapabilityName, isCapabilityName } from '../../protocol/capabilities.js'
+import { CAPABILITIES, type CapabilityName, type HostCapabilityName, isHostCapabilityName, parseCapabilityArgs, passOn, questionOf } from '../../protocol/capabilities.js'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { clip, quoted } from '../../protocol/text.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
@@ -352,10 +352,10 @@ export class Session {
       if (problem) throw new HookdError('invalid-argument', `${what}: ${problem}`)
     }
     if (answer.error) {
-      this.answer(id, { ok: false, code: clip(answer.error.code || 'failed', 64), message: clip(answer.error.message) })
+      this.answer(id, { ok: false, code: passOn(clip(answer.error.code, 64)), message: clip(answer.error.message) })
       return
     }
-    const expected = CAPABILITY_RESULTS[pending.capability]
+    const expected = CAPABILITIES[pending.capability].result
     if (!answer.value || answer.value.length === 0) {
       const has = answer.value ? 'has an empty value' : 'has neither a value nor an error'
       throw new HookdError('invalid-argument', `${what} ${has}; answer with the value as JSON (${expected.example}), or with an error`)
@@ -570,11 +570,16 @@ export class Session {
   }
 
   private async capability(seq: number, hook: string, point: string, capability: string, raw: unknown): Promise<CapabilityReply> {
-    if (!isCapabilityName(capability)) {
+    // Only what the host serves is forwarded to it (every capability, today: capabilities.ts).
+    if (!isHostCapabilityName(capability)) {
       this.observe.capability(capability, 'invalid')
       return { ok: false, code: 'invalid', message: `ctx has no capability '${capability}'` }
     }
-    const parsed = CAPABILITIES[capability].safeParse(raw)
+    return this.forward(seq, hook, point, capability, raw)
+  }
+
+  private async forward<N extends HostCapabilityName>(seq: number, hook: string, point: string, capability: N, raw: unknown): Promise<CapabilityReply> {
+    const parsed = parseCapabilityArgs(capability, raw)
     if (!parsed.success) {
       this.observe.capability(capability, 'invalid')
       return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid ${issueText(parsed.error, 'arguments')}` }
@@ -582,18 +587,20 @@ export class Session {
     const args = parsed.data
     // The hooks folder is read at each call: a tenants-file edit may move it.
     const place = { workdir: this.open.workdir, roots: [hooksRoot(this.tenant.registry.root), ...this.stateRoots] }
-    const why = refusal(this.policy, capability, args as never, place) ?? this.tenant.refusal(capability, args as never)
+    const why = refusal(this.policy, capability, args, place) ?? this.tenant.refusal(capability, args)
     this.observe.capability(capability, why ? 'denied' : 'allowed')
     if (why) return { ok: false, code: 'denied', message: why }
-    if (capability === 'confirm' && !this.open.interactive) {
-      const [question] = args as [{ title: string; body?: string }]
+    // An `ask`-class call (ctx.confirm) is the human's: auto-approve answers it when nobody can, it waits
+    // the confirm ceiling, and the link may leave it to the agent's own prompt.
+    const question = questionOf(capability, args)
+    if (question && !this.open.interactive) {
       this.autoConfirms.get(seq)?.push({ hook, confirm: { title: question.title, body: question.body ?? '', approved: this.open.autoApprove } })
       return { ok: true, value: this.open.autoApprove }
     }
 
     const id = this.nextCapabilityId++
     const waits = this.tenant.waits
-    const ceiling = capability === 'confirm' ? waits.confirmMs : waits.capabilityMs
+    const ceiling = question ? waits.confirmMs : waits.capabilityMs
     const answer = new Promise<LinkReply>((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(id)
@@ -615,11 +622,10 @@ export class Session {
         if (this.pending.has(id)) this.settle(id, { ok: false, code: 'failed', message: String(err) })
       },
     )
-    if (capability !== 'confirm') return answer
+    if (!question) return answer
     const reply = await answer
     if (!reply.ok || reply.deferred !== true) return reply
     // Left to the agent's prompt: the hook sees a plain yes, the call's record says asked.
-    const [question] = args as [{ title: string; body?: string }]
     const asked = this.asked.get(seq)
     if (asked && asked.length < MAX_ASKED) asked.push({ hook, title: clip(question.title, ASKED_TITLE_CHARS), body: clip(question.body ?? '', ASKED_BODY_CHARS) })
     return { ok: true, value: reply.value }

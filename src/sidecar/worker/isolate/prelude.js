@@ -242,7 +242,9 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       ReflectApply(applyIgnored, bridge, [undefined, ['log', line]]);
     }
 
-    // ctx's functions, made ahead of the invocation; hookdArm adds the invocation's data.
+    // ctx's functions, made ahead of the invocation; hookdArm adds the invocation's data. One per
+    // capability record (src/protocol/capabilities.ts), at its path, sending its name: the records are
+    // the list, and test/integration/capability-dispatch.test.ts walks this tree against them.
     const ctxLog = freeze(log);
     const ctxNotify = freeze(/** @param {unknown} message */ function notify(message) { call('notify', [message]); });
     const ctxConfirm = freeze(/** @param {unknown} message */ function confirm(message) { return call('confirm', [message]) === true; });

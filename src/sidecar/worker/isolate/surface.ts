@@ -1,8 +1,8 @@
 /**
  * The capability surface: the whole `ctx` that hook code can touch, declared once.
  *
- * - The host capabilities that `ctx` calls, with their argument schemas, are declared in
- *   src/protocol/capabilities.ts (they cross to the host on the wire as CapabilityCall).
+ * - The capabilities that `ctx` calls are one record each in src/protocol/capabilities.ts (their
+ *   arguments, answer, policy class and server; they cross to the host on the wire as CapabilityCall).
  * - `PRELUDE` (prelude.js) is the JavaScript that runs inside each fresh isolate, before any of the hook's code, and
  *   builds `ctx` from plain data plus one host function reachable only from the prelude's closures.
  *   It also calls the hook and copies its answer out as JSON text, with size checks, inside the
@@ -10,7 +10,8 @@
  * - `wrapHookSource` turns a CommonJS hook file into a call of the prelude's entry with the module
  *   function, without moving its lines.
  *
- * types/hook.d.ts declares the same surface for hook authors; keep the three in step. The threat model
+ * types/hook.d.ts declares the same surface for hook authors; tests hold both to the records
+ * (test/integration/capability-dispatch.test.ts, test/types/hook-types.test.ts). The threat model
  * and what each failure looks like are in docs/containment.md.
  */
 import { readFileSync } from 'node:fs'
