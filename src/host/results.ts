@@ -25,7 +25,7 @@ export interface InvokeResult<N extends PointName> extends PointCallResult<N> {
 }
 
 export function fromServiceError(err: grpc.ServiceError): HookdError {
-  return HookdError.fromGrpc(err.code, err.details || err.message)
+  return HookdError.fromGrpc(err.code, err.details || err.message, err)
 }
 
 export function decodeResult<N extends PointName>(wire: {

@@ -26,25 +26,28 @@ export type ErrorCode = keyof typeof ERROR_CODES
 
 export class HookdError extends Error {
   override readonly name = 'HookdError'
+  /** `options.cause`: the error this one wraps (kept for logs and debuggers; never sent to a peer). */
   constructor(
     readonly code: ErrorCode,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message)
+    super(message, options)
   }
 
   get grpcStatus(): status {
     return ERROR_CODES[this.code]
   }
 
-  /** `err` itself when it is a HookdError; anything else is hookd's own fault (INTERNAL). */
+  /** `err` itself when it is a HookdError; anything else is hookd's own fault (INTERNAL), wrapping `err` as its cause. */
   static from(err: unknown): HookdError {
     if (err instanceof HookdError) return err
-    return new HookdError('internal', `hookd failed: ${err instanceof Error ? err.message : String(err)}`)
+    return new HookdError('internal', `hookd failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
   }
 
-  static fromGrpc(grpcCode: number, message: string): HookdError {
+  /** The error a gRPC status stands for (an unknown status is INTERNAL); `cause`, the error that carried it. */
+  static fromGrpc(grpcCode: number, message: string, cause?: unknown): HookdError {
     const entry = Object.entries(ERROR_CODES).find(([, v]) => v === grpcCode)
-    return new HookdError((entry?.[0] as ErrorCode | undefined) ?? 'internal', message)
+    return new HookdError((entry?.[0] as ErrorCode | undefined) ?? 'internal', message, cause === undefined ? undefined : { cause })
   }
 }

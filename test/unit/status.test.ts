@@ -28,4 +28,18 @@ describe('ERROR_CODES', () => {
     }
     expect(HookdError.fromGrpc(status.DATA_LOSS, 'lost').code).toBe('internal')
   })
+
+  it('from: a HookdError stays itself; anything else is internal, saying what failed and keeping it as the cause', () => {
+    const own = new HookdError('not-found', 'no such hook')
+    expect(HookdError.from(own)).toBe(own)
+    const thrown = new TypeError("Cannot read properties of undefined (reading 'x')")
+    const wrapped = HookdError.from(thrown)
+    expect(wrapped).toMatchObject({ code: 'internal', message: "hookd failed: Cannot read properties of undefined (reading 'x')" })
+    expect(wrapped.cause).toBe(thrown)
+    expect(HookdError.from('a string').cause).toBe('a string')
+    const fromStatus = HookdError.fromGrpc(status.NOT_FOUND, 'gone', thrown)
+    expect(fromStatus).toMatchObject({ code: 'not-found', message: 'gone' })
+    expect(fromStatus.cause).toBe(thrown)
+    expect(HookdError.fromGrpc(status.NOT_FOUND, 'gone').cause).toBeUndefined()
+  })
 })
