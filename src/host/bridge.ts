@@ -1,6 +1,6 @@
 /**
- * The hookable bridge: moves a zidane-style host's hooks into hookd without changing their meaning.
- * For every point some declared hook handles (directly or through its rienda alias), it registers one
+ * The hookable bridge: moves a hookable host's hooks into hookd without changing their meaning.
+ * For every point some declared hook handles (directly or through its step alias), it registers one
  * forwarding handler on the host's hookable instance. The handler sends the serializable part of the
  * hook context, waits for the chained answer and applies the returned changes to the live context
  * object, in registration order, so "awaited in order, last write wins" holds. Points nobody handles

@@ -1,5 +1,5 @@
 /**
- * The event points (docs/points.md; zidane's hook system): every hook point of a hookable-based
+ * The event points (docs/points.md; a hookable host's events): every hook point of a hookable-based
  * agent host, the fields a handler may change, and the step point whose handlers also serve it.
  *
  * An event point's payload is the serializable part of the host's hook context. Handlers mutate a copy;
@@ -11,12 +11,12 @@ import * as z from 'zod'
 import type { Alias, PointSpec } from './point-spec.js'
 import { sameJson } from './json.js'
 
-export type ZidaneEvent = Record<string, unknown>
+export type EventPayload = Record<string, unknown>
 
 /** The chain's value: the event as the host sent it and as the hooks have changed it so far. */
-export interface ZidaneState {
-  initial: ZidaneEvent
-  current: ZidaneEvent
+export interface EventState {
+  initial: EventPayload
+  current: EventPayload
 }
 
 type Fields = Record<string, z.ZodType>
@@ -80,15 +80,15 @@ const OBSERVERS = [
 
 type MutableName = keyof typeof MUTABLE
 type ObserverName = (typeof OBSERVERS)[number]
-export type ZidanePointName = MutableName | ObserverName
+export type EventPointName = MutableName | ObserverName
 
 const eventSchema = z
   .record(z.string(), z.unknown())
-  .transform((event): ZidaneState => ({ initial: event, current: event }))
+  .transform((event): EventState => ({ initial: event, current: event }))
 
 /** The changed allowed fields between the event as sent and as the chain left it. */
-function changedFields(state: ZidaneState, fields: readonly string[]): ZidaneEvent {
-  const out: ZidaneEvent = {}
+function changedFields(state: EventState, fields: readonly string[]): EventPayload {
+  const out: EventPayload = {}
   for (const field of fields) {
     if (Object.hasOwn(state.current, field) && !sameJson(state.initial[field], state.current[field])) {
       out[field] = state.current[field]
@@ -108,9 +108,9 @@ function split(changes: Record<string, unknown>, keep: readonly string[]): strin
 /**
  * tool:gate <- beforeToolExecute: allow false blocks; `reason` is a field like any other (set alone, it
  * sets the event's reason; a block without one keeps the reason already on the event); arguments cannot
- * be rewritten at a zidane gate.
+ * be rewritten at an event gate.
  */
-const gateAlias: Alias<ZidaneState> = {
+const gateAlias: Alias<EventState> = {
   point: 'beforeToolExecute',
   skip: (s) => s.current.block === true,
   payload: (s) => ({ id: str(s.current.callId ?? s.current.id), name: str(s.current.name), arguments: obj(s.current.input) }),
@@ -125,7 +125,7 @@ const gateAlias: Alias<ZidaneState> = {
   },
 }
 
-const ALIASES: Partial<Record<ZidanePointName, Alias<ZidaneState>>> = {
+const ALIASES: Partial<Record<EventPointName, Alias<EventState>>> = {
   'tool:gate': gateAlias,
   'tool:transform': {
     point: 'afterToolExecute',
@@ -168,7 +168,7 @@ const ALIASES: Partial<Record<ZidanePointName, Alias<ZidaneState>>> = {
   },
 }
 
-function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent> {
+function eventPoint(name: EventPointName, fields: Fields): PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload> {
   const names = Object.keys(fields)
   const alias = ALIASES[name]
   return {
@@ -185,8 +185,8 @@ function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEve
     stopped: () => false,
     ...('block' in fields
       ? {
-          refuse: (state: ZidaneState, reason: string) => ({ initial: state.initial, current: { ...state.current, block: true, reason } }),
-          refused: (state: ZidaneState) => state.current.block === true,
+          refuse: (state: EventState, reason: string) => ({ initial: state.initial, current: { ...state.current, block: true, reason } }),
+          refused: (state: EventState) => state.current.block === true,
         }
       : {}),
     result: (state) => changedFields(state, names),
@@ -195,11 +195,11 @@ function zidanePoint(name: ZidanePointName, fields: Fields): PointSpec<ZidaneEve
   }
 }
 
-type ZidaneTable = { readonly [N in ZidanePointName]: PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent> }
+type EventPointTable = { readonly [N in EventPointName]: PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload> }
 
-export function eventPoints(): ZidaneTable {
-  const table: Partial<Record<ZidanePointName, PointSpec<ZidaneEvent, ZidaneState, Record<string, unknown>, ZidaneEvent>>> = {}
-  for (const [name, fields] of Object.entries(MUTABLE) as Array<[MutableName, Fields]>) table[name] = zidanePoint(name, fields)
-  for (const name of OBSERVERS) table[name] = zidanePoint(name, {})
-  return table as ZidaneTable
+export function eventPoints(): EventPointTable {
+  const table: Partial<Record<EventPointName, PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload>>> = {}
+  for (const [name, fields] of Object.entries(MUTABLE) as Array<[MutableName, Fields]>) table[name] = eventPoint(name, fields)
+  for (const name of OBSERVERS) table[name] = eventPoint(name, {})
+  return table as EventPointTable
 }

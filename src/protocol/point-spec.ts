@@ -16,8 +16,8 @@ export type StepPointName = 'beforeRun' | 'afterRun' | 'beforeModelRequest' | 'a
 export interface PointSpec<P, S, F extends Record<string, unknown>, O> {
   readonly name: string
   /**
-   * `step`: the six points of an agent's run loop (the rienda seed), whose handlers return the fields
-   * they change. `event`: the many points of a hookable host (the zidane seed), whose handlers mutate
+   * `step`: the six points of an agent's run loop (an agent loop), whose handlers return the fields
+   * they change. `event`: the many points of a hookable host (a hookable host), whose handlers mutate
    * the event they are given.
    */
   readonly family: 'step' | 'event'
@@ -58,9 +58,9 @@ export interface PointSpec<P, S, F extends Record<string, unknown>, O> {
  */
 export interface Alias<S> {
   readonly point: StepPointName
-  /** True when the rienda handler must not run (e.g. the call is already refused). */
+  /** True when the step handler must not run (e.g. the call is already refused). */
   skip(state: S): boolean
   payload(state: S): unknown
   /** Event changes from the step point's changes; fields that cannot be expressed are listed in `dropped`. */
-  changes(riendaChanges: Record<string, unknown>, state: S): { changes: Record<string, unknown>; dropped: string[] }
+  changes(stepChanges: Record<string, unknown>, state: S): { changes: Record<string, unknown>; dropped: string[] }
 }

@@ -1,5 +1,5 @@
 /**
- * The step points: the six points of an agent's run loop (docs/points.md; rienda's hook system).
+ * The step points: the six points of an agent's run loop (docs/points.md; the agent loop's steps).
  * A handler gets `ctx` and the point's payload and returns the fields it changes.
  *
  * Chaining rules: one hook's output is the next hook's input; every returned field is optional and

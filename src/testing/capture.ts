@@ -12,7 +12,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { ScriptFile } from '../host/agent/script.js'
+import type { ScriptFile } from '../host/reference-agent/script.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { FileAccess } from '../protocol/wire.js'
 import { envRedactor } from './env-redactor.js'

@@ -1,7 +1,7 @@
 /**
  * `hookd invoke` and `hookd agent` without --hook run every hook of the hooks folder, in name order
  * (the byte order of the folder names), and say which (issue 15, item 15); --hook narrows it. The
- * commands run in-process (main(argv, io)); test/integration/cli.test.ts and test/agent/cli.test.ts run
+ * commands run in-process (main(argv, io)); test/integration/cli.test.ts and test/reference-agent/cli.test.ts run
  * them as processes of the built command.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'

@@ -183,7 +183,7 @@ export async function runChain(
     const handler = handlerFor(point, hook.points)
     if (!handler) continue
     const alias = handler === point.name ? undefined : point.alias
-    // The rienda point whose rules judge the answer: the point itself, or the alias's.
+    // The step point whose rules judge the answer: the point itself, or the alias's.
     const judge = alias ? (getPoint(alias.point) as AnyPoint) : point
     if (point.stopped(state) || alias?.skip(state)) {
       trace.push({ ...base, outcome: 'not-run', durationUs: 0, cpuUs: 0 })
@@ -210,12 +210,12 @@ export async function runChain(
 
     let report: InvocationReport
     if (alias) {
-      const riendaState = judge.payload.safeParse(alias.payload(state))
-      if (!riendaState.success) {
+      const stepState = judge.payload.safeParse(alias.payload(state))
+      if (!stepState.success) {
         failed('internal', `${label}: the ${point.name} event could not be turned into a ${judge.name} payload; the hook was skipped`, NO_TIME)
         continue
       }
-      report = await invoke(handler, judge.args(riendaState.data))
+      report = await invoke(handler, judge.args(stepState.data))
     } else if (point.mode === 'mutate') {
       report = await invoke(handler, point.args(state), 0)
     } else {

@@ -27,7 +27,7 @@ export const hookJsonSchema = z.strictObject({
   /** One line about the hook, for `hookd list`. */
   description: z.string().max(DESCRIPTION_MAX_CHARS, `keep it to one line of at most ${DESCRIPTION_MAX_CHARS} characters`).optional(),
   /**
-   * Makes the folder a remote hook (remote.ts, docs/languages.md): the address of a server of the
+   * Makes the folder a remote hook (src/sidecar/runners/remote/remote-address.ts, docs/languages.md): the address of a server of the
    * `hookd.v1.Hook` service, `unix:PATH` (relative to the hook's folder) or `HOST:PORT`. No index.js.
    */
   remote: z.string().min(1, 'write unix:PATH or HOST:PORT').optional(),

@@ -17,7 +17,7 @@ export interface WatchOptions extends SettleOptions {
 
 /**
  * How deep below a hook's folder its files are watched: a bundled hook imports its own files from
- * folders of its own (lib/, src/rules/...); its packages are watched through npm's lock files instead
+ * folders of its own (lib/, rules/...); its packages are watched through npm's lock files instead
  * of file by file (node_modules may hold thousands of folders, each of which would cost a watch).
  */
 const DEPTH = 8

@@ -64,7 +64,7 @@ export interface InvocationHost {
 
 export interface InvocationRequest extends InvocationHost {
   hook: RunnableHook
-  /** The export to call: a point name (the point itself, or the rienda point that serves it). */
+  /** The export to call: a point name (the point itself, or the step point that serves it). */
   point: string
   args: readonly unknown[]
   /** Answer with this argument as the handler left it (mutating points) instead of the return value. */

@@ -186,8 +186,8 @@ export class AuditLog {
 }
 
 /**
- * The decision in a gate's result: `{allow, reason, refusedBy}` (rienda), or the changed fields of a
- * zidane gate (`{block: true, reason}` when refused, no `block` when let through). Undefined for points
+ * The decision in a gate's result: `{allow, reason, refusedBy}` (step point), or the changed fields of a
+ * event gate (`{block: true, reason}` when refused, no `block` when let through). Undefined for points
  * that are not gates.
  */
 export function gateDecision(point: string, result: unknown): GateDecision | undefined {

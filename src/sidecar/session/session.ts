@@ -124,7 +124,7 @@ export class Session {
   private closing = false
   /**
    * The point call that ran the session's end-of-run hooks: an explicit afterRun, or agent:done (which
-   * afterRun hooks serve on a zidane host). Once it is set, close answers with its result instead of
+   * afterRun hooks serve on a hookable host). Once it is set, close answers with its result instead of
    * running afterRun again: afterRun runs once per session.
    */
   private endOfRun: { seq: number; point: string; result?: Promise<PointResultData> } | undefined

@@ -45,8 +45,8 @@ export type ToWorker =
       /** JSON text of the arguments after ctx. */
       args: string
       /**
-       * What the hook answers with: absent, its return value (rienda points); a number, the argument
-       * at that index after the handler ran (zidane points, whose handlers mutate their event).
+       * What the hook answers with: absent, its return value (step points); a number, the argument
+       * at that index after the handler ran (event points, whose handlers mutate their event).
        */
       resultArg?: number
       ctx: CtxData

@@ -6,7 +6,7 @@
  *
  * An entry is `unix:PATH` (a relative PATH is resolved against the tenants file's folder) or
  * `HOST:PORT`. `*` stands for any characters except `/` in a path or `:` in a host, and for any port
- * as a whole port. Addresses are compared as text, after resolving paths (remote.ts makes a hook's
+ * as a whole port. Addresses are compared as text, after resolving paths (remote-address.ts makes a hook's
  * unix path absolute, without `.` or `..`): no DNS lookups, no symbolic links followed.
  */
 import { isAbsolute, resolve } from 'node:path'

@@ -373,7 +373,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
         } catch (err) {
           return answer(thrown(err));
         }
-        // Mutating points (zidane) answer with the event the handler was given, as it left it.
+        // Mutating points (event point) answer with the event the handler was given, as it left it.
         const resultOf = (/** @type {unknown} */ settled) => (resultArg >= 0 ? args[resultArg] : settled);
         if (!thenable) return answer(serialize(resultOf(value)));
         settle(value, resultOf);

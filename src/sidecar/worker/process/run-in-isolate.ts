@@ -120,7 +120,7 @@ export async function runInIsolate(
 ): Promise<RunResult> {
   let catastrophic = false
   active += 1
-  // A fresh isolate, made ahead of time with its context and prelude (warm.ts); used once.
+  // A fresh isolate, made ahead of time with its context and prelude (warm-isolates.ts); used once.
   const warm = warmIsolates.take(limits.memoryMb)
   const started = process.hrtime.bigint()
   const { isolate } = warm

@@ -1,7 +1,7 @@
 /**
  * The script format: a model's turns as JSON, written by `--record FILE` and played by
  * `--model scripted:FILE` (docs/agent.md, "Scripted runs"). Each turn is what the model answered,
- * named as rienda's afterModelResponse names it: its text and its tool calls.
+ * named as the afterModelResponse step point names it: its text and its tool calls.
  *
  *   { "version": 1, "model": "claude-sonnet-4-5", "task": "tidy up",
  *     "turns": [

@@ -6,7 +6,7 @@ import { cp } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createHooks } from 'hookable'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AgentHookMap, ScriptedModel, parseScript, planBridge } from '../../src/host/agent/index.js'
+import { type AgentHookMap, ScriptedModel, parseScript, planBridge } from '../../src/host/reference-agent/index.js'
 import { EXAMPLE_HOOKS, type Running, hook, startSidecar, writeTree } from '../support/sidecar.js'
 import { runCaptured } from './support.js'
 

@@ -1,5 +1,5 @@
 /**
- * The rienda seed's semantics, each through real gRPC on a real socket.
+ * The step points' semantics (docs/points.md), each through real gRPC on a real socket.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HookdError, type LogLineData } from '../../src/host/index.js'

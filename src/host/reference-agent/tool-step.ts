@@ -1,14 +1,14 @@
 /**
  * One tool call, with its hooks, in this order:
  *
- *   beforeToolExecute (rienda)  a refusal becomes an error result carrying the reason; no tool runs.
+ *   beforeToolExecute (step)    a refusal becomes an error result carrying the reason; no tool runs.
  *                               Rewritten arguments are what everything after sees, the tool included.
- *   tool:gate (zidane)          block refuses; result answers without running the tool.
+ *   tool:gate (event)           block refuses; result answers without running the tool.
  *   tool:unknown                the model named no tool: result answers, suppressError makes it normal.
  *   validation:reject           the input does not fit the tool: the model reads what is wrong.
  *   tool:before, the tool, tool:error (the tool failed: result replaces the error text)
- *   afterToolExecute (rienda)   its rewrite is what the model reads.
- *   tool:transform (zidane)     result and isError, once more.
+ *   afterToolExecute (step)     its rewrite is what the model reads.
+ *   tool:transform (event)      result and isError, once more.
  *   tool:after
  */
 import { toolGateDecisions, toolResultDecisions } from './decisions.js'
@@ -47,7 +47,7 @@ async function execute(run: RunContext, turn: number, call: ToolUseBlock): Promi
   }
   const input = gate.result.arguments
   const event: ToolEvent = { turn, callId: id, name, input }
-  const answered = await zidaneGate(run, event)
+  const answered = await eventGate(run, event)
   if (answered) return { output: answered, input }
 
   let output: ToolOutput
@@ -84,7 +84,7 @@ async function execute(run: RunContext, turn: number, call: ToolUseBlock): Promi
 }
 
 /** tool:gate: a block or a substitute result ends the call here. */
-async function zidaneGate(run: RunContext, event: ToolEvent): Promise<ToolOutput | undefined> {
+async function eventGate(run: RunContext, event: ToolEvent): Promise<ToolOutput | undefined> {
   const gate: Ctx<'tool:gate'> = { ...event }
   await run.fire('tool:gate', gate)
   if (gate.block === true) return { text: typeof gate.reason === 'string' && gate.reason ? gate.reason : 'blocked by a hook', isError: true }

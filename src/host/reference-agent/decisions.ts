@@ -77,8 +77,8 @@ export function answerDecisions(sent: string, answer: Result<'afterModelResponse
   return [{ point: 'afterModelResponse', hooks, summary: `rewrote the answer before it was saved; saved: ${preview(answer.result.text)}` }]
 }
 
-/** A zidane point's answer: the fields the hooks changed on the event. */
-export function zidaneDecisions(point: string, event: Record<string, unknown>, answer: PointCallResult<PointName>): Decision[] {
+/** An event point's answer: the fields the hooks changed on the event. */
+export function eventPointDecisions(point: string, event: Record<string, unknown>, answer: PointCallResult<PointName>): Decision[] {
   const hooks = actors(answer.trace)
   const changes = answer.result as Record<string, unknown>
   const fields = Object.keys(changes)

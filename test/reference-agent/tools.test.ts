@@ -2,8 +2,8 @@
 import { readFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { listFilesTool, readFileTool, shellTool, writeFileTool } from '../../src/host/agent/tools.js'
-import type { AgentTool } from '../../src/host/agent/index.js'
+import { listFilesTool, readFileTool, shellTool, writeFileTool } from '../../src/host/reference-agent/tools.js'
+import type { AgentTool } from '../../src/host/reference-agent/index.js'
 import { workdir } from './support.js'
 
 const live = new AbortController().signal

@@ -1,6 +1,6 @@
 /**
- * zidane-style hosts: a real hookable instance bridged to hookd, with the seed's own examples moved into
- * sandboxed hooks, and the rienda guard serving both kinds of host.
+ * Hookable hosts (the event points, docs/points.md): a real hookable instance bridged to hookd, with
+ * hookable hooks moved into sandboxed hooks, and a step-point guard serving both kinds of host.
  */
 import { createHooks } from 'hookable'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { type AgentOptions, type AgentResult, AnthropicModel, type Model, TerminalUI, type TerminalOptions, runAgent } from '../../src/host/agent/index.js'
+import { type AgentOptions, type AgentResult, AnthropicModel, type Model, TerminalUI, type TerminalOptions, runAgent } from '../../src/host/reference-agent/index.js'
 import type { FakeApi } from './fake-api.js'
 import { addFiles } from '../support/sidecar.js'
 

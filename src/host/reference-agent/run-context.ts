@@ -1,5 +1,5 @@
 /**
- * What every step of a run shares: the hook port (rienda points), the hookable instance (zidane
+ * What every step of a run shares: the hook port (step points), the hookable instance (event
  * points), the UI, the tools and the run's abort signal. Waiting on hookd or on a hook never outlives
  * an interrupt: `call` and `fire` give up as soon as the run is aborted.
  */
@@ -17,9 +17,9 @@ export interface RunContext {
   readonly workdir: string
   readonly tools: ReadonlyMap<string, AgentTool>
   readonly signal: AbortSignal
-  /** Calls a rienda point; its diagnostics are shown. */
+  /** Calls a step point; its diagnostics are shown. */
   call<N extends PointName>(point: N, payload: PointPayload<N>): Promise<PointCallResult<N>>
-  /** Fires a zidane point on the hookable instance (and through the bridge, on hookd). */
+  /** Fires an event point on the hookable instance (and through the bridge, on hookd). */
   fire<N extends AgentPoint>(point: N, context: Parameters<AgentHookMap[N]>[0]): Promise<void>
 }
 

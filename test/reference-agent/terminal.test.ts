@@ -1,6 +1,6 @@
 /** What the terminal shows: text on stdout, everything else on stderr, a spinner only on a terminal. */
 import { describe, expect, it } from 'vitest'
-import { TerminalUI } from '../../src/host/agent/index.js'
+import { TerminalUI } from '../../src/host/reference-agent/index.js'
 import { Capture } from './support.js'
 
 function terminal(tty: boolean): { ui: TerminalUI; out: Capture; err: Capture } {

@@ -5,7 +5,7 @@
 import { chmod, lstat, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AgentError, ScriptedModel, parseScript } from '../../src/host/agent/index.js'
+import { AgentError, ScriptedModel, parseScript } from '../../src/host/reference-agent/index.js'
 import { EXAMPLE_HOOKS, type Running, startSidecar } from '../support/sidecar.js'
 import { startFakeApi } from './fake-api.js'
 import { apiModel, runCaptured, workdir } from './support.js'

@@ -5,7 +5,7 @@
  *   each turn   the model's answer and its tool calls, with their hooks (turn.ts, tool-step.ts)
  *   run end     agent:abort (interrupted only), agent:done, afterRun (closing the session)
  *
- * Rienda points are called on the session; zidane points are fired on the hookable instance and
+ * Step points are called on the session; event points are fired on the hookable instance and
  * bridged (families.ts says why no handler runs twice). A turn's system prompt is built afresh from
  * the agent's own on every turn and never saved; the saved answer is afterModelResponse's rewrite.
  */

@@ -1,8 +1,8 @@
 /**
- * The zidane points the agent loop fires on its hookable instance, with the context each carries. The
+ * The event points the agent loop fires on its hookable instance, with the context each carries. The
  * map is hookable's type parameter, so a wrong point name or field is a compile error in the loop and
  * in any host handler registered on the same instance. The bridge sends the JSON-safe part of a
- * context to hookd and applies the fields the point lets a hook change (zidane-points.ts).
+ * context to hookd and applies the fields the point lets a hook change (src/protocol/event-points.ts).
  */
 import type { Message, StopReason, ToolResultBlock, Usage } from './model.js'
 
@@ -16,7 +16,7 @@ export interface ToolEvent {
   input: Record<string, unknown>
 }
 
-/** A message as rienda's beforeModelRequest shows it: role and text. */
+/** A message as the beforeModelRequest step point shows it: role and text. */
 export type MessageSnapshot = { role: string; text: string }
 
 type Handler<C> = (ctx: C) => void | Promise<void>

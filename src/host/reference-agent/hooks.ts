@@ -1,6 +1,6 @@
 /**
  * The agent's link to hookd: one GuardedSession per run (deadlines, fail-closed gates, reconnects), the
- * rienda points called on it directly, and the hookable instance bridged to it for the zidane points,
+ * step points called on it directly, and the hookable instance bridged to it for the event points,
  * as families.ts plans. A run that declares no hooks needs no sidecar: NoHooks answers every point
  * with the payload unchanged.
  */
@@ -10,7 +10,7 @@ import { type BridgeTarget, type HookableLike, bridgeHookable } from '../bridge.
 import { HookdClient, type PointCallResult, type SessionOptions } from '../client.js'
 import type { FailurePolicy } from '../failure-policy.js'
 import { GuardedSession } from '../guarded-session.js'
-import { autoConfirmDecisions, zidaneDecisions } from './decisions.js'
+import { autoConfirmDecisions, eventPointDecisions } from './decisions.js'
 import { type HookExports, planBridge } from './families.js'
 import type { AgentHookMap, RunReason } from './hook-map.js'
 import type { AgentUI } from './ui.js'
@@ -71,7 +71,7 @@ async function declaredExports(address: string, declared: readonly string[], tok
   }
 }
 
-/** Every answer of the session, rienda points and zidane ones alike, says which confirms nobody saw. */
+/** Every answer of the session, step points and event ones alike, says which confirms nobody saw. */
 class ShownPort implements HookPort {
   constructor(
     private readonly port: GuardedSession,
@@ -110,7 +110,7 @@ class PlannedTarget implements BridgeTarget {
 
   async call<N extends PointName>(point: N, payload: never): Promise<PointCallResult<N>> {
     const answer = await this.port.call(point, payload)
-    for (const d of zidaneDecisions(point, payload as Record<string, unknown>, answer)) this.ui.decision(d)
+    for (const d of eventPointDecisions(point, payload as Record<string, unknown>, answer)) this.ui.decision(d)
     return answer
   }
 
