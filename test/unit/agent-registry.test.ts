@@ -3,7 +3,9 @@
  * test/unit/protected-paths.test.ts checks its table: docs/agents.md's tables (the events of each
  * agent, the tool vocabulary, what each agent can express, the shim's refusals, the files setup and
  * init write, the routes) and README.md's lists of agents say what the registry says, row for row, so
- * that an agent added, removed or changed in its folder fails here until its docs follow. And every
+ * that an agent added, removed or changed in its folder fails here until its docs follow. `hookd
+ * setup --help` and `hookd init --help` name every agent and its files, and an unknown agent is
+ * refused naming them all. And every
  * agent's committed settings file is one hooks may never write (src/protocol/protected-paths.ts): a
  * hook that could write it would run commands outside the sandbox the next time the agent starts.
  */
@@ -14,7 +16,7 @@ import { EXPRESSED } from '../../src/agents/agent-definition.js'
 import { AGENTS, AGENT_IDS } from '../../src/agents/registry.js'
 import { CANONICAL_TOOLS, CANONICAL_TOOL_NAMES, type CanonicalToolName } from '../../src/agents/vocabulary.js'
 import { protectionOf } from '../../src/protocol/protected-paths.js'
-import { ROOT } from '../support/processes.js'
+import { ROOT, runInProcess } from '../support/processes.js'
 
 interface Table {
   header: string[]
@@ -156,6 +158,36 @@ describe("docs/agents.md says what the agents' definitions say", () => {
   it('a section for each agent', () => {
     const headings = agentsDoc.split('\n').filter((l) => /^#{2,3} /.test(l))
     for (const agent of AGENTS) expect(headings.some((h) => h.includes(agent.title)), agent.title).toBe(true)
+  })
+})
+
+describe("hookd setup's and hookd init's help, from the registry", () => {
+  it('setup --help names every agent and the files it writes for it, and each agent\'s own options', async () => {
+    const ran = await runInProcess(['setup', '--help'])
+    expect(ran.code).toBe(0)
+    expect(ran.stdout).toContain(`AGENT: ${AGENT_IDS.join(', ')}`)
+    const flat = ran.stdout.replace(/\s+/g, ' ')
+    for (const agent of AGENTS) {
+      const s = agent.settings
+      expect(flat, agent.id).toContain(s.local !== undefined ? `${agent.id} DIR/${s.local}` : `${agent.id} the user's ~/${s.user.dir}/${s.user.file}`)
+      if (s.local !== undefined) expect(flat).toMatch(new RegExp(`--user [^-]*${agent.id}`))
+      if (s.http !== undefined) expect(flat).toContain(`--transport http ${agent.id}`)
+    }
+  })
+
+  it('init --help names every agent and its committed file, and --trust for the agents that trust', async () => {
+    const ran = await runInProcess(['init', '--help'])
+    expect(ran.code).toBe(0)
+    const flat = ran.stdout.replace(/\s+/g, ' ')
+    expect(flat).toContain(`AGENT ${AGENT_IDS.join(', ')}`)
+    for (const agent of AGENTS) expect(flat, agent.id).toContain(`${agent.id} writes ${agent.settings.committed}`)
+    for (const agent of AGENTS.filter((a) => a.settings.trust !== undefined)) expect(flat).toContain(`--trust ${agent.id}:`)
+  })
+
+  it.each([['setup'], ['init']])('%s refuses an agent it does not know, naming the ones it knows', async (command) => {
+    const ran = await runInProcess([command, 'aider', '--hooks', 'guard'])
+    expect(ran.code).toBe(2)
+    expect(ran.stderr).toContain(`hookd ${command}: 'hookd ${command}' knows the agents ${AGENT_IDS.join(', ')}; 'aider' is not one of them`)
   })
 })
 
