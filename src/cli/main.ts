@@ -32,7 +32,7 @@ Run 'hookd <command> --help' for a command's options.`
 // Each command is loaded when it runs: `hookd health` or `hookd setup` need not load the sidecar, the
 // bundler or the Anthropic SDK, and start in a fraction of the time.
 const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  serve: async (argv, io) => (await import('./serve.js')).serve(argv, io),
+  serve: async (argv, io) => (await import('./serve/serve.js')).serve(argv, io),
   invoke: async (argv, io) => (await import('./invoke.js')).invoke(argv, io),
   list: async (argv, io) => (await import('./list.js')).listHooks(argv, io),
   health: async (argv, io) => (await import('./health.js')).health(argv, io),

@@ -7,7 +7,7 @@
 import type { AgentDefinition } from '../../agents/agent-definition.js'
 import { AGENTS } from '../../agents/registry.js'
 import { DEFAULT_HTTP_TOKEN_FILE } from '../../sidecar/http/http-token.js'
-import { HTTP_URL_FILE } from '../serve-http.js'
+import { HTTP_URL_FILE } from '../serve/serve-http.js'
 
 const COLUMN = 24
 

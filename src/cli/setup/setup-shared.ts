@@ -12,7 +12,7 @@ import { DEFAULT_HTTP_TOKEN_FILE } from '../../sidecar/http/http-token.js'
 import { PROJECT_STATE_DIR, StateFolder, readStateFile } from '../../sidecar/state/state-folder.js'
 import { CommandError, UsageError, list } from '../args.js'
 import type { CliIo } from '../io.js'
-import { HTTP_URL_FILE } from '../serve-http.js'
+import { HTTP_URL_FILE } from '../serve/serve-http.js'
 import { type FileChange, readConfig } from './setup-files.js'
 
 /** The route's text after the agent: `a,b` for --hooks, `profile/NAME` for --profile. */
