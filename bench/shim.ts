@@ -29,7 +29,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
-import { SCRIPT_SHIM, shimPath } from '../src/cli/setup-command.js'
+import { SCRIPT_SHIM, shimPath } from '../src/agents/settings/shim-command.js'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 
 export interface ShimResult {

@@ -167,26 +167,16 @@ static void percent_encode(const char *in, char *out, size_t cap) {
   out[o] = '\0';
 }
 
-/* The agent's own variable naming the project it runs in, where it has one (measured: Claude Code and
- * Gemini CLI name the folder they were started in, which is where they read the project's settings;
- * Copilot CLI names the git root, where it reads them). */
-static const char *project_variable(void) {
-  if (strcmp(agent, "claude-code") == 0) return "CLAUDE_PROJECT_DIR";
-  if (strcmp(agent, "gemini") == 0) return "GEMINI_PROJECT_DIR";
-  if (strcmp(agent, "copilot") == 0) return "COPILOT_PROJECT_DIR";
-  if (strcmp(agent, "cursor") == 0) return "CURSOR_PROJECT_DIR";
-  return NULL;
-}
-
-/* Codex names no project folder and runs hooks in the folder it was started in, but reads a project's
- * .codex/hooks.json from the git root above it: the project is the nearest folder, from the working
- * one up, that holds .codex/hooks.json. Returns 1 with `dir` cut to that folder, or 0 when no folder
- * above holds one (`dir` is then left cut short: the caller keeps the working folder). */
-static int codex_project(char *dir) {
-  char probe[PATH_MAX + 32];
+/* An agent that names no project folder (Codex) may run hooks in a folder below the project, where it
+ * reads the project's settings from above (Codex: .codex/hooks.json at the git root): the project is
+ * the nearest folder, from the working one up, that holds the agent's marker file. Returns 1 with
+ * `dir` cut to that folder, or 0 when no folder above holds one (`dir` is then left cut short: the
+ * caller keeps the working folder). */
+static int marked_project(char *dir, const char *marker) {
+  char probe[2 * PATH_MAX];
   for (;;) {
     struct stat st;
-    if ((size_t)snprintf(probe, sizeof probe, "%s/.codex/hooks.json", dir) < sizeof probe && stat(probe, &st) == 0) return 1;
+    if ((size_t)snprintf(probe, sizeof probe, "%s/%s", dir, marker) < sizeof probe && stat(probe, &st) == 0) return 1;
     char *cut = strrchr(dir, '/');
     if (!cut || cut == dir) return 0;
     *cut = '\0';
@@ -231,6 +221,46 @@ static void blank_controls(char *text) {
   }
 }
 
+/* hookd:agents begin: written from src/agents/registry.ts by 'npm run shim-forms'; test/unit/shim-forms.test.ts checks it. */
+
+/* The agent's own variable naming the project it runs in, where it sets one for its hooks. */
+static const char *project_variable(void) {
+  if (strcmp(agent, "claude-code") == 0) return "CLAUDE_PROJECT_DIR";
+  if (strcmp(agent, "gemini") == 0) return "GEMINI_PROJECT_DIR";
+  if (strcmp(agent, "copilot") == 0) return "COPILOT_PROJECT_DIR";
+  if (strcmp(agent, "cursor") == 0) return "CURSOR_PROJECT_DIR";
+  return NULL;
+}
+
+/* For an agent that names no project: the file whose nearest folder up from the working one is the project's. */
+static const char *project_marker(void) {
+  if (strcmp(agent, "codex") == 0) return ".codex/hooks.json";
+  return NULL;
+}
+
+/* Says `reason` the way the agent reads a refusal, and returns the exit code that goes with it. */
+static int agent_refusal(const char *reason) {
+  /* Copilot blocks on any non-zero exit too, but then the model reads only `hook exited with code 2`. */
+  if (strcmp(agent, "copilot") == 0) {
+    fputs("{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\"}\n", stdout);
+    return 0;
+  }
+  /* Cursor documents exit 2 as a refusal and `permission` as the answer (not measured). */
+  if (strcmp(agent, "cursor") == 0) {
+    fputs("{\"continue\":false,\"permission\":\"deny\",\"user_message\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\",\"agent_message\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\"}\n", stdout);
+    return 2;
+  }
+  fprintf(stderr, "%s\n", reason);
+  return 2;
+}
+/* hookd:agents end */
+
 /* Refuses the call the way this agent reads a refusal (docs/agents.md), or lets it through with
  * --fail-open. Never returns. */
 static void refuse(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -253,25 +283,7 @@ static void refuse(const char *fmt, ...) {
   }
   char reason[4400];
   snprintf(reason, sizeof reason, "hookd-hook: %s; the call is refused (hookd-hook fails closed)", why);
-  if (strcmp(agent, "copilot") == 0) {
-    /* Exit 0 with a JSON deny: on any other exit code Copilot refuses too, but drops the reason. */
-    fputs("{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"", stdout);
-    json_string(stdout, reason);
-    fputs("\"}\n", stdout);
-    exit(0);
-  }
-  if (strcmp(agent, "cursor") == 0) {
-    /* Cursor documents both: a deny answer, and exit code 2 as a refusal. */
-    fputs("{\"continue\":false,\"permission\":\"deny\",\"user_message\":\"", stdout);
-    json_string(stdout, reason);
-    fputs("\",\"agent_message\":\"", stdout);
-    json_string(stdout, reason);
-    fputs("\"}\n", stdout);
-    exit(2);
-  }
-  /* Codex, Gemini CLI and Claude Code read exit code 2 as a refusal, with stderr as its reason. */
-  fprintf(stderr, "%s\n", reason);
-  exit(2);
+  exit(agent_refusal(reason));
 }
 
 static double now(void) {
@@ -399,7 +411,8 @@ int main(int argc, char **argv) {
     if ((!project || !*project) && !(from_env && *from_env) && getcwd(cwd, sizeof cwd)) {
       char top[PATH_MAX];
       strcpy(top, cwd);
-      if (strcmp(agent, "codex") == 0 && codex_project(top) && strcmp(top, "/") != 0 && strchr(top, '/')) strcpy(cwd, top);
+      const char *marker = project_marker();
+      if (marker && marked_project(top, marker) && strcmp(top, "/") != 0 && strchr(top, '/')) strcpy(cwd, top);
     }
     if (!project || !*project) project = from_env && *from_env ? from_env : cwd;
     if (!project || project[0] != '/') refuse("cannot tell which project this is: pass --project DIR");

@@ -1,10 +1,11 @@
 /**
- * What every command-hook agent's events come down to, and what a dialect must say back. Codex, Gemini
- * CLI, Copilot CLI and Cursor each post their own JSON (through the bin/hookd-hook shim); a dialect
- * (codex/codex-dialect.ts, ...) reads it into one of these events and renders hookd's verdict in the
- * agent's own answer. The adapter that runs the points (command-adapter.ts) sees only this file.
+ * What every agent's hook events come down to, and what a dialect must say back. Claude Code posts its
+ * JSON itself (or through the shim), Codex, Gemini CLI, Copilot CLI and Cursor through the shim
+ * (bin/hookd-hook); a dialect (claude-code/claude-code-dialect.ts, codex/codex-dialect.ts, ...) reads
+ * it into one of these events and renders hookd's verdict in the agent's own answer. The adapter that
+ * runs the points (agent-adapter.ts) sees only this file.
  */
-import type { AskFollowing, RunEndReason } from './agent-run.js'
+import type { AskFollowing, AskOutcome, RunEndReason } from './agent-run.js'
 import type { ToolTable } from './tool-mapping.js'
 
 /** The session an event belongs to, as the agent names it. */
@@ -41,6 +42,11 @@ export type HookEvent =
   | { kind: 'afterTool'; call: NativeToolEvent; text: string; isError: boolean }
   /** afterRun, and the run ends (nothing when no run is open). */
   | { kind: 'end'; reason: RunEndReason }
+  /**
+   * No point: the agent says what became of calls whose gate was an ask (Claude Code's PostToolBatch
+   * and PermissionDenied). Settles the run's asks for these calls, if a run is open; opens none.
+   */
+  | { kind: 'outcome'; outcome: AskOutcome; calls: ReadonlyArray<Pick<NativeToolEvent, 'id' | 'tool' | 'input'>> }
   /** An event hookd has no point for: no opinion, and no run is opened. */
   | { kind: 'other' }
 
@@ -62,11 +68,16 @@ export type DialectAnswer = Record<string, unknown> | undefined
 export interface ParsedEvent<E> {
   session: EventSession
   event: HookEvent
+  /**
+   * The event's own name, where the dialect gives it (Claude Code's `hook_event_name`): what the log
+   * says told hookd an ask's outcome. Without it, the route's `?event=` name, else the event's kind.
+   */
+  name?: string
   /** The agent's event as parsed, for the dialect's own answers. */
   native: E
 }
 
-/** One agent's hook JSON, both ways. */
+/** One agent's hook JSON, both ways: its events in, its answers out, its tools, and what follows an ask. */
 export interface Dialect<E> {
   /** The agent's id (ctx.agent.id, beforeRun's agentId) and the first segment of its routes. */
   readonly agent: string
@@ -109,6 +120,9 @@ export interface Dialect<E> {
   /** Every event the dialect maps, in the order setup lists them. */
   readonly events: readonly string[]
 }
+
+/** The points an agent's events reach (`hookd setup --events all` registers the events of all of them). */
+export const AGENT_POINTS: ReadonlySet<string> = new Set(['beforeRun', 'afterRun', 'beforeModelRequest', 'beforeToolExecute', 'afterToolExecute'])
 
 /** Which of an agent's events serve which of hookd's points: what `eventsFor` registers. */
 export interface EventRoles {

@@ -48,6 +48,8 @@ export type CodecRead = { name: CanonicalToolName; arguments: Record<string, unk
  */
 export interface ToolCodec {
   native: string
+  /** The canonical tools its calls may read as (a call read as any other keeps its own name). */
+  reads: readonly CanonicalToolName[]
   /** The canonical call `input` is, why it cannot be read, or undefined when it is none. */
   toCanonical(input: Record<string, unknown>, workdir: string): CodecRead
   /** The native input for checked canonical `args` of `name`, or a message saying why the tool cannot take them. */
@@ -106,6 +108,11 @@ export class ToolTable {
     return this.byNative.get(nativeName)
   }
 
+  /** Every tool the table maps (docs/agents.md's vocabulary table is checked against them). */
+  get mappings(): ReadonlyArray<ToolMapping | ToolCodec> {
+    return [...this.byNative.values()]
+  }
+
   /**
    * The call hooks see, and why it has no canonical reading when it has none. A tool with no mapping,
    * or whose input lacks a field its canonical tool needs, keeps its own name and input.
@@ -130,6 +137,7 @@ export class ToolTable {
     if ('toCanonical' in mapping) {
       const canonical = mapping.toCanonical(input, workdir)
       if (!canonical || 'unreadable' in canonical) return canonical
+      if (!mapping.reads.includes(canonical.name)) return undefined
       return CANONICAL_TOOLS[canonical.name].safeParse(canonical.arguments).success ? canonical : undefined
     }
     const args: Record<string, unknown> = {}

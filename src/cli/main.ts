@@ -32,15 +32,15 @@ Run 'hookd <command> --help' for a command's options.`
 // Each command is loaded when it runs: `hookd health` or `hookd setup` need not load the sidecar, the
 // bundler or the Anthropic SDK, and start in a fraction of the time.
 const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  serve: async (argv, io) => (await import('./serve.js')).serve(argv, io),
+  serve: async (argv, io) => (await import('./serve/serve.js')).serve(argv, io),
   invoke: async (argv, io) => (await import('./invoke.js')).invoke(argv, io),
   list: async (argv, io) => (await import('./list.js')).listHooks(argv, io),
   health: async (argv, io) => (await import('./health.js')).health(argv, io),
   check: async (argv, io) => (await import('./check.js')).check(argv, io),
   new: async (argv, io) => (await import('./new.js')).newHook(argv, io),
   test: async (argv, io) => (await import('./test.js')).test(argv, io),
-  setup: async (argv, io) => (await import('./setup.js')).setup(argv, io),
-  init: async (argv, io) => (await import('./init.js')).init(argv, io),
+  setup: async (argv, io) => (await import('./setup/setup.js')).setup(argv, io),
+  init: async (argv, io) => (await import('./setup/init.js')).init(argv, io),
   up: async (argv, io) => (await import('./up/up.js')).up(argv, io),
   down: async (argv, io) => (await import('./up/up.js')).down(argv, io),
   status: async (argv, io) => (await import('./up/up.js')).status(argv, io),

@@ -1,16 +1,16 @@
 /**
  * What Codex CLI 0.169.0 needs before it runs a project's committed hooks, and what trusting the
- * project hands it besides (what src/cli/init-codex-trust.ts and src/cli/codex-project.ts rest on),
+ * project hands it besides (what src/agents/codex/trust.ts and src/agents/codex/project-reads.ts rest on),
  * measured with the real CLI (`codex exec`) against the Responses API stand-in. Each run is a git
  * repository with `.codex/hooks.json` whose hook leaves a mark, and a CODEX_HOME whose config.toml
- * says what the user trusts; the hashes are the ones hookd records (setup-codex-trust.ts trustHash).
+ * says what the user trusts; the hashes are the ones hookd records (src/agents/codex/trust-toml.ts trustHash).
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { trustHash } from '../../src/cli/setup-codex-trust.js'
+import { trustHash } from '../../src/agents/codex/trust-toml.js'
 import { agentCli } from './support/cli.js'
 import { startOpenAiApi } from './support/openai-api.js'
 import { codexConfig, isolatedEnv, run, tempDir } from './support/other-clis.js'

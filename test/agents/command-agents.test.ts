@@ -134,7 +134,7 @@ const geminiBefore = (id: string, tool: string, input: Record<string, unknown>):
 const copilotPre = (id: string, toolName: string, toolArgs: unknown): Record<string, unknown> => copilotPreToolUse(project, id, toolName, toolArgs)
 
 it('the compiled shim was built: hookd setup writes it', async () => {
-  const { shimPath, NATIVE_SHIM } = await import('../../src/cli/setup-command.js')
+  const { shimPath, NATIVE_SHIM } = await import('../../src/agents/settings/shim-command.js')
   expect(shimPath()).toBe(NATIVE_SHIM)
   expect(NATIVE_SHIM).toBe(SHIMS[0]?.path)
 })

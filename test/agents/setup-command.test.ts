@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { trustHash } from '../../src/cli/setup-codex-trust.js'
+import { trustHash } from '../../src/agents/codex/trust-toml.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { runInProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'

@@ -1,6 +1,6 @@
 /**
- * The team setup's committed side, attacked as a repository author would (src/cli/init.ts,
- * src/cli/setup-hooks-json.ts, src/cli/setup-codex-trust.ts): what the repository commits is what each
+ * The team setup's committed side, attacked as a repository author would (src/cli/setup/init.ts,
+ * src/agents/settings/hooks-json.ts, src/agents/codex/trust.ts): what the repository commits is what each
  * teammate's `hookd init codex --trust` reads and trusts. Codex runs a project's hook only when the user's config.toml holds its trusted_hash (measured:
  * test/agents/team-setup.test.ts), so a hash recorded for a command is that command run; and in a
  * project the user trusts, Codex reads the project's own .codex/config.toml. The real Codex (pinned
@@ -12,8 +12,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { teamCommand } from '../../src/cli/init.js'
-import { trustHash } from '../../src/cli/setup-codex-trust.js'
+import { teamCommand } from '../../src/agents/settings/shim-command.js'
+import { trustHash } from '../../src/agents/codex/trust-toml.js'
 import { agentCli } from '../agents/support/cli.js'
 import { functionOutputs, startOpenAiApi } from '../agents/support/openai-api.js'
 import { codexConfig, isolatedEnv, run } from '../agents/support/other-clis.js'

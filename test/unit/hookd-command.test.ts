@@ -1,13 +1,21 @@
 /**
- * hookd's own command lines read back strictly (src/cli/hookd-command.ts): exactly what `hookd init`
- * and `hookd setup` write is hookd's; a command that merely looks like it, one character off, is not.
+ * hookd's own command lines read back strictly (src/agents/settings/hookd-command.ts): exactly what
+ * `hookd init` and `hookd setup` write is hookd's; a command that merely looks like it, one character
+ * off, is not. Each agent's routes and entries are as its definition says (src/agents/registry.ts).
  */
 import { describe, expect, it } from 'vitest'
-import { parseHookdCommand } from '../../src/cli/hookd-command.js'
-import { shimCommand, teamCommand } from '../../src/cli/shim-command.js'
-import { isHookdEntry } from '../../src/cli/claude-settings.js'
-import { oursOf } from '../../src/cli/setup-command.js'
-import { isHookdEntry as isHookdHooksEntry } from '../../src/cli/setup-hooks-json.js'
+import type { AgentDefinition } from '../../src/agents/agent-definition.js'
+import { agentById } from '../../src/agents/registry.js'
+import { type HookdCommand, parseHookdCommand as parse } from '../../src/agents/settings/hookd-command.js'
+import { shimCommand, teamCommand } from '../../src/agents/settings/shim-command.js'
+
+const agent = (id: string): AgentDefinition => agentById(id) as AgentDefinition
+/** hookd's command for the agent `id`, as its definition's routes are. */
+const parseHookdCommand = (command: unknown, id: string, event?: string): HookdCommand | undefined =>
+  parse(command, { agent: id, namedEvents: agent(id).settings.namedEvents }, event)
+const isHookdEntry = (entry: unknown): boolean => agent('claude-code').settings.format.isHookd(entry, 'PreToolUse')
+const oursOf = (id: string): AgentDefinition['settings']['format'] => agent(id).settings.format
+const isHookdHooksEntry = (entry: unknown, event: string, format: AgentDefinition['settings']['format']): boolean => format.isHookd(entry, event)
 
 const team = teamCommand('/codex/guard,audit', 'hooks', 30, false)
 const shim = shimCommand({ shim: '/opt/app/node_modules/hookd-sandbox/build/hookd-hook', url: 'http://127.0.0.1:7390/codex/guard', tokenFile: '/home/u/p/.hookd/http-token', timeoutS: 30 })

@@ -39,6 +39,7 @@ function linesOf(text: string): string[] {
 
 export const APPLY_PATCH: ToolCodec = {
   native: 'apply_patch',
+  reads: ['write_file', 'edit_file'],
   toCanonical(input, workdir) {
     const hunks = typeof input.command === 'string' ? parsePatch(input.command) : undefined
     // Not a patch the agent would apply: it reaches hooks as it is, and the agent refuses it.

@@ -18,8 +18,8 @@ import { HOOKD_VERSION } from '../../protocol/version.js'
 import { StateFolder, userStateDir, writeReplacing } from '../../sidecar/state/state-folder.js'
 import { CommandError, UsageError, parse } from '../args.js'
 import type { CliIo } from '../io.js'
-import { PROJECTS_SOCKET } from '../serve-http.js'
-import { NATIVE_SHIM, SCRIPT_SHIM, shimPath } from '../shim-command.js'
+import { PROJECTS_SOCKET } from '../serve/serve-http.js'
+import { NATIVE_SHIM, SCRIPT_SHIM, shimPath } from '../../agents/settings/shim-command.js'
 import { launchdPlist, systemdUnit } from './service-files.js'
 
 export const UP_HELP = `Usage: hookd up [--service auto|systemd|launchd|process] [--new-token]

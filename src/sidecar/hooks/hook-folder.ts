@@ -18,11 +18,11 @@ import { createHash } from 'node:crypto'
 import { constants, existsSync } from 'node:fs'
 import { lstat, open, opendir, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { HOOK_NAME } from '../../protocol/hook-name.js'
 import { HookdError } from '../../protocol/status.js'
 import { readRegularFile } from './read-regular-file.js'
 
-/** A hook's name: its folder's name. */
-export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+export { HOOK_NAME }
 
 /** The digest of a folder that is not there. */
 export const ABSENT = 'absent'

@@ -3,7 +3,8 @@
  *
  *   /claude-code/guard,audit        these hooks, in this order, with the default profile
  *   /claude-code/profile/strict     the profile `strict.profile.json` in the tenant's hooks folder
- *   /codex/guard, /gemini/..., /copilot/..., /cursor/...   the same for the agents with command hooks
+ *   /codex/guard, /gemini/..., ...  the same for every agent of src/agents/registry.ts (the grammar:
+ *                                   src/agents/route-path.ts)
  *
  * A profile names the hooks and what they may do:
  *
@@ -20,16 +21,14 @@
  */
 import { join } from 'node:path'
 import * as z from 'zod'
+import { AGENT_IDS } from '../../agents/registry.js'
+import { MAX_ROUTE_HOOKS, type RoutePath, parseRoutePath } from '../../agents/route-path.js'
 import { parseJson } from '../../protocol/bounded-json.js'
+import { HOOK_NAME } from '../../protocol/hook-name.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { HookdError } from '../../protocol/status.js'
 import { FILE_ACCESS, type FileAccess, SESSION_ON_ERROR, type SessionOnError } from '../../protocol/wire.js'
-import { HOOK_NAME } from '../hooks/hook-folder.js'
 import { readRegularFile } from '../hooks/read-regular-file.js'
-
-/** The agents the front door serves, by the first segment of their URLs. */
-export const AGENT_PREFIXES = ['claude-code', 'codex', 'gemini', 'copilot', 'cursor'] as const
-export type AgentPrefix = (typeof AGENT_PREFIXES)[number]
 
 export type ConfirmMode = 'ask' | 'allow' | 'deny'
 
@@ -44,19 +43,13 @@ export interface Profile {
   onError: SessionOnError
 }
 
-/** A parsed route: the agent, and where its hooks come from. */
-export interface AgentRoute {
-  agent: AgentPrefix
-  /** The route's own text after the agent (`guard,audit` or `profile/strict`). */
-  channel: string
-  source: { hooks: string[] } | { profile: string }
-}
+/** A parsed route: the agent (one of the registry's, src/agents/registry.ts), and where its hooks come from. */
+export type AgentRoute = RoutePath
 
-const MAX_HOOKS = 32
 const MAX_PROFILE_BYTES = 64 * 1024
 
 const profileSchema = z.strictObject({
-  hooks: z.array(z.string().regex(HOOK_NAME, 'is not a hook name (letters, digits, ".", "_", "-")')).max(MAX_HOOKS),
+  hooks: z.array(z.string().regex(HOOK_NAME, 'is not a hook name (letters, digits, ".", "_", "-")')).max(MAX_ROUTE_HOOKS),
   policy: z
     .strictObject({
       file: z.enum(FILE_ACCESS).optional(),
@@ -70,24 +63,7 @@ const profileSchema = z.strictObject({
 
 /** The route a request path names, or undefined when it names none (404). Throws for a bad hook list. */
 export function parseAgentRoute(path: string): AgentRoute | undefined {
-  const parts = path.split('/').slice(1)
-  const agent = AGENT_PREFIXES.find((a) => a === parts[0])
-  if (!agent) return undefined
-  const rest = parts.slice(1)
-  if (rest.length === 2 && rest[0] === 'profile') {
-    const name = rest[1] as string
-    if (!HOOK_NAME.test(name)) throw new HookdError('invalid-argument', `'${name}' is not a profile name (letters, digits, ".", "_", "-")`)
-    return { agent, channel: `profile/${name}`, source: { profile: name } }
-  }
-  if (rest.length !== 1 || !rest[0]) {
-    throw new HookdError('invalid-argument', `the path ${path} names no hooks; post to /${agent}/HOOK[,HOOK...] or /${agent}/profile/NAME`)
-  }
-  const hooks = (rest[0] as string).split(',')
-  for (const name of hooks) {
-    if (!HOOK_NAME.test(name)) throw new HookdError('invalid-argument', `'${name}' in ${path} is not a hook name (letters, digits, ".", "_", "-"); list hooks separated by commas`)
-  }
-  if (hooks.length > MAX_HOOKS) throw new HookdError('invalid-argument', `${path} lists ${hooks.length} hooks; at most ${MAX_HOOKS}`)
-  return { agent, channel: hooks.join(','), source: { hooks } }
+  return parseRoutePath(path, AGENT_IDS)
 }
 
 /** What a profile's hooks may do with files when it does not say: read the workdir, write nothing. */

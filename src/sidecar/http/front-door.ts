@@ -1,15 +1,15 @@
 /**
  * The HTTP front door: the agents people already use post their hook events here, and get their own
  * JSON back (docs/agents.md). It sits beside the gRPC listener and runs the same chains through the
- * same sessions and tenants; each agent has an adapter (src/agents/) that maps its events and tools
- * onto hookd's points and canonical tool vocabulary.
+ * same sessions and tenants; each agent's dialect (src/agents/) maps its events and tools onto
+ * hookd's points and canonical tool vocabulary, through the one adapter (agents/agent-adapter.ts).
  *
  *   GET  /healthz                     200 {"status":"serving"} (no token needed)
- *   POST /claude-code/HOOK[,HOOK...]  a Claude Code hook event; answers Claude Code's hook JSON
- *   POST /claude-code/profile/NAME    the same, with the hooks and policy of a profile (agent-route.ts)
- *   POST /codex/..., /gemini/..., /copilot/...?event=NAME, /cursor/...
- *                                     an event of an agent with command hooks, posted by bin/hookd-hook;
- *                                     answers the agent's JSON (200), or 204 for no opinion
+ *   POST /AGENT/HOOK[,HOOK...]        an event of AGENT, one of src/agents/registry.ts (Claude Code's
+ *                                     `http` hooks post it, the shim bin/hookd-hook the others'; Copilot's
+ *                                     routes add ?event=NAME); answers the agent's JSON (200), or 204 for
+ *                                     no opinion where the agent takes no answer as one
+ *   POST /AGENT/profile/NAME          the same, with the hooks and policy of a profile (agent-route.ts)
  *   GET  /AGENT/...                   which hooks the route runs and which events they need (for setup)
  *
  * Every other request needs `authorization: Bearer <token>`: the sidecar's HTTP token without
@@ -30,11 +30,9 @@ import { chmod } from 'node:fs/promises'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { Peer } from '../../agents/agent-run.js'
+import { AgentAdapter } from '../../agents/agent-adapter.js'
 import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
-import { ClaudeCodeAdapter } from '../../agents/claude-code/claude-code-adapter.js'
-import { eventsForPoints } from '../../agents/claude-code/events.js'
-import { CommandAdapter } from '../../agents/command-adapter.js'
-import { type CommandAgent, DIALECTS, isCommandAgent } from '../../agents/dialects.js'
+import { AGENTS, AGENT_IDS, agentById } from '../../agents/registry.js'
 import { DEFAULT_JSON_LIMITS, parseJson } from '../../protocol/bounded-json.js'
 import { type AnyPoint, getPoint, handlerFor } from '../../protocol/points.js'
 import { HookdError } from '../../protocol/status.js'
@@ -44,7 +42,7 @@ import { mayAsk } from '../hooks/may-ask.js'
 import { hostRefusal } from '../observability/host-check.js'
 import { NO_OBSERVER, type Observer } from '../observability/observer.js'
 import type { Tenancy, Tenant } from '../tenant.js'
-import { AGENT_PREFIXES, type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
+import { type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.js'
 import { ByteBudget, type ByteBudgetOptions, DEFAULT_BYTE_BUDGET } from './byte-budget.js'
 import { ConnectionGuard, type ConnectionLimits } from './connection-guard.js'
 import { type Credentials, DoorAuth } from './door-auth.js'
@@ -100,12 +98,11 @@ function headerPath(name: string, value: string): string {
 export const PROJECT_HEADER = 'x-hookd-project'
 export const HOOKS_HEADER = 'x-hookd-hooks'
 
-/** What one tenant's requests share: its runs and the adapters over them. */
+/** What one tenant's requests share: its runs and each agent's adapter over them. */
 interface TenantDoor {
   tenant: Tenant
   runs: AgentRuns
-  claudeCode: ClaudeCodeAdapter
-  commands: Record<CommandAgent, CommandAdapter<unknown>>
+  adapters: ReadonlyMap<string, AgentAdapter<unknown>>
 }
 
 export class FrontDoor {
@@ -227,7 +224,7 @@ export class FrontDoor {
     this.guard.authenticated(req.socket)
     const route = parseAgentRoute(path)
     if (!route) {
-      throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_PREFIXES.join(', ')} (see docs/agents.md)`)
+      throw new HookdError('not-found', `no such endpoint: ${path}; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of ${AGENT_IDS.join(', ')} (see docs/agents.md)`)
     }
     if (req.method === 'GET') {
       this.auth.checkBody(credentials, Buffer.alloc(0))
@@ -259,9 +256,8 @@ export class FrontDoor {
     const channel = `${route.agent}/${route.channel}`
     const peer = this.local ? await this.peerOf(req.socket) : undefined
     const signal = gone.signal
-    if (!isCommandAgent(route.agent)) return sendJson(res, 200, await door.claudeCode.handle(event, channel, { peer, signal }), {}, prove)
     const name = new URLSearchParams(query).get('event') ?? undefined
-    const answer = await door.commands[route.agent].handle(event, channel, name, { peer, signal })
+    const answer = await (door.adapters.get(route.agent) as AgentAdapter<unknown>).handle(event, channel, name, { peer, signal })
     if (answer === undefined) return sendEmpty(res, 204, prove)
     sendJson(res, 200, answer, {}, prove)
   }
@@ -350,13 +346,7 @@ export class FrontDoor {
       },
       { ...this.options.runs, report, checkWorkdir: this.local, ...(tenant.id !== undefined ? { who: tenant.who ?? `tenant '${tenant.id}'` } : {}) },
     )
-    const command = (agent: CommandAgent): CommandAdapter<unknown> => new CommandAdapter(DIALECTS[agent], runs, { report })
-    door = {
-      tenant,
-      runs,
-      claudeCode: new ClaudeCodeAdapter(runs, { report }),
-      commands: { codex: command('codex'), gemini: command('gemini'), copilot: command('copilot'), cursor: command('cursor') },
-    }
+    door = { tenant, runs, adapters: new Map(AGENTS.map((a) => [a.id, new AgentAdapter(a.dialect, runs, { report })])) }
     this.doors.set(id, door)
     return door
   }
@@ -382,7 +372,7 @@ export class FrontDoor {
       return hook !== undefined && handlerFor(getPoint('beforeToolExecute') as AnyPoint, hook.points) !== undefined && mayAsk(hook)
     })
     const options = { mayAsk: asks }
-    const events = isCommandAgent(route.agent) ? DIALECTS[route.agent].eventsForPoints(points, options) : eventsForPoints(points, options)
+    const events = (agentById(route.agent)?.dialect.eventsForPoints(points, options)) ?? []
     return { agent: route.agent, route: route.channel, hooks, events }
   }
 }

@@ -33,7 +33,7 @@ import { startAnthropicApi } from './anthropic-api.js'
 import { agentCli } from './cli.js'
 import { runClaude } from './claude-run.js'
 import { type Serving, startServe, stopProcess } from '../../support/processes.js'
-import { NATIVE_SHIM } from '../../../src/cli/shim-command.js'
+import { NATIVE_SHIM } from '../../../src/agents/settings/shim-command.js'
 
 export type Variant = 'none' | 'command' | 'http' | 'hookd' | 'curl' | 'shim'
 

@@ -1,13 +1,14 @@
 /**
- * The adapter for agents whose hooks are commands (Codex, Gemini CLI, Copilot CLI, Cursor): the
- * bin/hookd-hook shim posts each event to the front door, a dialect reads it (hook-event.ts), and this
- * runs hookd's points on the session's run and has the dialect answer in the agent's JSON.
+ * The one adapter for every agent (registry.ts): an agent's event arrives (Claude Code's `http` hooks
+ * post it, the shim bin/hookd-hook posts the others', the Claude Agent SDK hands it to a callback), its
+ * dialect reads it (hook-event.ts), and this runs hookd's points on the session's run and has the
+ * dialect answer in the agent's JSON.
  *
- * One agent session (in one folder, through one hook entry) is one hookd session, as for Claude Code
- * (agent-runs.ts): opened at its first event, beforeRun first; ended by the agent's end events, or
- * when idle. Where a refusal can stop something (a dialect's gates), a problem with the event or the
- * run (an unknown hook, a cwd that cannot be a workdir) is a refusal the model reads, not an error
- * the agent might shrug off.
+ * One agent session (in one folder, through one hook entry) is one hookd session (agent-runs.ts):
+ * opened at its first event, beforeRun first; ended by the agent's end events, or when idle. Where a
+ * refusal can stop something (a dialect's gates), a problem with the event or the run (an unknown
+ * hook, a cwd that cannot be a workdir) is a refusal the model reads, not an error the agent might
+ * shrug off.
  */
 import { HookdError } from '../protocol/status.js'
 import type { Peer, RunKey, RunStart } from './agent-run.js'
@@ -16,18 +17,18 @@ import type { Dialect, DialectAnswer } from './hook-event.js'
 import { callKey, filterResult, gateTool } from './tool-gate.js'
 import { workdirPath } from './workdir.js'
 
-export interface CommandAdapterOptions {
+export interface AgentAdapterOptions {
   /** Lines for the operator. Default: none. */
   report?(line: string): void
 }
 
-export class CommandAdapter<E> {
+export class AgentAdapter<E> {
   private readonly report: (line: string) => void
 
   constructor(
     readonly dialect: Dialect<E>,
     private readonly runs: AgentRuns,
-    options: CommandAdapterOptions = {},
+    options: AgentAdapterOptions = {},
   ) {
     this.report = options.report ?? (() => {})
   }
@@ -50,7 +51,7 @@ export class CommandAdapter<E> {
 
   private async dispatch(body: unknown, channel: string | undefined, name: string | undefined, peer: Peer | undefined, signal: AbortSignal | undefined): Promise<DialectAnswer> {
     const d = this.dialect
-    const { session, event, native } = d.parse(body, name)
+    const { session, event, native, name: own } = d.parse(body, name)
     if (event.kind === 'other') return undefined
     const workdir = workdirPath(session.cwd, d.cwdField)
     const key: RunKey = { sessionId: session.sessionId, workdir, ...(channel !== undefined ? { channel } : {}), ...(peer ? { peer } : {}) }
@@ -79,10 +80,18 @@ export class CommandAdapter<E> {
         return this.runs.with(start, async (run) => {
           // The call ran: an ask waiting for it was allowed (Copilot names no call: its tool and arguments do).
           if (d.asks === 'follow' && run.awaitsOutcomes?.()) {
-            const via = name !== undefined && d.events.includes(name) ? name : 'afterTool'
+            const via = own ?? (name !== undefined && d.events.includes(name) ? name : 'afterTool')
             run.outcome?.(callKey(event.call.tool, event.call.id, event.call.input), 'allowed', via)
           }
           return d.result(native, await filterResult(run, d.tools, event.call, workdir, event.text, event.isError))
+        }, signal)
+      case 'outcome':
+        // Only settles asks: with no run open, no ask of it waits (and no run is opened for it).
+        if (!this.runs.isOpen(key)) return undefined
+        return this.runs.with(start, async (run) => {
+          if (!run.awaitsOutcomes?.()) return undefined
+          for (const c of event.calls) run.outcome?.(callKey(c.tool, c.id, c.input), event.outcome, own ?? 'outcome')
+          return undefined
         }, signal)
       case 'end':
         await this.runs.end(key, event.reason)

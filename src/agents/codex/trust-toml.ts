@@ -23,7 +23,7 @@
  * unless config.toml has one for it already.
  */
 import { createHash } from 'node:crypto'
-import type { Position } from './setup-hooks-json.js'
+import type { Position } from '../settings/settings-format.js'
 
 /** The markers of the block for `hooksFile`. */
 function begin(hooksFile: string): string {

@@ -10,7 +10,8 @@ import { accessSync, constants } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+/** The package this module is part of (dist/agents/settings/ or src/agents/settings/ in it). */
+const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 /** The shim as a script (sh, then bash or curl): works wherever sh does. */
 export const SCRIPT_SHIM = join(PACKAGE, 'bin', 'hookd-hook')
 /** The shim compiled at install (scripts/build-shim.sh): the same answers, a process start cheaper. */

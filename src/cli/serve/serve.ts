@@ -1,16 +1,16 @@
 /** `hookd serve`: run the sidecar until SIGINT/SIGTERM (or, in-process, until io.stopped). */
 import { resolve } from 'node:path'
-import { type Address, DEFAULT_ADDRESS } from '../protocol/address.js'
-import { inert } from '../protocol/text.js'
-import { listenHealth, parseHealthAddress } from '../sidecar/grpc/health-listener.js'
-import { listenProblem } from '../sidecar/grpc/socket.js'
-import { healthFollowing } from '../sidecar/observability/health-status.js'
-import type { Readiness } from '../sidecar/observability/readiness.js'
-import type { SidecarOptions } from '../sidecar/sidecar.js'
-import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../sidecar/limits.js'
-import { captureTap } from '../testing/capture-tap.js'
-import { CommandError, UsageError, addressFlag, parse, positiveInt } from './args.js'
-import type { CliIo } from './io.js'
+import { type Address, DEFAULT_ADDRESS } from '../../protocol/address.js'
+import { inert } from '../../protocol/text.js'
+import { listenHealth, parseHealthAddress } from '../../sidecar/grpc/health-listener.js'
+import { listenProblem } from '../../sidecar/grpc/socket.js'
+import { healthFollowing } from '../../sidecar/observability/health-status.js'
+import type { Readiness } from '../../sidecar/observability/readiness.js'
+import type { SidecarOptions } from '../../sidecar/sidecar.js'
+import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../../sidecar/limits.js'
+import { captureTap } from '../../testing/capture-tap.js'
+import { CommandError, UsageError, addressFlag, parse, positiveInt } from '../args.js'
+import type { CliIo } from '../io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, projectsHttp, startHttp } from './serve-http.js'
 import { OBSERVABILITY_FLAGS, OBSERVABILITY_HELP, observabilitySettings, startObservability } from './serve-observability.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
@@ -227,7 +227,7 @@ async function serveUntilSignal(options: SidecarOptions, listeners: Listeners, i
 
 async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io: CliIo, healthAddress: string | undefined): Promise<number> {
   // Loaded once the flags and addresses are checked: a refused serve answers without loading the sidecar.
-  const { Sidecar } = await import('../sidecar/sidecar.js')
+  const { Sidecar } = await import('../../sidecar/sidecar.js')
   const sidecar = await Sidecar.create(options)
   for (const d of sidecar.loadDiagnostics) {
     io.stderr.write(`hookd: ${inert(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)}\n`)

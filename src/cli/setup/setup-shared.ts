@@ -6,13 +6,13 @@ import { createHash } from 'node:crypto'
 import { isIP } from 'node:net'
 import { basename, dirname, join, resolve } from 'node:path'
 import * as z from 'zod'
-import { parseJson } from '../protocol/bounded-json.js'
-import { HookdError } from '../protocol/status.js'
-import { DEFAULT_HTTP_TOKEN_FILE } from '../sidecar/http/http-token.js'
-import { PROJECT_STATE_DIR, StateFolder, readStateFile } from '../sidecar/state/state-folder.js'
-import { CommandError, UsageError, list } from './args.js'
-import type { CliIo } from './io.js'
-import { HTTP_URL_FILE } from './serve-http.js'
+import { parseJson } from '../../protocol/bounded-json.js'
+import { HookdError } from '../../protocol/status.js'
+import { DEFAULT_HTTP_TOKEN_FILE } from '../../sidecar/http/http-token.js'
+import { PROJECT_STATE_DIR, StateFolder, readStateFile } from '../../sidecar/state/state-folder.js'
+import { CommandError, UsageError, list } from '../args.js'
+import type { CliIo } from '../io.js'
+import { HTTP_URL_FILE } from '../serve/serve-http.js'
 import { type FileChange, readConfig } from './setup-files.js'
 
 /** The route's text after the agent: `a,b` for --hooks, `profile/NAME` for --profile. */
@@ -165,7 +165,7 @@ export async function askEvents(url: string, token: string, agent: string, io: C
   return parsed.data.events
 }
 
-/** The flags every `hookd setup AGENT` takes (claude-code adds --user). */
+/** The flags every `hookd setup AGENT` takes (setup.ts adds --user and --transport where the agent has them). */
 export const SETUP_FLAGS = {
   hooks: { type: 'string', multiple: true },
   profile: { type: 'string' },

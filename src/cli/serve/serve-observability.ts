@@ -3,17 +3,17 @@
  * probes listener, the operator log's level and format, and tracing from the OpenTelemetry environment.
  * Kept here so that serve.ts only wires them in.
  */
-import { inert } from '../protocol/text.js'
-import { HOOKD_VERSION } from '../protocol/version.js'
-import { MetricsListener, parseMetricsAddress } from '../sidecar/observability/metrics-listener.js'
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel, Logger } from '../sidecar/observability/logger.js'
-import { Observability } from '../sidecar/observability/observability.js'
-import { Readiness } from '../sidecar/observability/readiness.js'
-import { type TracingConfig, tracingConfig } from '../sidecar/observability/tracing-config.js'
-import type { SidecarOptions } from '../sidecar/sidecar.js'
-import { UsageError } from './args.js'
-import type { CliIo } from './io.js'
-import { loggedStderr } from './logged-stderr.js'
+import { inert } from '../../protocol/text.js'
+import { HOOKD_VERSION } from '../../protocol/version.js'
+import { MetricsListener, parseMetricsAddress } from '../../sidecar/observability/metrics-listener.js'
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel, Logger } from '../../sidecar/observability/logger.js'
+import { Observability } from '../../sidecar/observability/observability.js'
+import { Readiness } from '../../sidecar/observability/readiness.js'
+import { type TracingConfig, tracingConfig } from '../../sidecar/observability/tracing-config.js'
+import type { SidecarOptions } from '../../sidecar/sidecar.js'
+import { UsageError } from '../args.js'
+import type { CliIo } from '../io.js'
+import { loggedStderr } from '../logged-stderr.js'
 
 export const OBSERVABILITY_HELP = `  --metrics HOST:PORT      serve Prometheus metrics at http://HOST:PORT/metrics, and /healthz (live) and
                            /readyz (ready) for probes, on a listener of their own; prints "hookd: metrics

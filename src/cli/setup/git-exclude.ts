@@ -12,7 +12,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
-import { readRegularFile } from '../sidecar/hooks/read-regular-file.js'
+import { readRegularFile } from '../../sidecar/hooks/read-regular-file.js'
 import { type FileChange, readConfig } from './setup-files.js'
 
 export type ExcludePlan =

@@ -5,16 +5,16 @@
  */
 import { isIP } from 'node:net'
 import { join, resolve } from 'node:path'
-import { prepareSocket } from '../sidecar/grpc/socket.js'
-import { userStateDir } from '../sidecar/state/state-folder.js'
-import { parseAddress } from '../protocol/address.js'
-import type { Sidecar } from '../sidecar/sidecar.js'
-import { DEFAULT_IDLE_MS } from '../agents/agent-runs.js'
-import { DEFAULT_BYTE_BUDGET } from '../sidecar/http/byte-budget.js'
-import { DEFAULT_HTTP_TOKEN_FILE, loadHttpToken } from '../sidecar/http/http-token.js'
-import type { StateFolder } from '../sidecar/state/state-folder.js'
-import { UsageError, list, positiveInt } from './args.js'
-import type { CliIo } from './io.js'
+import { prepareSocket } from '../../sidecar/grpc/socket.js'
+import { userStateDir } from '../../sidecar/state/state-folder.js'
+import { parseAddress } from '../../protocol/address.js'
+import type { Sidecar } from '../../sidecar/sidecar.js'
+import { DEFAULT_IDLE_MS } from '../../agents/agent-runs.js'
+import { DEFAULT_BYTE_BUDGET } from '../../sidecar/http/byte-budget.js'
+import { DEFAULT_HTTP_TOKEN_FILE, loadHttpToken } from '../../sidecar/http/http-token.js'
+import type { StateFolder } from '../../sidecar/state/state-folder.js'
+import { UsageError, list, positiveInt } from '../args.js'
+import type { CliIo } from '../io.js'
 
 const MIB = 1024 * 1024
 

@@ -14,24 +14,16 @@
 import { constants } from 'node:fs'
 import { lstat, mkdir, open } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
-import { StateFolder, userStateDir, writeReplacing } from '../sidecar/state/state-folder.js'
-import { CommandError } from './args.js'
-import type { CliIo } from './io.js'
+import type { FileChange } from '../../agents/settings/settings-port.js'
+import { StateFolder, userStateDir, writeReplacing } from '../../sidecar/state/state-folder.js'
+import { CommandError } from '../args.js'
+import type { CliIo } from '../io.js'
 import { lineDiff } from './text-diff.js'
 
 /** The largest agent file setup reads: settings files are a few KiB. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
-/** One file setup changes: its text before and after. */
-export interface FileChange {
-  file: string
-  /** The folder the file belongs to: no part of the path below it may be a symbolic link. */
-  base: string
-  before: string
-  after: string
-  /** 0600 for files that hold a secret; else 0644 (or the mode the file has). */
-  secret?: boolean
-}
+export type { FileChange }
 
 /**
  * Why some part of `file`'s path below `base` is not a plain folder (or the file itself not a regular

@@ -7,13 +7,20 @@
  * Codex, and what setup and init replace or remove, rest on this.
  */
 import { basename, dirname, isAbsolute, normalize } from 'node:path'
-import { type AgentPrefix, parseAgentRoute } from '../sidecar/http/agent-route.js'
+import { parseRoutePath } from '../route-path.js'
 import { shimCommand, teamCommand } from './shim-command.js'
 
 /** A command hookd wrote, as read back: which command wrote it, and what it says. */
 export type HookdCommand =
-  | { by: 'init'; agent: AgentPrefix; route: string; hooksDir: string; timeoutS: number; failOpen: boolean }
-  | { by: 'setup'; agent: AgentPrefix; url: string; shim: string; tokenFile: string; timeoutS: number; failOpen: boolean }
+  | { by: 'init'; agent: string; route: string; hooksDir: string; timeoutS: number; failOpen: boolean }
+  | { by: 'setup'; agent: string; url: string; shim: string; tokenFile: string; timeoutS: number; failOpen: boolean }
+
+/** Whose routes a command must post to: the agent's id, and whether its routes name their event (`?event=`). */
+export interface RouteOwner {
+  agent: string
+  /** The agent's events do not name themselves (Copilot CLI's): each entry's route says `?event=EVENT`. */
+  namedEvents?: boolean | undefined
+}
 
 /** Longer than any command hookd writes (paths included): nothing past it is read. */
 const MAX_COMMAND = 8192
@@ -53,24 +60,26 @@ function isPlainAbsolute(path: string): boolean {
 }
 
 /**
- * Whether `path` and `query` are a route hookd writes for `agent`: its hooks (or, from setup, a
- * profile) in canonical form; Copilot's with `?event=EVENT` for the event the entry is under.
+ * Whether `path` and `query` are a route hookd writes for `owner`: its hooks (or, from setup, a
+ * profile) in canonical form; for an agent whose events do not name themselves, with `?event=EVENT`
+ * for the event the entry is under.
  */
-function isRoute(path: string, query: string, agent: AgentPrefix, event: string | undefined, profiles: boolean): boolean {
+function isRoute(path: string, query: string, owner: RouteOwner, event: string | undefined, profiles: boolean): boolean {
+  const agent = owner.agent
   let route
   try {
-    route = parseAgentRoute(path)
+    route = parseRoutePath(path, [agent])
   } catch {
     return false
   }
-  if (!route || route.agent !== agent || path !== `/${agent}/${route.channel}`) return false
+  if (!route || path !== `/${agent}/${route.channel}`) return false
   if (!profiles && 'profile' in route.source) return false
-  if (agent !== 'copilot') return query === ''
+  if (!owner.namedEvents) return query === ''
   return event === undefined ? /^\?event=[A-Za-z]{1,64}$/.test(query) : query === `?event=${event}`
 }
 
 /** `hookd init`'s command (teamCommand), read back; undefined when `command` is not one. */
-function initCommand(command: string, agent: AgentPrefix, event: string | undefined): HookdCommand | undefined {
+function initCommand(command: string, owner: RouteOwner, event: string | undefined): HookdCommand | undefined {
   const exec = '; exec "$h" '
   const at = command.indexOf(exec)
   const words = at === -1 ? undefined : shellWords(command.slice(at + exec.length))
@@ -81,13 +90,13 @@ function initCommand(command: string, agent: AgentPrefix, event: string | undefi
   if (timeoutFlag !== '--timeout' || dirFlag !== '--hooks-dir' || timeoutS === undefined || hooksDir === undefined || route === undefined || extra.length) return undefined
   if (!isInsideRelative(hooksDir)) return undefined
   const q = route.indexOf('?')
-  if (!isRoute(q === -1 ? route : route.slice(0, q), q === -1 ? '' : route.slice(q), agent, event, false)) return undefined
+  if (!isRoute(q === -1 ? route : route.slice(0, q), q === -1 ? '' : route.slice(q), owner, event, false)) return undefined
   if (teamCommand(route, hooksDir, timeoutS, failOpen) !== command) return undefined
-  return { by: 'init', agent, route, hooksDir, timeoutS, failOpen }
+  return { by: 'init', agent: owner.agent, route, hooksDir, timeoutS, failOpen }
 }
 
 /** `hookd setup`'s command (shimCommand), read back; undefined when `command` is not one. */
-function setupCommand(command: string, agent: AgentPrefix, event: string | undefined): HookdCommand | undefined {
+function setupCommand(command: string, owner: RouteOwner, event: string | undefined): HookdCommand | undefined {
   const words = shellWords(command)
   if (!words) return undefined
   const [shim, ...rest] = words
@@ -105,16 +114,16 @@ function setupCommand(command: string, agent: AgentPrefix, event: string | undef
     return undefined
   }
   if (parsed.protocol !== 'http:' || `${parsed.origin}${parsed.pathname}${parsed.search}` !== url) return undefined
-  if (!isRoute(parsed.pathname, parsed.search, agent, event, true)) return undefined
+  if (!isRoute(parsed.pathname, parsed.search, owner, event, true)) return undefined
   if (shimCommand({ shim, url, tokenFile, timeoutS, failOpen }) !== command) return undefined
-  return { by: 'setup', agent, url, shim, tokenFile, timeoutS, failOpen }
+  return { by: 'setup', agent: owner.agent, url, shim, tokenFile, timeoutS, failOpen }
 }
 
 /**
- * `command` as hookd wrote it for `agent` (for Copilot, under `event` when given), or undefined when
- * it is not exactly a command hookd writes.
+ * `command` as hookd wrote it for `owner`'s agent (for one whose routes name their event, under `event`
+ * when given), or undefined when it is not exactly a command hookd writes.
  */
-export function parseHookdCommand(command: unknown, agent: AgentPrefix, event?: string): HookdCommand | undefined {
+export function parseHookdCommand(command: unknown, owner: RouteOwner, event?: string): HookdCommand | undefined {
   if (typeof command !== 'string' || command.length > MAX_COMMAND) return undefined
-  return command.startsWith('h=') ? initCommand(command, agent, event) : setupCommand(command, agent, event)
+  return command.startsWith('h=') ? initCommand(command, owner, event) : setupCommand(command, owner, event)
 }

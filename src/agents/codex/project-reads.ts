@@ -20,8 +20,7 @@
  */
 import { lstat, readdir } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
-import { readRegularFile } from '../sidecar/hooks/read-regular-file.js'
-import { git } from './safe-git.js'
+import type { SettingsPort } from '../settings/settings-port.js'
 
 /** One thing in a project's `.codex/` folders that Codex would read once the project is trusted. */
 export interface Finding {
@@ -34,12 +33,12 @@ export interface Finding {
 const MAX_CONFIG_BYTES = 1024 * 1024
 
 /** The tables and keys a config.toml sets (its first few), or none when it holds only comments. */
-async function configKeys(file: string): Promise<string[] | undefined> {
-  const read = await readRegularFile(file, MAX_CONFIG_BYTES)
-  if (!read.ok) return undefined
+async function configKeys(port: SettingsPort, file: string): Promise<string[] | undefined> {
+  const text = await port.readRegular(file, MAX_CONFIG_BYTES)
+  if (text === undefined) return undefined
   const keys: string[] = []
   let inTable = false
-  for (const raw of read.text.split('\n')) {
+  for (const raw of text.split('\n')) {
     const line = raw.trim()
     if (line === '' || line.startsWith('#')) continue
     const table = /^\[\[?\s*([^\]]{1,80}?)\s*\]\]?/.exec(line)
@@ -53,9 +52,9 @@ async function configKeys(file: string): Promise<string[] | undefined> {
   return [...new Set(keys)]
 }
 
-async function describe(path: string, isFolder: boolean, name: string): Promise<string | undefined> {
+async function describe(port: SettingsPort, path: string, isFolder: boolean, name: string): Promise<string | undefined> {
   if (name === 'config.toml' && !isFolder) {
-    const keys = await configKeys(path)
+    const keys = await configKeys(port, path)
     if (keys && keys.length === 0) return undefined
     const shown = keys ? ` (here: ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', ...' : ''})` : ''
     return `Codex applies it as the project's settings${shown}: MCP servers it starts, hooks, sandbox and approval policy, the shell's environment`
@@ -65,8 +64,8 @@ async function describe(path: string, isFolder: boolean, name: string): Promise<
   return "in a trusted project Codex reads what its .codex folders hold; hookd trusts a project only when they hold nothing but hookd's hooks.json"
 }
 
-/** The entries of the `.codex` folder `folder` (under `root`) other than `hooksFile`, with what each is. */
-async function onDisk(root: string, folder: string, hooksFile: string): Promise<Finding[]> {
+/** The entries of the `.codex` folder `folder` other than `hooksFile`, with what each is. */
+async function onDisk(port: SettingsPort, folder: string, hooksFile: string): Promise<Finding[]> {
   const info = await lstat(folder).catch(() => undefined)
   if (!info) return []
   if (info.isSymbolicLink()) return [{ path: folder, what: 'a link: Codex reads the folder it names as the project\'s .codex' }]
@@ -75,7 +74,7 @@ async function onDisk(root: string, folder: string, hooksFile: string): Promise<
   for (const entry of await readdir(folder, { withFileTypes: true })) {
     const path = join(folder, entry.name)
     if (path === hooksFile && entry.isFile()) continue
-    const what = await describe(path, entry.isDirectory(), entry.name)
+    const what = await describe(port, path, entry.isDirectory(), entry.name)
     if (what) found.push({ path: `${path}${entry.isDirectory() ? sep : ''}`, what })
   }
   return found
@@ -85,13 +84,13 @@ async function onDisk(root: string, folder: string, hooksFile: string): Promise<
  * What Codex would read from the project at `root` (its git root, when `inGit`) once trusted, other
  * than `hooksFile`; or why that cannot be told.
  */
-export async function codexReadsOnTrust(root: string, hooksFile: string, inGit: boolean): Promise<{ findings: Finding[] } | { why: string }> {
+export async function codexReadsOnTrust(port: SettingsPort, root: string, hooksFile: string, inGit: boolean): Promise<{ findings: Finding[] } | { why: string }> {
   const folders = [...new Set([join(root, '.codex'), dirname(hooksFile)])]
   const findings: Finding[] = []
-  for (const folder of folders) findings.push(...(await onDisk(root, folder, hooksFile)))
+  for (const folder of folders) findings.push(...(await onDisk(port, folder, hooksFile)))
   if (!inGit) return { findings }
   // Every .codex path git tracks, or would add, anywhere in the tree.
-  const listed = await git(root, ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ':(glob)**/.codex', ':(glob)**/.codex/**'], 4 * 1024 * 1024)
+  const listed = await port.git(root, ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ':(glob)**/.codex', ':(glob)**/.codex/**'], 4 * 1024 * 1024)
   if (!listed.ok) return { why: `git ls-files in ${root} failed (${listed.why})` }
   const deeper = new Map<string, string[]>()
   for (const path of listed.stdout.split('\0')) {

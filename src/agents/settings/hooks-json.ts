@@ -12,19 +12,16 @@
  * out of the events it no longer needs.
  */
 import * as z from 'zod'
-import { parseJson } from '../protocol/bounded-json.js'
-import { issueText } from '../protocol/issue-text.js'
-import type { AgentPrefix } from '../sidecar/http/agent-route.js'
-import { CommandError } from './args.js'
-import { type HookdCommand, parseHookdCommand } from './hookd-command.js'
+import { parseJson } from '../../protocol/bounded-json.js'
+import { issueText } from '../../protocol/issue-text.js'
+import { HookdError } from '../../protocol/status.js'
+import { type HookdCommand, type RouteOwner, parseHookdCommand } from './hookd-command.js'
+import type { Config, FoundEntry, Merged, Placement, Position, SettingsFormat } from './settings-format.js'
 
-export type Config = Record<string, unknown>
 export type HookShape = 'grouped' | 'flat'
 
 /** What hookd's entries look like in one agent's file. */
-export interface Ours {
-  /** The agent, as its routes name it. */
-  agent: AgentPrefix
+export interface Ours extends RouteOwner {
   shape: HookShape
   /** The entry field holding the command. */
   field: 'command' | 'bash'
@@ -32,17 +29,16 @@ export interface Ours {
   entry(command: string, timeoutS: number): Record<string, unknown>
 }
 
-/** One event's entry, and for the grouped shape the matcher of its group. */
-export interface Placement {
-  event: string
-  entry: Record<string, unknown>
-  matcher?: string
-}
-
-/** Where an event's entry ended up: its group's index, and its index in the group (flat: 0). */
-export interface Position {
-  group: number
-  handler: number
+/** The hooks.json format of an agent whose entries look like `ours`. */
+export function hooksJson(ours: Ours): SettingsFormat {
+  return {
+    parse: parseConfig,
+    entry: ours.entry,
+    isHookd: (entry, event) => isHookdEntry(entry, event, ours),
+    with: (config, placements) => withHooks(config, placements, ours),
+    without: (config) => withoutHooks(config, ours),
+    entries: (config) => entriesOf(config, ours),
+  }
 }
 
 type Item = Record<string, unknown>
@@ -51,15 +47,15 @@ const isItem = (v: unknown): v is Item => v !== null && typeof v === 'object' &&
 
 const configSchema = z.looseObject({ hooks: z.record(z.string(), z.array(z.unknown())).optional() })
 
-/** Parses a config file's text; a CommandError naming the file and what is wrong with it. */
+/** Parses a config file's text; a HookdError naming the file and what is wrong with it. */
 export function parseConfig(text: string, file: string): Config {
   if (text.trim() === '') return {}
   const json = parseJson(text, file, { maxBytes: 4 * 1024 * 1024, maxDepth: 32 })
-  if (!json.ok) throw new CommandError(`${json.message}; fix it by hand (hookd changes nothing in a file it cannot read)`)
+  if (!json.ok) throw new HookdError('failed-precondition', `${json.message}; fix it by hand (hookd changes nothing in a file it cannot read)`)
   const parsed = configSchema.safeParse(json.value)
   if (!parsed.success || !isItem(json.value)) {
     const why = parsed.success ? 'it is not a JSON object' : issueText(parsed.error)
-    throw new CommandError(`${file}: ${why}; fix it by hand (hookd changes nothing in a file it cannot read)`)
+    throw new HookdError('failed-precondition', `${file}: ${why}; fix it by hand (hookd changes nothing in a file it cannot read)`)
   }
   return json.value
 }
@@ -80,7 +76,7 @@ export function hookdCommandOf(entry: unknown, event: string, ours: Ours): Hookd
     if (key === ours.field) continue
     if (typeof model[key] === 'number' ? !(Number.isSafeInteger(value) && (value as number) > 0) : value !== model[key]) return undefined
   }
-  return parseHookdCommand(entry[ours.field], ours.agent, event)
+  return parseHookdCommand(entry[ours.field], ours, event)
 }
 
 /** True for an entry hookd wrote (hookdCommandOf). */
@@ -108,7 +104,7 @@ function withoutOurs(list: unknown[], event: string, ours: Ours): unknown[] {
  * `config` with hookd's entries for `placements` and no other hookd entry, and where each landed.
  * `moved` names the events whose other entries changed place (for Codex, whose trust follows places).
  */
-export function withHooks(config: Config, placements: readonly Placement[], ours: Ours): { config: Config; positions: Map<string, Position>; moved: string[] } {
+export function withHooks(config: Config, placements: readonly Placement[], ours: Ours): Merged {
   const hooks: Record<string, unknown> = isItem(config.hooks) ? { ...config.hooks } : {}
   const positions = new Map<string, Position>()
   const moved: string[] = []
@@ -135,17 +131,6 @@ export function withHooks(config: Config, placements: readonly Placement[], ours
   if (Object.keys(hooks).length) out.hooks = hooks
   else delete out.hooks
   return { config: out, positions, moved }
-}
-
-/** One entry of a hooks file, hookd's or another's, with where it is (what Codex's trust is keyed by). */
-export interface FoundEntry {
-  event: string
-  position: Position
-  entry: unknown
-  /** Its group's matcher (grouped shape), when the group has one. */
-  matcher?: unknown
-  /** What hookd wrote in it; undefined for another's entry. */
-  hookd: HookdCommand | undefined
 }
 
 /** Every entry in `config`, in order, each with whether it is hookd's. */

@@ -1,0 +1,48 @@
+/**
+ * Codex CLI, as hookd serves it: its dialect and tools (codex-dialect.ts, tools.ts, its patch parser
+ * behind apply-patch.ts), its hooks.json, Codex's trust of hookd's entries (trust.ts), the shim's form
+ * for it, and what it can express (docs/agents.md, "Codex").
+ */
+import { defineAgent } from '../agent-definition.js'
+import { AGENT_POINTS } from '../hook-event.js'
+import { hooksJson } from '../settings/hooks-json.js'
+import { CODEX_DIALECT } from './codex-dialect.js'
+import { CODEX } from './tools.js'
+import { CODEX_TRUST } from './trust.js'
+
+export const CODEX_AGENT = defineAgent(CODEX_DIALECT, {
+  settings: {
+    // Seconds; no matcher: Codex hashes the matcher into a hook's trust, and none means every tool.
+    format: hooksJson({ agent: CODEX, shape: 'grouped', field: 'command', entry: (command, timeoutS) => ({ type: 'command', command, timeout: timeoutS }) }),
+    committed: '.codex/hooks.json',
+    user: { dir: '.codex', file: 'hooks.json', variable: 'CODEX_HOME' },
+    failOpen: ['SessionStart', 'Stop', 'SessionEnd'],
+    allEvents: CODEX_DIALECT.eventsForPoints(AGENT_POINTS),
+    projectNote: 'Codex runs a project\'s hooks only in a project it trusts ([projects."DIR"] trust_level = "trusted" in config.toml)',
+    initNote:
+      "Codex runs a project's hooks only once each user trusts the project and them: run 'npx hookd-sandbox init codex --trust' in your clone (it records hookd's entries and the project as trusted in $CODEX_HOME/config.toml, and refuses while the project's .codex folders hold anything else), or trust the project and review the hooks in Codex's /hooks",
+    summaryColumn: 20,
+    trust: CODEX_TRUST,
+  },
+  shim: {
+    refusal: { exit: 2 },
+    // Codex names no project folder and runs hooks where it was started, but reads .codex/hooks.json
+    // from the git root above it.
+    projectMarker: '.codex/hooks.json',
+    docs: {
+      form: 'exit 2, the reason on stderr',
+      why: 'Codex blocks on exit 2 with a non-empty stderr: `Command blocked by PreToolUse hook: <reason>`. Exit 1, or 2 with nothing on stderr, lets the call through',
+    },
+  },
+  expresses: {
+    refuse: 'yes',
+    rewriteArguments: 'yes (`allow` + `updatedInput`, the whole input)',
+    rewriteResult: 'replaced as a whole (`decision: "block"` + the text)',
+    ask: 'no: answered no',
+    run: 'UserPromptSubmit / Stop',
+    promptContext: 'yes, once per prompt (a developer message)',
+    redact: 'no',
+    failsClosed: 'the shim (exit 2)',
+    tested: '0.169.0',
+  },
+})

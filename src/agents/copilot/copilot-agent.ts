@@ -1,0 +1,49 @@
+/**
+ * Copilot CLI, as hookd serves it: its dialect and tools (copilot-dialect.ts, tools.ts), its hooks
+ * files (`.github/hooks/*.json`, its settings.json), the shim's form for it, and what it can express
+ * (docs/agents.md, "Copilot CLI").
+ */
+import { REASON, defineAgent } from '../agent-definition.js'
+import { AGENT_POINTS } from '../hook-event.js'
+import { hooksJson } from '../settings/hooks-json.js'
+import { COPILOT_DIALECT } from './copilot-dialect.js'
+import { COPILOT } from './tools.js'
+
+/** Copilot's camelCase events do not name themselves: each entry's route says `?event=EVENT`. */
+const NAMED_EVENTS = true
+
+export const COPILOT_AGENT = defineAgent(COPILOT_DIALECT, {
+  settings: {
+    format: hooksJson({ agent: COPILOT, namedEvents: NAMED_EVENTS, shape: 'flat', field: 'bash', entry: (command, timeoutS) => ({ type: 'command', bash: command, timeoutSec: timeoutS }) }),
+    committed: '.github/hooks/hookd.json',
+    user: { dir: '.copilot', file: 'settings.json' },
+    failOpen: ['sessionStart', 'agentStop', 'sessionEnd'],
+    fresh: { version: 1 },
+    namedEvents: NAMED_EVENTS,
+    allEvents: COPILOT_DIALECT.eventsForPoints(AGENT_POINTS),
+    projectNote: 'Copilot CLI loads repository hooks only in a trusted folder (--trust-folder, or trust it when asked)',
+    initNote: "Copilot CLI loads a repository's hooks only in a trusted folder (trust it when Copilot asks, which saves it in ~/.copilot/config.json)",
+    summaryColumn: 20,
+  },
+  shim: {
+    // Exit 0 with a JSON deny: on any other exit code Copilot refuses too, but drops the reason.
+    refusal: { exit: 0, stdout: JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: REASON }) },
+    // The git root, where Copilot CLI reads the project's hooks (measured).
+    projectVariable: 'COPILOT_PROJECT_DIR',
+    docs: {
+      form: 'exit 0, `{"permissionDecision": "deny", "permissionDecisionReason": ...}`',
+      why: 'Copilot blocks on any non-zero exit too, but then the model reads only `hook exited with code 2`',
+    },
+  },
+  expresses: {
+    refuse: 'yes',
+    rewriteArguments: 'yes (`modifiedArgs`)',
+    rewriteResult: 'yes (`modifiedResult`)',
+    ask: 'yes (`ask`; `-p` denies)',
+    run: 'userPromptSubmitted / agentStop',
+    promptContext: 'no (Copilot reads no answer there)',
+    redact: 'no',
+    failsClosed: 'the shim (JSON deny)',
+    tested: '1.0.102',
+  },
+})

@@ -1,0 +1,45 @@
+/**
+ * Cursor, as hookd serves it from Cursor's documented contract (Cursor cannot run in hookd's tests):
+ * its dialect and tools (cursor-dialect.ts, tools.ts), its hooks.json, the shim's form for it, and
+ * what it can express (docs/agents.md, "Cursor").
+ */
+import { REASON, defineAgent } from '../agent-definition.js'
+import { AGENT_POINTS } from '../hook-event.js'
+import { hooksJson } from '../settings/hooks-json.js'
+import { CURSOR_DIALECT } from './cursor-dialect.js'
+import { CURSOR } from './tools.js'
+
+export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
+  settings: {
+    // Cursor's timeout units are not documented consistently: the shim's own --timeout bounds the wait.
+    format: hooksJson({ agent: CURSOR, shape: 'flat', field: 'command', entry: (command) => ({ command }) }),
+    committed: '.cursor/hooks.json',
+    user: { dir: '.cursor', file: 'hooks.json' },
+    failOpen: ['sessionStart', 'stop', 'sessionEnd'],
+    fresh: { version: 1 },
+    allEvents: CURSOR_DIALECT.eventsForPoints(AGENT_POINTS),
+    projectNote: "Cursor runs a project's hooks only in a trusted workspace",
+    initNote: "Cursor runs a project's hooks only in a trusted workspace (hookd follows Cursor's documented contract here: Cursor cannot run in hookd's tests)",
+    summaryColumn: 20,
+  },
+  shim: {
+    // Cursor documents both: a deny answer, and exit code 2 as a refusal.
+    refusal: { exit: 2, stdout: JSON.stringify({ continue: false, permission: 'deny', user_message: REASON, agent_message: REASON }) },
+    projectVariable: 'CURSOR_PROJECT_DIR',
+    docs: {
+      form: 'exit 2 and `{"permission": "deny", "user_message", "agent_message"}` on stdout',
+      why: 'Cursor documents exit 2 as a refusal and `permission` as the answer (not measured)',
+    },
+  },
+  expresses: {
+    refuse: 'shell, MCP and file reads (and `preToolUse`, undocumented)',
+    rewriteArguments: 'no: the call is refused, saying what the hooks would run',
+    rewriteResult: 'no: observed only',
+    ask: 'yes (`ask`) for shell and MCP; not for file reads',
+    run: 'beforeSubmitPrompt / stop',
+    promptContext: 'no',
+    redact: 'no',
+    failsClosed: 'the shim (exit 2), per the docs',
+    tested: 'no: from its documentation',
+  },
+})
