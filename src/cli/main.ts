@@ -2,10 +2,10 @@
 import { didYouMean } from '../protocol/did-you-mean.js'
 import { HookdError } from '../protocol/status.js'
 import { HOOKD_VERSION } from '../protocol/version.js'
-import { CommandError, UsageError } from './args.js'
-import { type CliIo, processIo } from './io.js'
+import { CommandError, UsageError } from './shared/args.js'
+import { type CliIo, processIo } from './shared/io.js'
 import { inert } from '../protocol/text.js'
-import { unexpectedFailure } from './unexpected-failure.js'
+import { unexpectedFailure } from './shared/unexpected-failure.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 
@@ -33,19 +33,19 @@ Run 'hookd <command> --help' for a command's options.`
 // bundler or the Anthropic SDK, and start in a fraction of the time.
 const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
   serve: async (argv, io) => (await import('./serve/serve.js')).serve(argv, io),
-  invoke: async (argv, io) => (await import('./invoke.js')).invoke(argv, io),
-  list: async (argv, io) => (await import('./list.js')).listHooks(argv, io),
-  health: async (argv, io) => (await import('./health.js')).health(argv, io),
-  check: async (argv, io) => (await import('./check.js')).check(argv, io),
-  new: async (argv, io) => (await import('./new.js')).newHook(argv, io),
-  test: async (argv, io) => (await import('./test.js')).test(argv, io),
+  invoke: async (argv, io) => (await import('./invoke/invoke.js')).invoke(argv, io),
+  list: async (argv, io) => (await import('./list/list.js')).listHooks(argv, io),
+  health: async (argv, io) => (await import('./health/health.js')).health(argv, io),
+  check: async (argv, io) => (await import('./check/check.js')).check(argv, io),
+  new: async (argv, io) => (await import('./new/new.js')).newHook(argv, io),
+  test: async (argv, io) => (await import('./test/test.js')).test(argv, io),
   setup: async (argv, io) => (await import('./setup/setup.js')).setup(argv, io),
   init: async (argv, io) => (await import('./setup/init.js')).init(argv, io),
   up: async (argv, io) => (await import('./up/up.js')).up(argv, io),
   down: async (argv, io) => (await import('./up/up.js')).down(argv, io),
   status: async (argv, io) => (await import('./up/up.js')).status(argv, io),
-  tenant: async (argv, io) => (await import('./tenant.js')).tenant(argv, io),
-  agent: async (argv, io) => (await import('./agent.js')).agent(argv, io),
+  tenant: async (argv, io) => (await import('./tenant/tenant.js')).tenant(argv, io),
+  agent: async (argv, io) => (await import('./agent/agent.js')).agent(argv, io),
 }
 
 /**

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/main.js'
-import type { CliIo } from '../../src/cli/io.js'
-import { unexpectedFailure } from '../../src/cli/unexpected-failure.js'
+import type { CliIo } from '../../src/cli/shared/io.js'
+import { unexpectedFailure } from '../../src/cli/shared/unexpected-failure.js'
 import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { ROOT } from '../support/processes.js'
 
@@ -37,7 +37,7 @@ describe('an unexpected failure', () => {
     const stack = lines.slice(1, -2)
     expect(stack.length).toBeGreaterThan(1)
     for (const line of stack) expect(line).toMatch(/^ {4}at /)
-    expect(stack.some((line) => line.includes('src/cli/health.ts'))).toBe(true)
+    expect(stack.some((line) => line.includes('src/cli/health/health.ts'))).toBe(true)
     expect(lines.at(-2)).toBe(
       `hookd health: this is a bug in ${WHERE}: no message of its own explains it; please report it, with the lines above, to the maintainers of the hookd-sandbox package`,
     )

@@ -3,9 +3,9 @@
  * (or HOOKD_TOKEN) and TLS, as the host library's ConnectOptions take them (src/host/client.ts).
  */
 import { readFile } from 'node:fs/promises'
-import type { ConnectOptions } from '../host/client.js'
-import { parseAddress } from '../protocol/address.js'
-import { HookdError } from '../protocol/status.js'
+import type { ConnectOptions } from '../../host/client.js'
+import { parseAddress } from '../../protocol/address.js'
+import { HookdError } from '../../protocol/status.js'
 import { UsageError } from './args.js'
 
 export const TOKEN_ENV = 'HOOKD_TOKEN'

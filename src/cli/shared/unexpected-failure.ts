@@ -3,8 +3,8 @@
  * and its stack as real lines, each made inert (an error may quote a hook's or a file's text), then one
  * line saying that this is hookd's fault and what to report, and to whom.
  */
-import { HOOKD_VERSION } from '../protocol/version.js'
-import { clip, inert } from '../protocol/text.js'
+import { HOOKD_VERSION } from '../../protocol/version.js'
+import { clip, inert } from '../../protocol/text.js'
 
 /** The most lines of one stack printed (V8 keeps 10 frames unless told otherwise), and of causes followed. */
 const MAX_LINES = 40

@@ -3,12 +3,12 @@
  * checks, supervisors and scripts. Exit 0 when SERVING, 1 when NOT_SERVING or when nothing answered
  * (the message says which), 2 for usage errors.
  */
-import { checkHealth } from '../host/health-check.js'
-import { DEFAULT_ADDRESS } from '../protocol/address.js'
-import { HookdError } from '../protocol/status.js'
-import { CommandError, addressFlag, parse, positiveInt } from './args.js'
-import type { CliIo } from './io.js'
-import { CONNECT_FLAGS, CONNECT_HELP, connectOptions } from './connect-flags.js'
+import { checkHealth } from '../../host/health-check.js'
+import { DEFAULT_ADDRESS } from '../../protocol/address.js'
+import { HookdError } from '../../protocol/status.js'
+import { CommandError, addressFlag, parse, positiveInt } from '../shared/args.js'
+import type { CliIo } from '../shared/io.js'
+import { CONNECT_FLAGS, CONNECT_HELP, connectOptions } from '../shared/connect-flags.js'
 
 const DEFAULT_TIMEOUT_MS = 5000
 

@@ -2,7 +2,7 @@
  * Where a command reads and writes: the process's own streams, environment and folder when hookd runs
  * as a program, others when a test (or an embedding program) calls `main(argv, io)` in-process.
  */
-import type { ConfirmTerminal } from '../host/capabilities.js'
+import type { ConfirmTerminal } from '../../host/capabilities.js'
 
 export interface CliIo {
   stdout: { write(text: string): unknown }

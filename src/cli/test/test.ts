@@ -4,15 +4,15 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { hookFolderNames } from '../sidecar/hooks/hook-folder.js'
-import { watchChanges } from '../testing/change-watcher.js'
-import { didYouMean } from '../protocol/did-you-mean.js'
-import { TESTS_FOLDER } from '../testing/load-cases.js'
-import { caseLines, junitXml, problemLines, summaryLine } from '../testing/report.js'
-import { type RunReport, TestRunner } from '../testing/test-runner.js'
-import { UsageError, parse } from './args.js'
-import type { CliIo } from './io.js'
-import { isDirectory, isHookFolder } from './hook-paths.js'
+import { hookFolderNames } from '../../sidecar/hooks/hook-folder.js'
+import { watchChanges } from '../../testing/change-watcher.js'
+import { didYouMean } from '../../protocol/did-you-mean.js'
+import { TESTS_FOLDER } from '../../testing/load-cases.js'
+import { caseLines, junitXml, problemLines, summaryLine } from '../../testing/report.js'
+import { type RunReport, TestRunner } from '../../testing/test-runner.js'
+import { UsageError, parse } from '../shared/args.js'
+import type { CliIo } from '../shared/io.js'
+import { isDirectory, isHookFolder } from '../shared/hook-paths.js'
 
 export const TEST_HELP = `Usage: hookd test [DIR | HOOK...] [--json] [--junit FILE] [--watch]
 

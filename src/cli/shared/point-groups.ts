@@ -3,8 +3,8 @@
  * and errors; docs/points.md lists every one). The catalog (src/protocol/points.ts) is what lists
  * points; this only sorts the event points into groups, by the part of the name before its first ':'.
  */
-import { type AnyPoint, POINT_NAMES, type PointName, getPoint } from '../protocol/points.js'
-import { closestPoint } from '../sidecar/hooks/hook-files.js'
+import { type AnyPoint, POINT_NAMES, type PointName, getPoint } from '../../protocol/points.js'
+import { closestPoint } from '../../sidecar/hooks/hook-files.js'
 
 /** Each group of event points and the name prefixes it gathers. Every event point is in exactly one. */
 const GROUPS: ReadonlyArray<{ title: string; prefixes: readonly string[] }> = [

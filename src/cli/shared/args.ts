@@ -1,7 +1,7 @@
 /** Shared command-line plumbing: parsing with usage errors, number and list flags. */
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { type Address, parseAddress } from '../protocol/address.js'
-import { didYouMean } from '../protocol/did-you-mean.js'
+import { type Address, parseAddress } from '../../protocol/address.js'
+import { didYouMean } from '../../protocol/did-you-mean.js'
 
 /** A mistake in how the command was called: exit 2 with a message that says what to fix. */
 export class UsageError extends Error {}

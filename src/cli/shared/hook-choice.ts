@@ -4,8 +4,8 @@
  * names (as `LC_ALL=C ls` sorts them), so `10-guard` runs before `20-audit`, and `Zed` before `audit`:
  * number the folders to choose the order.
  */
-import type { HookdClient } from '../host/client.js'
-import type { Sidecar } from '../sidecar/sidecar.js'
+import type { HookdClient } from '../../host/client.js'
+import type { Sidecar } from '../../sidecar/sidecar.js'
 import { UsageError, list } from './args.js'
 
 /** The --hook flag's names, every repetition and comma-separated name in order. */

@@ -6,12 +6,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { POINT_NAMES } from '../protocol/points.js'
-import type { StepPointName } from '../protocol/point-spec.js'
-import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
-import { didYouMean } from '../protocol/did-you-mean.js'
-import { CommandError, UsageError, list, parse } from './args.js'
-import type { CliIo } from './io.js'
+import { POINT_NAMES } from '../../protocol/points.js'
+import type { StepPointName } from '../../protocol/point-spec.js'
+import { HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
+import { didYouMean } from '../../protocol/did-you-mean.js'
+import { CommandError, UsageError, list, parse } from '../shared/args.js'
+import type { CliIo } from '../shared/io.js'
 import { copyRule, findRule, ruleLines, starterRules } from './rules.js'
 import { SCAFFOLD_POINTS, failsClosed, scaffold } from './scaffold.js'
 

@@ -5,17 +5,17 @@
  */
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { inert, inertJson, quoted } from '../protocol/text.js'
-import { splitHint } from '../sidecar/hooks/author-hints.js'
-import { closestPoint } from '../sidecar/hooks/hook-files.js'
-import { mayAsk } from '../sidecar/hooks/may-ask.js'
-import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
-import { type AnyPoint, getPoint, isGate, isPointName } from '../protocol/points.js'
-import { Registry } from '../sidecar/hooks/registry.js'
-import { DEFAULT_LIMITS } from '../sidecar/limits.js'
-import { WorkerPool } from '../sidecar/worker/pool/worker-pool.js'
-import { UsageError, parse } from './args.js'
-import type { CliIo } from './io.js'
+import { inert, inertJson, quoted } from '../../protocol/text.js'
+import { splitHint } from '../../sidecar/hooks/author-hints.js'
+import { closestPoint } from '../../sidecar/hooks/hook-files.js'
+import { mayAsk } from '../../sidecar/hooks/may-ask.js'
+import { HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
+import { type AnyPoint, getPoint, isGate, isPointName } from '../../protocol/points.js'
+import { Registry } from '../../sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS } from '../../sidecar/limits.js'
+import { WorkerPool } from '../../sidecar/worker/pool/worker-pool.js'
+import { UsageError, parse } from '../shared/args.js'
+import type { CliIo } from '../shared/io.js'
 
 export const CHECK_HELP = `Usage: hookd check [DIR] [--json] [--allow-symlinks]
 

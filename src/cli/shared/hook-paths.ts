@@ -1,7 +1,7 @@
 /** What a path on the command line is: a folder, one hook's folder. */
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ENTRY_FILES } from '../sidecar/hooks/bundle-plan.js'
+import { ENTRY_FILES } from '../../sidecar/hooks/bundle-plan.js'
 
 export async function isDirectory(path: string): Promise<boolean> {
   try {

@@ -5,14 +5,14 @@
 import { lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { didYouMean } from '../protocol/did-you-mean.js'
-import { quoted } from '../protocol/text.js'
-import { CONFIG_MAX_BYTES, HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
-import { checkHookJson } from '../sidecar/hooks/hook-files.js'
-import { CommandError, UsageError } from './args.js'
+import { didYouMean } from '../../protocol/did-you-mean.js'
+import { quoted } from '../../protocol/text.js'
+import { CONFIG_MAX_BYTES, HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
+import { checkHookJson } from '../../sidecar/hooks/hook-files.js'
+import { CommandError, UsageError } from '../shared/args.js'
 
-/** The package's rules/ folder: beside dist/ and src/, both two levels above this file. */
-export const RULES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'rules')
+/** The package's rules/ folder: beside dist/ and src/, both three levels above this file. */
+export const RULES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'rules')
 
 /** A rule folder holds a handful of files; more than this, or deeper, is no rule of ours. */
 const MOST_FILES = 200

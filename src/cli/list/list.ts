@@ -1,11 +1,11 @@
 /** `hookd list`: the hooks a running sidecar serves. */
-import { HookdClient } from '../host/client.js'
-import { DEFAULT_ADDRESS } from '../protocol/address.js'
-import { HookdError } from '../protocol/status.js'
-import { CommandError, addressFlag, parse } from './args.js'
-import type { CliIo } from './io.js'
-import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from './connect-flags.js'
-import { inert, inertJson } from '../protocol/text.js'
+import { HookdClient } from '../../host/client.js'
+import { DEFAULT_ADDRESS } from '../../protocol/address.js'
+import { HookdError } from '../../protocol/status.js'
+import { CommandError, addressFlag, parse } from '../shared/args.js'
+import type { CliIo } from '../shared/io.js'
+import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from '../shared/connect-flags.js'
+import { inert, inertJson } from '../../protocol/text.js'
 
 /** How much of a description the table shows: enough for one line beside the other columns. */
 const DESCRIPTION_COLUMN = 60

@@ -5,7 +5,7 @@
  * never gets a line it cannot parse. Lines below the level are dropped, except those that say where
  * hookd listens, which scripts and supervisors wait for.
  */
-import type { LogLevel, Logger } from '../sidecar/observability/logger.js'
+import type { LogLevel, Logger } from '../../sidecar/observability/logger.js'
 
 /** `listening on ADDR`, `health on HOST:PORT`, `metrics on URL`, `http on URL`. */
 const LISTENING = /^(listening|health|metrics|http) on (\S+)$/
