@@ -159,3 +159,22 @@ describe('the lists kept beside the records', () => {
     expect([...new Set(called)].sort()).toEqual([...CAPABILITY_NAMES].sort())
   })
 })
+
+describe("README.md's ctx paragraph names the records", () => {
+  it('every capability, and none that is not one (`file.read/write/...` names each file capability)', async () => {
+    const readme = await read('README.md')
+    const start = readme.indexOf('`ctx` holds')
+    expect(start).toBeGreaterThan(0)
+    const paragraph = readme.slice(start, readme.indexOf('\n\n', start))
+    const named = new Set<string>()
+    for (const m of paragraph.matchAll(/`([a-z]+(?:\.[a-z]+(?:\/[a-z]+)*)?)(?:\([^`]*\))?`/g)) {
+      const [family, members] = (m[1] as string).split('.')
+      if (members === undefined) named.add(family as string)
+      else for (const member of members.split('/')) named.add(`${family}.${member}`)
+    }
+    // What the paragraph names in the records' families (`file`, `http`, and the plain names), not `package.json`.
+    const families = new Set(HOST_CAPABILITY_NAMES.map((n) => n.split('.')[0] as string))
+    const capabilities = [...named].filter((n) => families.has(n.split('.')[0] as string) && (n.includes('.') || HOST_CAPABILITY_NAMES.includes(n as CapabilityName)))
+    expect(capabilities.sort()).toEqual([...HOST_CAPABILITY_NAMES].sort())
+  })
+})
