@@ -9,10 +9,11 @@
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { status } from '@grpc/grpc-js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type CallOrigin, CapabilityError, type CapabilityHandlers, type HostSession, MAX_REPLY_BYTES, type Message, type SessionOptions, workdirFiles } from '../../src/host/index.js'
 import type { CapabilityReply } from '../../src/sidecar/runners/hook-runner.js'
-import { callFrame, openFrame } from '../support/raw-session.js'
+import { callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
 import { exporting, returns } from './fakes.js'
 import { type StreamWorld, streamWorld } from './stream-world.js'
 
@@ -263,6 +264,33 @@ describe('ctx.env', () => {
     expect(JSON.parse(String(result.result))).toMatchObject({ arguments: { env: { HOOKD_T_B: 'b' } } })
     stream.cancel()
     await stream.ended
+  })
+})
+
+describe('an answer that does not fit ends the session with INVALID_ARGUMENT naming the capability call', () => {
+  it.each([
+    ['a value that is not JSON', 'confirm', { value: Buffer.from('yes!') }, `capability_result 1 (ctx.confirm of hook 'probe'): the value is not valid JSON (Unexpected token 'y', "yes!" is not valid JSON)`],
+    ['a confirm answered with a string', 'confirm', { value: Buffer.from('"yes"') }, "capability_result 1 (ctx.confirm of hook 'probe'): the value: Invalid input: expected boolean, received string; ctx.confirm is answered with true or false"],
+    ['a confirm answered with null', 'confirm', { value: Buffer.from('null') }, "capability_result 1 (ctx.confirm of hook 'probe'): the value: Invalid input: expected boolean, received null; ctx.confirm is answered with true or false"],
+    ['a file.read answered with a number', 'file.read', { value: Buffer.from('42') }, "capability_result 1 (ctx.file.read of hook 'probe'): the value: Invalid input: expected string, received number; ctx.file.read is answered with the text as a JSON string"],
+    ['an empty value', 'confirm', { value: Buffer.alloc(0) }, "capability_result 1 (ctx.confirm of hook 'probe') has an empty value; answer with the value as JSON (true or false), or with an error"],
+    ['neither a value nor an error', 'confirm', {}, "capability_result 1 (ctx.confirm of hook 'probe') has neither a value nor an error; answer with the value as JSON (true or false), or with an error"],
+  ])('%s', async (_what, cap, answer, details) => {
+    const stream = w.raw()
+    stream.write(openFrame({ hooks: ['probe'], interactive: true, workdir: w.workdir }))
+    const args = cap === 'confirm' ? [{ title: 'ok?' }] : ['notes.txt']
+    stream.write(callFrame(1, 'beforeToolExecute', JSON.stringify({ id: 'p', name: 'probe', arguments: { cap, args } })))
+    const asked = (await stream.next('capabilityCall'))?.capabilityCall as { id: number; capability: string }
+    expect(asked).toMatchObject({ id: 1, capability: cap })
+    stream.write(encodeHostMessage({ capabilityResult: { id: asked.id, ...answer } }))
+    const end = await stream.ended
+    expect({ code: end.code, details: end.details }).toEqual({ code: status.INVALID_ARGUMENT, details })
+    // The call it belonged to gets no result: the session is over, and the hook never saw the answer.
+    expect(end.messages.map((m) => m.kind)).toEqual(['opened'])
+    expect(w.runner.callsOf('probe')[0]?.capabilities[0]?.reply).toEqual({ ok: false, code: 'unavailable', message: 'the host disconnected' })
+    const session = await open()
+    expect(await probe(session, 'file.exists', 'notes.txt')).toEqual({ ok: true, value: true })
+    await session.close()
   })
 })
 
