@@ -81,17 +81,12 @@ describe('afterRun runs exactly once per session', () => {
     expect(notes).toEqual(['done: end_turn'])
   })
 
-  it('a second afterRun call is FAILED_PRECONDITION, naming the first', async () => {
-    const stream = w.raw()
-    stream.write(openFrame({ hooks: ['notifier'] }))
-    stream.write(callFrame(1, 'afterRun', END))
-    const notify = (await stream.next('capabilityCall'))?.capabilityCall as { id: number }
-    stream.write(encodeHostMessage({ capabilityResult: { id: notify.id, value: Buffer.from('null') } }))
-    await stream.next('result')
-    stream.write(callFrame(2, 'afterRun', END))
-    const end = await stream.ended
+  it('a second afterRun call is FAILED_PRECONDITION, naming the first, even while the first still runs', async () => {
+    // The first afterRun's ctx.notify is never answered: it is still running when the second arrives.
+    const end = await w.sidecar.exchange([openFrame({ hooks: ['notifier'] }), callFrame(1, 'afterRun', END), callFrame(2, 'afterRun', END)])
     expect(end.code).toBe(status.FAILED_PRECONDITION)
     expect(end.details).toBe('afterRun already ran in this session (point call seq 1); it runs once per session, and close does not run it again')
+    expect(end.messages.map((m) => m.kind)).toEqual(['opened', 'capabilityCall'])
   })
 
   it('a close sent while the explicit afterRun still runs waits for it and runs nothing more', async () => {
