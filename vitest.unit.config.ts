@@ -1,0 +1,31 @@
+/**
+ * `npm run test:unit`, the inner loop: the tests that run in memory (test/unit: the session, the
+ * Session stream through an in-memory call, the chain, the policy, the registry and the pool's choices
+ * with fakes). No build, no sidecar, no worker, no agent CLI: test/support/no-processes.ts makes any
+ * process start fail. `make test` (vitest.config.ts) runs these and everything else.
+ */
+import { defineConfig } from 'vitest/config'
+
+/** test/unit files that start a process, and why: they run in the whole suite only. */
+const STARTS_PROCESSES = [
+  // a sidecar with worker processes, and `hookd check` (esbuild)
+  'test/unit/author-hints.test.ts',
+  // esbuild's own process, killed and replaced; mkfifo
+  'test/unit/bundle.test.ts',
+  // a process of another user, connecting to a socket
+  'test/unit/peer-user.test.ts',
+]
+
+export default defineConfig({
+  test: {
+    include: ['test/unit/**/*.test.ts'],
+    exclude: STARTS_PROCESSES,
+    setupFiles: ['test/support/per-file.ts', 'test/support/no-processes.ts'],
+    // As vitest.config.ts: two test processes, file after file (per-file.ts resets each file's state).
+    pool: 'forks',
+    maxWorkers: 2,
+    isolate: false,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+})
