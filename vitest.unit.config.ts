@@ -6,13 +6,14 @@
  */
 import { defineConfig } from 'vitest/config'
 
-/** test/unit files that start a process, and why: they run in the whole suite only. */
+/**
+ * test/unit files that start a process, where the process is what they test: they run in the whole
+ * suite only. (author-hints' check against a running sidecar is test/integration/author-hints.test.ts.)
+ */
 const STARTS_PROCESSES = [
-  // a sidecar with worker processes, and `hookd check` (esbuild)
-  'test/unit/author-hints.test.ts',
-  // esbuild's own process, killed and replaced; mkfifo
+  // bundling through esbuild's own process, which the tests kill and see replaced; mkfifo
   'test/unit/bundle.test.ts',
-  // a process of another user, connecting to a socket
+  // the peer's user of a TCP connection, from a process started as another user (setpriv)
   'test/unit/peer-user.test.ts',
 ]
 
