@@ -20,6 +20,8 @@ const STARTS_PROCESSES = [
 export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts'],
+    // The whole suite's temp and per-user state folders (global-setup.ts), without its build.
+    globalSetup: ['test/support/unit-setup.ts'],
     exclude: STARTS_PROCESSES,
     setupFiles: ['test/support/per-file.ts', 'test/support/no-processes.ts'],
     // As vitest.config.ts: two test processes, file after file (per-file.ts resets each file's state).

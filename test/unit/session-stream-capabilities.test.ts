@@ -10,12 +10,12 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { status } from '@grpc/grpc-js'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type CallOrigin, CapabilityError, type CapabilityHandlers, type HostSession, MAX_REPLY_BYTES, type Message, type SessionOptions, workdirFiles } from '../../src/host/index.js'
 import type { CapabilityReply } from '../../src/sidecar/runners/hook-runner.js'
 import { callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
 import { exporting, returns } from './fakes.js'
-import { type StreamWorld, streamWorld } from './stream-world.js'
+import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 
@@ -30,6 +30,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(outside, { recursive: true, force: true })
 })
+
+afterEach(closeStreamWorlds)
 
 beforeEach(async () => {
   w = await streamWorld({ probe: { index: exporting('beforeToolExecute') }, env: { index: exporting('beforeToolExecute') } }, { waits: { capabilityMs: 300, confirmMs: 300 } })

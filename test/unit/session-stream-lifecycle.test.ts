@@ -5,13 +5,13 @@
  * call, that the session ended earlier, and why.
  */
 import { status } from '@grpc/grpc-js'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { HookdError, type HostSession } from '../../src/host/index.js'
 import { CUT, DRAINING } from '../../src/sidecar/grpc/open-streams.js'
 import { FAILURE_TEXT } from '../../src/sidecar/runners/failure-text.js'
 import { callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
 import { type Deferred, deferred, exporting, fails, nothing, returns, until } from './fakes.js'
-import { type StreamWorld, streamWorld } from './stream-world.js'
+import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'rm -rf build' } }
 const END = JSON.stringify({ reason: 'end_turn' })
@@ -20,6 +20,8 @@ let w: StreamWorld
 /** The human the `guard` hook asks: never answers unless a test answers for it. */
 let human: Deferred<boolean>
 let asked: Deferred<void>
+
+afterEach(closeStreamWorlds)
 
 beforeEach(async () => {
   w = await streamWorld({

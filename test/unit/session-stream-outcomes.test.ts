@@ -27,7 +27,7 @@ import { sessionCall } from '../support/memory-session.js'
 import { type RawSidecarMessage, type RawStream, callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
 import { sessionOptions } from '../support/sidecar.js'
 import { exporting, nothing, returns, until } from './fakes.js'
-import { type StreamWorld, streamWorld } from './stream-world.js'
+import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
 
 type ToolCall = { id: string; name: string; arguments: { command: string } }
 const rmCall = (command: string): ToolCall => ({ id: 'c1', name: 'shell', arguments: { command } })
@@ -66,6 +66,7 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
+  await closeStreamWorlds()
   await observability.close()
   await rm(state, { recursive: true, force: true })
 })

@@ -6,18 +6,20 @@
  * wrong, and the same sidecar then serves a well-behaved host.
  */
 import { status } from '@grpc/grpc-js'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Diagnostic, HookdError, type LogLineData } from '../../src/host/index.js'
 import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../src/protocol/version.js'
 import { type RawSidecarMessage, callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
 import { deferred, exporting, returns, until } from './fakes.js'
-import { type StreamWorld, streamWorld } from './stream-world.js'
+import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 const PAYLOAD = JSON.stringify(CALL)
 const ECHOED = { allow: true, arguments: { ...CALL.arguments, echoed: true } }
 
 let w: StreamWorld
+
+afterEach(closeStreamWorlds)
 
 beforeEach(async () => {
   w = await streamWorld(

@@ -8,7 +8,6 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach } from 'vitest'
 import type { HostSession, SessionOptions } from '../../src/host/index.js'
 import type { Registry } from '../../src/sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS, DEFAULT_WAITS, type HostWaits, type Limits } from '../../src/sidecar/limits.js'
@@ -49,13 +48,19 @@ export interface StreamWorld {
 
 const worlds: StreamWorld[] = []
 
-afterEach(async () => {
+/**
+ * Closes every world made so far: their registries, runners and audit logs, and their folders. Each
+ * test file calls it after each test (`afterEach(closeStreamWorlds)`): the suite's test processes
+ * share modules between files (vitest.config.ts, isolate false), so a hook registered here would
+ * serve only the first file that imported this one.
+ */
+export async function closeStreamWorlds(): Promise<void> {
   for (const w of worlds.splice(0)) {
     await w.tenant.close()
     await w.folder.dispose()
     await rm(w.workdir, { recursive: true, force: true })
   }
-})
+}
 
 /** A world whose hook folders are `hooks`; each hook's invocations are scripted with `runner.script`. */
 export async function streamWorld(hooks: Record<string, HookFolder>, options: StreamWorldOptions = {}): Promise<StreamWorld> {
