@@ -24,7 +24,10 @@ export interface InvokeResult<N extends PointName> extends PointCallResult<N> {
   notifications: unknown[]
 }
 
-export function fromServiceError(err: grpc.ServiceError): HookdError {
+/** How a call or stream ended when it did not end well: what a grpc.ServiceError carries of its status. */
+export type StreamStatus = Pick<grpc.ServiceError, 'code' | 'details' | 'message'>
+
+export function fromServiceError(err: StreamStatus): HookdError {
   return HookdError.fromGrpc(err.code, err.details || err.message, err)
 }
 

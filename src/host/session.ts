@@ -3,7 +3,6 @@
  * handlers, live log lines and pushed diagnostics; and, for a confirm the host left to its agent's own
  * prompt (a confirm handler's `'deferred'`), the report of what became of the call.
  */
-import type * as grpc from '@grpc/grpc-js'
 import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import { parseJson } from '../protocol/bounded-json.js'
 import { isHostCapabilityName } from '../protocol/capabilities.js'
@@ -21,10 +20,24 @@ import {
 } from '../protocol/wire.js'
 import { type CallOrigin, CapabilityError, type CapabilityHandlers, MAX_REPLY_BYTES } from './capabilities.js'
 import { type CapabilityTable, type Served, capabilityTable, serveCall, servingHandlers } from './capability-table.js'
-import { type PointCallResult, decodeResult, fromServiceError } from './results.js'
+import { type PointCallResult, type StreamStatus, decodeResult, fromServiceError } from './results.js'
 import type { SessionOptions } from './session-options.js'
 
-type Stream = grpc.ClientDuplexStream<unknown, unknown>
+/**
+ * The stream a HostSession runs on: the gRPC client's Session call (client.ts), or any duplex that
+ * carries the same frames (test/support/memory-session.ts, in memory). It takes the HostFrames this
+ * library writes, delivers each SidecarMessage as @grpc/proto-loader decodes it ('data'), and ends
+ * with 'end' when the sidecar closed it with OK, or with 'error' carrying the status otherwise (a
+ * grpc.ServiceError: its code and details). `cancel` ends it from this side (CANCELLED).
+ */
+export interface SessionStream {
+  write(frame: HostFrame): unknown
+  end(): unknown
+  cancel(): void
+  on(event: 'data', listener: (message: unknown) => void): unknown
+  on(event: 'error', listener: (status: StreamStatus) => void): unknown
+  on(event: 'end', listener: () => void): unknown
+}
 type CallMessage = Extract<SidecarMessage, { kind: 'capabilityCall' }>['capabilityCall']
 
 interface Pending {
@@ -63,7 +76,7 @@ export class HostSession {
   private readonly deferred = new WeakSet<CallOrigin>()
 
   private constructor(
-    private readonly stream: Stream,
+    private readonly stream: SessionStream,
     options: SessionOptions,
     opened: Extract<SidecarMessage, { kind: 'opened' }>['opened'],
   ) {
@@ -100,7 +113,7 @@ export class HostSession {
    */
   readonly askOutcomes: boolean
 
-  static open(stream: Stream, options: SessionOptions, open: OpenSessionOut): Promise<HostSession> {
+  static open(stream: SessionStream, options: SessionOptions, open: OpenSessionOut): Promise<HostSession> {
     return new Promise<HostSession>((resolve, reject) => {
       let session: HostSession | undefined
       const early: SidecarMessage[] = []
@@ -126,7 +139,7 @@ export class HostSession {
         }
         session.onMessage(message)
       })
-      stream.on('error', (err: grpc.ServiceError) => {
+      stream.on('error', (err: StreamStatus) => {
         const e = fromServiceError(err)
         if (session) session.fail(e)
         else reject(e)
@@ -338,6 +351,6 @@ function endedEarlier(why: HookdError): HookdError {
 }
 
 /** Every message a host writes, typed: a misspelt field is a compile error, not a silent drop. */
-function send(stream: Stream, frame: HostFrame): void {
+function send(stream: SessionStream, frame: HostFrame): void {
   stream.write(frame)
 }

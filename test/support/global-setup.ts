@@ -62,10 +62,14 @@ function stateDir(): string | undefined {
   return dir
 }
 
-export default function setup(): () => void {
+/**
+ * The run's temp folder and per-user state folder (above); returns the teardown that removes them.
+ * `npm run test:unit` uses these alone (vitest.unit.config.ts: it builds nothing).
+ */
+export function runFolders(): () => void {
   const tmp = tmpfsTmpdir()
   const state = stateDir()
-  const teardown = (): void => {
+  return (): void => {
     if (state) {
       rmSync(state, { recursive: true, force: true })
       delete process.env.HOOKD_STATE_DIR
@@ -74,6 +78,10 @@ export default function setup(): () => void {
     rmSync(tmp, { recursive: true, force: true })
     delete process.env.TMPDIR
   }
+}
+
+export default function setup(): () => void {
+  const teardown = runFolders()
   buildShim()
   const stamp = join(ROOT, 'dist', '.built')
   const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0

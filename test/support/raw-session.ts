@@ -2,6 +2,8 @@
  * Test support: a raw gRPC client for hookd.v1.HookExecutor that sends frames as bytes, so that tests
  * can send what the typed host library never would (undecodable protobuf, wrong types, oversized or
  * out-of-order messages). Frames are built with the service's own serializer from src/protocol/wire.ts.
+ * A `RawStream` reads any Session call that delivers decoded SidecarMessages and a 'status': a gRPC
+ * one (RawClient), or one in memory (memory-session.ts).
  */
 import * as grpc from '@grpc/grpc-js'
 import { formatAddress, parseAddress } from '../../src/protocol/address.js'
@@ -47,18 +49,22 @@ export interface StreamEnd {
   messages: RawSidecarMessage[]
 }
 
+/** What a RawStream needs of its call: frames in as bytes, decoded messages out, then the status. */
+export interface RawCall {
+  write(frame: Buffer): unknown
+  end(): unknown
+  cancel(): void
+  on(event: 'data', listener: (message: RawSidecarMessage) => void): unknown
+  on(event: 'error', listener: () => void): unknown
+  on(event: 'status', listener: (status: grpc.StatusObject) => void): unknown
+}
+
 export class RawStream {
   readonly messages: RawSidecarMessage[] = []
   readonly ended: Promise<StreamEnd>
-  private readonly call: grpc.ClientDuplexStream<Buffer, RawSidecarMessage>
   private watchers: Array<() => void> = []
 
-  constructor(client: grpc.Client) {
-    this.call = client.makeBidiStreamRequest(
-      SESSION.path,
-      (frame: Buffer) => frame,
-      (bytes: Buffer) => SESSION.responseDeserialize(bytes) as RawSidecarMessage,
-    )
+  constructor(private readonly call: RawCall) {
     this.call.on('data', (message: RawSidecarMessage) => {
       this.messages.push(message)
       for (const wake of this.watchers.splice(0)) wake()
@@ -84,6 +90,13 @@ export class RawStream {
 
   cancel(): void {
     this.call.cancel()
+  }
+
+  /** Writes the frames, half-closes, and waits for the status. */
+  exchange(frames: Buffer[]): Promise<StreamEnd> {
+    for (const frame of frames) this.write(frame)
+    this.end()
+    return this.ended
   }
 
   /** Waits for a message of this kind (or the end of the stream, then undefined). */
@@ -117,15 +130,18 @@ export class RawClient {
   }
 
   session(): RawStream {
-    return new RawStream(this.client)
+    return new RawStream(
+      this.client.makeBidiStreamRequest(
+        SESSION.path,
+        (frame: Buffer) => frame,
+        (bytes: Buffer) => SESSION.responseDeserialize(bytes) as RawSidecarMessage,
+      ),
+    )
   }
 
   /** Writes the frames, half-closes, and waits for the status. */
-  async exchange(frames: Buffer[]): Promise<StreamEnd> {
-    const stream = this.session()
-    for (const frame of frames) stream.write(frame)
-    stream.end()
-    return stream.ended
+  exchange(frames: Buffer[]): Promise<StreamEnd> {
+    return this.session().exchange(frames)
   }
 
   /** A unary Invoke with a raw request frame. */

@@ -10,7 +10,7 @@ import type { Tenancy, Tenant } from '../tenant.js'
 import { withTolerantDecoding } from './frames.js'
 import { serveInvoke } from './invoke.js'
 import type { OpenStreams } from './open-streams.js'
-import { type SessionCall, type StreamTap, serveSessionStream } from './session-stream.js'
+import { type StreamTap, serveSessionStream } from './session-stream.js'
 
 /** A call's metadata as a trace carrier (traceparent, tracestate), read only if tracing asks. */
 function carrier(metadata: grpc.Metadata): TraceCarrier {
@@ -33,7 +33,7 @@ export function addHookExecutor(server: grpc.Server, tenancy: Tenancy, sessions:
   const status = (err: HookdError): Partial<grpc.StatusObject> => ({ code: err.grpcStatus, details: err.message })
 
   server.addService(withTolerantDecoding(hookExecutorService()), {
-    Session: (call: SessionCall) => {
+    Session: (call: grpc.ServerDuplexStream<unknown, unknown>) => {
       const tenant = identify(call.metadata)
       if (tenant instanceof HookdError) return void call.emit('error', status(tenant))
       serveSessionStream(call, tenant, sessions, observer.session({ tenant: tenant.id, transport: 'grpc-session', carrier: carrier(call.metadata) }), tap?.())

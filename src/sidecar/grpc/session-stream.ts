@@ -22,7 +22,20 @@ import type { Tenant } from '../tenant.js'
 import { UndecodableFrame, hostMessageProblem } from './frames.js'
 import type { OpenStream, OpenStreams } from './open-streams.js'
 
-export type SessionCall = grpc.ServerDuplexStream<unknown, unknown>
+/**
+ * What the stream machine uses of its call: grpc-js's server stream (hook-executor.ts), or any duplex
+ * that behaves alike (test/support/memory-session.ts, in memory). 'data' delivers each HostMessage as
+ * @grpc/proto-loader decodes it (or an UndecodableFrame); 'end' is the host's half-close; 'cancelled'
+ * the host gone. `write` sends a SidecarFrame, `end` ends the call with OK once the writes are out, and
+ * `emit('error', status)` ends it with that status instead (grpc-js's way for a server stream).
+ */
+export interface SessionCall {
+  write(frame: SidecarFrame): unknown
+  end(): unknown
+  emit(event: 'error', status: { code: grpc.status; details: string }): unknown
+  on(event: 'data', listener: (raw: unknown) => void): unknown
+  on(event: 'end' | 'cancelled' | 'error', listener: () => void): unknown
+}
 
 /** Sees every message of a stream, both ways (`hookd serve --capture`: testing/capture-tap.ts). */
 export interface StreamTap {
