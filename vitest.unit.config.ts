@@ -15,6 +15,8 @@ const STARTS_PROCESSES = [
   'test/unit/bundle.test.ts',
   // the peer's user of a TCP connection, from a process started as another user (setpriv)
   'test/unit/peer-user.test.ts',
+  // both shims (the compiled one and the script) run for every agent, to check each refusal they print
+  'test/unit/shim-forms.test.ts',
 ]
 
 export default defineConfig({

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { ROOT } from '../support/processes.js'
 
 /** What is scanned: every folder and top-level file of the repository's own (tracked) sources and docs. */
-const SCANNED = ['src', 'docs', 'README.md', 'bin', 'scripts', 'native', 'hooks', 'test', 'bench', 'examples', 'deploy', 'proto', 'types', '.ci', 'Makefile', 'Dockerfile', '.dockerignore', 'package.json', 'vitest.config.ts']
+const SCANNED = ['src', 'docs', 'README.md', 'bin', 'scripts', 'native', 'hooks', 'test', 'bench', 'examples', 'deploy', 'proto', 'types', '.ci', 'Makefile', 'Dockerfile', '.dockerignore', 'package.json', 'vitest.config.ts', 'vitest.unit.config.ts']
 /** Folders that hold what was generated or installed, not written here. */
 const SKIPPED = new Set(['node_modules', 'dist', 'build', 'gen', '__pycache__', '.cache'])
 
