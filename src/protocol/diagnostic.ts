@@ -1,7 +1,8 @@
 /**
  * Diagnostics: the one shape in which hookd reports a problem with a hook. Hook failures are never
  * fatal; they become a diagnostic and the chain goes on. The kinds are a closed set: there are no
- * user-defined kinds. Their wire form is the proto enum `hookd.v1.DiagnosticKind`.
+ * user-defined kinds. Their wire form is the proto enum `hookd.v1.DiagnosticKind` (wire.ts reads and
+ * writes it: `invalid-result` is INVALID_RESULT, and a name it does not know reads as `internal`).
  */
 
 export const DIAGNOSTIC_KINDS = [
@@ -39,15 +40,4 @@ export interface Diagnostic {
   line?: number
   /** The hook version concerned, when known. */
   version?: string
-}
-
-/** `invalid-result` -> `INVALID_RESULT`, the proto enum's value name. */
-export function kindToWire(kind: DiagnosticKind): string {
-  return kind.toUpperCase().replace(/-/g, '_')
-}
-
-/** The proto enum's value name back to a kind; unknown names (a newer sidecar) read as `internal`. */
-export function kindFromWire(name: string): DiagnosticKind {
-  const kind = name.toLowerCase().replace(/_/g, '-')
-  return (DIAGNOSTIC_KINDS as readonly string[]).includes(kind) ? (kind as DiagnosticKind) : 'internal'
 }

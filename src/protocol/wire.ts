@@ -1,15 +1,19 @@
 /**
- * The host <-> sidecar wire: loads proto/hookd/v1/hookd.proto and declares, with zod, the shape of every
- * message as @grpc/proto-loader decodes it. Both sides validate what they receive with these schemas;
- * nothing else in hookd touches raw proto objects.
+ * The host <-> sidecar wire: loads proto/hookd/v1/hookd.proto and declares, with zod, every message as
+ * @grpc/proto-loader decodes it. Each message is one definition: a zod schema of its wire form, whose
+ * enum fields (proto-enum.ts) and unset fields (`unsetWhenEmpty`) are codecs. Parsing it decodes: both
+ * sides validate what they receive with it, and nothing else in hookd touches raw proto objects.
+ * Encoding it (`...ToWire`) writes hookd's form back. The two forms' types are its z.output (`...Data`,
+ * hookd's form) and z.input (`...Out`, the wire's), never written out again.
  */
 import { fileURLToPath } from 'node:url'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import * as z from 'zod'
-import type { AskOutcome } from './ask-outcomes.js'
+import { ASK_OUTCOMES } from './ask-outcomes.js'
 import { DEFAULT_JSON_LIMITS, type JsonLimits, parseJson } from './bounded-json.js'
-import { DIAGNOSTIC_KINDS, type Diagnostic, kindFromWire, kindToWire } from './diagnostic.js'
+import { DIAGNOSTIC_KINDS, type Diagnostic } from './diagnostic.js'
+import { protoEnum } from './proto-enum.js'
 
 export const PROTO_ROOT = fileURLToPath(new URL('../../proto', import.meta.url))
 export const PROTO_FILE = 'hookd/v1/hookd.proto'
@@ -41,22 +45,15 @@ export function hookExecutorService(): grpc.ServiceDefinition {
 export const SERVICE_NAME = 'hookd.v1.HookExecutor'
 
 // ------------------------------------------------------------------------------------------------
-// Shared pieces
+// Shared pieces: the enums, and fields proto3 cannot leave unset
 // ------------------------------------------------------------------------------------------------
 
 const bytes = z.instanceof(Buffer)
 const u64 = z.number().int().nonnegative()
 
+/** The file access a session asks for, in the order hookd's own files list them (the default first). */
 export const FILE_ACCESS = ['read-write', 'none', 'read'] as const
 export type FileAccess = (typeof FILE_ACCESS)[number]
-
-const fileAccessWire = z
-  .enum(['FILE_ACCESS_UNSPECIFIED', 'FILE_ACCESS_NONE', 'FILE_ACCESS_READ', 'FILE_ACCESS_READ_WRITE'])
-  .transform((v): FileAccess => (v === 'FILE_ACCESS_NONE' ? 'none' : v === 'FILE_ACCESS_READ' ? 'read' : 'read-write'))
-
-export function fileAccessToWire(access: FileAccess): string {
-  return access === 'none' ? 'FILE_ACCESS_NONE' : access === 'read' ? 'FILE_ACCESS_READ' : 'FILE_ACCESS_READ_WRITE'
-}
 
 /** What a hook's failure does at a gate, as a hook's hook.json and the chain say it (chain.ts). */
 export const ON_ERROR = ['default', 'refuse', 'skip'] as const
@@ -69,20 +66,151 @@ export type OnError = (typeof ON_ERROR)[number]
 export const SESSION_ON_ERROR = [...ON_ERROR, 'refuse-unless-skip'] as const
 export type SessionOnError = (typeof SESSION_ON_ERROR)[number]
 
-const onErrorWire = z
-  .enum(['ON_ERROR_DEFAULT', 'ON_ERROR_REFUSE', 'ON_ERROR_SKIP', 'ON_ERROR_REFUSE_UNLESS_SKIP'])
-  .transform((v): SessionOnError => (v === 'ON_ERROR_REFUSE' ? 'refuse' : v === 'ON_ERROR_SKIP' ? 'skip' : v === 'ON_ERROR_REFUSE_UNLESS_SKIP' ? 'refuse-unless-skip' : 'default'))
+export const HOOK_OUTCOMES = ['changed', 'no-opinion', 'refused', 'failed', 'not-run', 'cancelled'] as const
+export type HookOutcome = (typeof HOOK_OUTCOMES)[number]
 
-export function onErrorToWire(onError: SessionOnError): string {
-  return `ON_ERROR_${onError.toUpperCase().replaceAll('-', '_')}`
+export const HOOK_STATUSES = ['ready', 'broken', 'stale'] as const
+export type HookStatus = (typeof HOOK_STATUSES)[number]
+
+/** Who a host says concluded an ask's outcome (proto AskOutcomeBy). */
+export const REPORTED_BY = ['agent', 'host'] as const
+export type ReportedBy = (typeof REPORTED_BY)[number]
+
+/**
+ * Every proto enum of the wire, by its name in the proto, each value in the proto's order. A name from
+ * a newer peer reads as what a reader can act on (a failed hook, a broken one, an internal fault, no
+ * outcome: a refused report); a session's own settings (file access, onError) refuse it.
+ */
+export const PROTO_ENUMS = {
+  FileAccess: protoEnum('FILE_ACCESS_', ['none', 'read', 'read-write'] satisfies FileAccess[], { unspecified: 'read-write' }),
+  OnError: protoEnum('ON_ERROR_', SESSION_ON_ERROR),
+  DiagnosticKind: protoEnum('', DIAGNOSTIC_KINDS, { unknown: 'internal' }),
+  HookOutcome: protoEnum('HOOK_OUTCOME_', HOOK_OUTCOMES, { unknown: 'failed' }),
+  HookStatus: protoEnum('HOOK_STATUS_', HOOK_STATUSES, { unknown: 'broken' }),
+  /** ASK_OUTCOME_UNSPECIFIED is no outcome: the report is refused (session/outcome-reports.ts). */
+  AskOutcome: protoEnum('ASK_OUTCOME_', ASK_OUTCOMES, { unknown: undefined }),
+  AskOutcomeBy: protoEnum('ASK_OUTCOME_BY_', REPORTED_BY, { unknown: 'agent' }),
+}
+const { FileAccess: fileAccess, OnError: sessionOnError, DiagnosticKind: diagnosticKind, HookOutcome: hookOutcome, HookStatus: hookStatus } = PROTO_ENUMS
+const { AskOutcome: askOutcome, AskOutcomeBy: reportedBy } = PROTO_ENUMS
+
+export const fileAccessToWire = fileAccess.toWire
+export const onErrorToWire = sessionOnError.toWire
+export const askOutcomeToWire = askOutcome.toWire
+export const reportedByToWire = reportedBy.toWire
+
+type Flat<T> = { [K in keyof T]: T[K] }
+
+/**
+ * A message whose `empty` fields read as unset. proto3 always carries a scalar ('' or 0 when unset) and
+ * a message field as null; hookd's form leaves such a field out. Decoding drops a field that holds its
+ * empty value (or is absent, from an older peer); encoding writes the empty value for one left out.
+ */
+function unsetWhenEmpty<S extends z.ZodObject, K extends keyof z.output<S> & string>(wire: S, empty: { readonly [P in K]: z.output<S>[P] }) {
+  type Wire = z.output<S>
+  type Data = Flat<Omit<Wire, K> & { [P in K]?: Exclude<Wire[P], null | undefined> }>
+  const keys = Object.keys(empty) as K[]
+  return z.codec(wire, z.custom<Data>(), {
+    decode: (message) => {
+      const out: Record<string, unknown> = { ...message }
+      for (const key of keys) if (out[key] === undefined || out[key] === empty[key]) delete out[key]
+      return out as Data
+    },
+    encode: (data) => {
+      const out: Record<string, unknown> = { ...data }
+      for (const key of keys) out[key] ??= empty[key]
+      return out as Wire
+    },
+  })
 }
 
-export const policyWire = z.object({
-  file: fileAccessWire,
-  httpOrigins: z.array(z.string()),
-  env: z.array(z.string()),
-  denyConfirm: z.boolean(),
+// ------------------------------------------------------------------------------------------------
+// Messages both ways
+// ------------------------------------------------------------------------------------------------
+
+export const diagnosticWire = unsetWhenEmpty(
+  z.object({
+    hook: z.string(),
+    point: z.string(),
+    kind: diagnosticKind.field,
+    message: z.string(),
+    file: z.string(),
+    line: z.number().int(),
+    version: z.string(),
+  }),
+  { file: '', line: 0, version: '' },
+)
+/** A Diagnostic as proto-loader encodes it. */
+export type DiagnosticOut = z.input<typeof diagnosticWire>
+export const diagnosticToWire = (d: Diagnostic): DiagnosticOut => diagnosticWire.encode(d)
+
+/** A ctx.confirm question no person saw: the session's auto_approve flag answered it (proto AutoConfirm). */
+const autoConfirmWire = z.object({ title: z.string(), body: z.string(), approved: z.boolean() })
+export type AutoConfirm = z.output<typeof autoConfirmWire>
+
+export const traceWire = z.object({
+  hook: z.string(),
+  version: z.string(),
+  outcome: hookOutcome.field,
+  durationUs: u64,
+  cpuUs: u64,
+  /** The confirms the hook asked that auto-approve answered: absent when none, read as [] (also from an older sidecar). */
+  autoConfirms: z.codec(z.array(autoConfirmWire).default([]), z.array(autoConfirmWire).optional(), {
+    decode: (confirms) => confirms,
+    encode: (confirms) => confirms ?? [],
+  }),
 })
+export type HookTrace = z.output<typeof traceWire>
+
+export const pointResultWire = z.object({
+  seq: u64,
+  point: z.string(),
+  /** JSON, read by the host with its own bounds (host/results.ts). */
+  result: bytes,
+  diagnostics: z.array(diagnosticWire),
+  trace: z.array(traceWire),
+  durationUs: u64,
+  /** The result's id in the audit log (see audit.ts); empty from a sidecar older than the field. */
+  decisionId: z.string().default(''),
+})
+export type PointResultOut = z.input<typeof pointResultWire>
+/** A point result as the sidecar holds it: the result a value, its decision id set by the session before it is sent. */
+export type PointResultData = Omit<z.output<typeof pointResultWire>, 'result' | 'decisionId'> & { result: unknown; decisionId?: string }
+
+export function pointResultToWire(r: PointResultData): PointResultOut {
+  return pointResultWire.encode({ ...r, result: Buffer.from(JSON.stringify(r.result ?? null)), decisionId: r.decisionId ?? '' })
+}
+
+const capabilityCallWire = z.object({ id: u64, seq: u64, hook: z.string(), point: z.string(), capability: z.string(), args: bytes })
+/** A capability call as the session makes it: its arguments a value (JSON on the wire). */
+export type CapabilityCallData = Omit<z.output<typeof capabilityCallWire>, 'args'> & { args: unknown }
+
+export const logLineWire = z.object({ seq: u64, hook: z.string(), point: z.string(), message: z.string(), timeMs: u64 })
+export type LogLineData = z.output<typeof logLineWire>
+
+export const hookInfoWire = unsetWhenEmpty(
+  z.object({
+    name: z.string(),
+    version: z.string(),
+    points: z.array(z.string()),
+    status: hookStatus.field,
+    lastError: diagnosticWire.nullable(),
+    loadedAtMs: u64,
+    /** One line about the hook (hook.json "description"). Absent from an older sidecar; bounded like every text a peer sends. */
+    description: z.string().max(2000).optional(),
+  }),
+  { lastError: null, description: '' },
+)
+export type HookInfoData = z.output<typeof hookInfoWire>
+export type HookInfoOut = z.input<typeof hookInfoWire>
+export const hookInfoToWire = (h: HookInfoData): HookInfoOut => hookInfoWire.encode(h)
+
+/** A oneof message as a writer sets it: exactly one field, typed, without the `kind` the decoder adds. */
+type Frame<M> = M extends { kind: infer K extends string } ? { [P in K]: M[P & keyof M] } : never
+
+// ------------------------------------------------------------------------------------------------
+// Host -> sidecar
+// ------------------------------------------------------------------------------------------------
 
 export const openSessionWire = z.object({
   protocolVersion: z.number().int(),
@@ -93,255 +221,18 @@ export const openSessionWire = z.object({
   workdir: z.string(),
   interactive: z.boolean(),
   autoApprove: z.boolean(),
-  policy: policyWire.nullable(),
+  policy: z.object({ file: fileAccess.field, httpOrigins: z.array(z.string()), env: z.array(z.string()), denyConfirm: z.boolean() }).nullable(),
   env: z.record(z.string(), z.string()),
   /** Absent from an older host: the default. */
-  onError: onErrorWire.default('default'),
+  onError: sessionOnError.field.default('default'),
 })
-export type OpenSessionWire = z.infer<typeof openSessionWire>
-
-const diagnosticKindWire = z.string().transform(kindFromWire)
-
-export const diagnosticWire = z
-  .object({
-    hook: z.string(),
-    point: z.string(),
-    kind: diagnosticKindWire,
-    message: z.string(),
-    file: z.string(),
-    line: z.number().int(),
-    version: z.string(),
-  })
-  .transform((d): Diagnostic => {
-    const out: Diagnostic = { hook: d.hook, point: d.point, kind: d.kind, message: d.message }
-    if (d.file) out.file = d.file
-    if (d.line) out.line = d.line
-    if (d.version) out.version = d.version
-    return out
-  })
-
-/** A Diagnostic as proto-loader encodes it. */
-export interface DiagnosticOut {
-  hook: string
-  point: string
-  kind: string
-  message: string
-  file: string
-  line: number
-  version: string
-}
-
-export function diagnosticToWire(d: Diagnostic): DiagnosticOut {
-  return {
-    hook: d.hook,
-    point: d.point,
-    kind: kindToWire(d.kind),
-    message: d.message,
-    file: d.file ?? '',
-    line: d.line ?? 0,
-    version: d.version ?? '',
-  }
-}
-
-export const HOOK_OUTCOMES = ['changed', 'no-opinion', 'refused', 'failed', 'not-run', 'cancelled'] as const
-export type HookOutcome = (typeof HOOK_OUTCOMES)[number]
-
-/** A ctx.confirm question no person saw: the session's auto_approve flag answered it (proto AutoConfirm). */
-export interface AutoConfirm {
-  title: string
-  /** Empty when the hook gave none. */
-  body: string
-  approved: boolean
-}
-
-export interface HookTrace {
-  hook: string
-  version: string
-  outcome: HookOutcome
-  durationUs: number
-  cpuUs: number
-  /** The confirms the hook asked that the session's auto-approve flag answered; absent when none. */
-  autoConfirms?: AutoConfirm[]
-}
-
-const outcomeWire = z.string().transform((v): HookOutcome => {
-  const name = v.replace(/^HOOK_OUTCOME_/, '').toLowerCase().replace(/_/g, '-')
-  return (HOOK_OUTCOMES as readonly string[]).includes(name) ? (name as HookOutcome) : 'failed'
-})
-
-export const traceWire = z.object({
-  hook: z.string(),
-  version: z.string(),
-  outcome: outcomeWire,
-  durationUs: u64,
-  cpuUs: u64,
-  /** Empty from a sidecar older than the field. */
-  autoConfirms: z.array(z.object({ title: z.string(), body: z.string(), approved: z.boolean() })).default([]),
-})
-
-export type HookTraceOut = Omit<HookTrace, 'outcome' | 'autoConfirms'> & { outcome: string; autoConfirms: AutoConfirm[] }
-
-export function traceToWire(t: HookTrace): HookTraceOut {
-  return { ...t, outcome: `HOOK_OUTCOME_${t.outcome.toUpperCase().replace(/-/g, '_')}`, autoConfirms: t.autoConfirms ?? [] }
-}
-
-/** A point result as both sides hold it, with the result still as JSON text. */
-export interface PointResultData {
-  seq: number
-  point: string
-  result: unknown
-  diagnostics: Diagnostic[]
-  trace: HookTrace[]
-  durationUs: number
-  /** The result's id in the audit log (see audit.ts); set by the session before the result is sent. */
-  decisionId?: string
-}
-
-export const pointResultWire = z.object({
-  seq: u64,
-  point: z.string(),
-  result: bytes,
-  diagnostics: z.array(diagnosticWire),
-  trace: z.array(traceWire),
-  durationUs: u64,
-  /** Empty from a sidecar older than the field. */
-  decisionId: z.string().default(''),
-})
-
-export interface PointResultOut {
-  seq: number
-  point: string
-  result: Buffer
-  diagnostics: DiagnosticOut[]
-  trace: HookTraceOut[]
-  durationUs: number
-  decisionId: string
-}
-
-export function pointResultToWire(r: PointResultData): PointResultOut {
-  return {
-    seq: r.seq,
-    point: r.point,
-    result: Buffer.from(JSON.stringify(r.result ?? null)),
-    diagnostics: r.diagnostics.map(diagnosticToWire),
-    trace: r.trace.map(traceToWire),
-    durationUs: r.durationUs,
-    decisionId: r.decisionId ?? '',
-  }
-}
-
-export interface CapabilityCallData {
-  id: number
-  seq: number
-  hook: string
-  point: string
-  capability: string
-  args: unknown
-}
-
-export interface LogLineData {
-  seq: number
-  hook: string
-  point: string
-  message: string
-  timeMs: number
-}
-
-export const logLineWire = z.object({
-  seq: u64,
-  hook: z.string(),
-  point: z.string(),
-  message: z.string(),
-  timeMs: u64,
-})
-
-export const HOOK_STATUSES = ['ready', 'broken', 'stale'] as const
-export type HookStatus = (typeof HOOK_STATUSES)[number]
-
-export interface HookInfoData {
-  name: string
-  version: string
-  points: string[]
-  status: HookStatus
-  lastError?: Diagnostic
-  loadedAtMs: number
-  /** One line about the hook (hook.json "description"); absent when it has none. */
-  description?: string
-}
-
-export const hookInfoWire = z
-  .object({
-    name: z.string(),
-    version: z.string(),
-    points: z.array(z.string()),
-    status: z.string(),
-    lastError: diagnosticWire.nullable(),
-    loadedAtMs: u64,
-    // Absent from an older sidecar; bounded like every text a peer sends.
-    description: z.string().max(2000).optional(),
-  })
-  .transform((h): HookInfoData => {
-    const status = h.status.replace(/^HOOK_STATUS_/, '').toLowerCase()
-    const out: HookInfoData = {
-      name: h.name,
-      version: h.version,
-      points: h.points,
-      status: (HOOK_STATUSES as readonly string[]).includes(status) ? (status as HookStatus) : 'broken',
-      loadedAtMs: h.loadedAtMs,
-    }
-    if (h.lastError) out.lastError = h.lastError
-    if (h.description) out.description = h.description
-    return out
-  })
-
-export interface HookInfoOut {
-  name: string
-  version: string
-  points: string[]
-  status: string
-  lastError: DiagnosticOut | null
-  loadedAtMs: number
-  description: string
-}
-
-export function hookInfoToWire(h: HookInfoData): HookInfoOut {
-  return {
-    name: h.name,
-    version: h.version,
-    points: h.points,
-    status: `HOOK_STATUS_${h.status.toUpperCase()}`,
-    lastError: h.lastError ? diagnosticToWire(h.lastError) : null,
-    loadedAtMs: h.loadedAtMs,
-    description: h.description ?? '',
-  }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Host -> sidecar
-// ------------------------------------------------------------------------------------------------
-
-/** Who a host says concluded an ask's outcome (proto AskOutcomeBy). */
-export type ReportedBy = 'agent' | 'host'
+export type OpenSessionWire = z.output<typeof openSessionWire>
+/** OpenSession as proto-loader encodes it. */
+export type OpenSessionOut = z.input<typeof openSessionWire>
 
 /** An AskOutcomeReport as the session takes it; `outcome` undefined when the host left it unspecified. */
-export interface OutcomeReportData {
-  decisionId: string
-  outcome: AskOutcome | undefined
-  via: string
-  by: ReportedBy
-}
-
-const askOutcomeWire = z.string().transform((v): AskOutcome | undefined =>
-  v === 'ASK_OUTCOME_ALLOWED' ? 'allowed' : v === 'ASK_OUTCOME_DENIED' ? 'denied' : v === 'ASK_OUTCOME_UNKNOWN' ? 'unknown' : undefined,
-)
-
-export function askOutcomeToWire(outcome: AskOutcome): string {
-  return `ASK_OUTCOME_${outcome.toUpperCase()}`
-}
-
-export function reportedByToWire(by: ReportedBy): string {
-  return by === 'host' ? 'ASK_OUTCOME_BY_HOST' : 'ASK_OUTCOME_BY_AGENT'
-}
+const outcomeReportWire = z.object({ decisionId: z.string(), outcome: askOutcome.field, via: z.string(), by: reportedBy.field })
+export type OutcomeReportData = z.output<typeof outcomeReportWire>
 
 export const hostMessageWire = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('open'), open: openSessionWire }),
@@ -359,41 +250,11 @@ export const hostMessageWire = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('cancel'), cancel: z.object({ seq: u64 }) }),
   z.object({ kind: z.literal('close'), close: z.object({ reason: z.string() }) }),
-  z.object({
-    kind: z.literal('outcome'),
-    outcome: z.object({
-      decisionId: z.string(),
-      outcome: askOutcomeWire,
-      via: z.string(),
-      by: z.string().transform((v): ReportedBy => (v === 'ASK_OUTCOME_BY_HOST' ? 'host' : 'agent')),
-    }),
-  }),
+  z.object({ kind: z.literal('outcome'), outcome: outcomeReportWire }),
 ])
-export type HostMessage = z.infer<typeof hostMessageWire>
-
-/** OpenSession as proto-loader encodes it. */
-export interface OpenSessionOut {
-  protocolVersion: number
-  sessionId: string
-  agentId: string
-  modelId: string
-  hooks: string[]
-  workdir: string
-  interactive: boolean
-  autoApprove: boolean
-  policy: { file: string; httpOrigins: string[]; env: string[]; denyConfirm: boolean }
-  env: Record<string, string>
-  onError: string
-}
-
+export type HostMessage = z.output<typeof hostMessageWire>
 /** Every HostMessage a host writes: exactly one field set, each typed. */
-export type HostFrame =
-  | { open: OpenSessionOut }
-  | { call: { seq: number; point: string; payload: Buffer } }
-  | { capabilityResult: { id: number; value: Buffer; deferred?: boolean } | { id: number; error: { code: string; message: string } } }
-  | { cancel: { seq: number } }
-  | { close: { reason: string } }
-  | { outcome: { decisionId: string; outcome: string; via: string; by: string } }
+export type HostFrame = Frame<z.input<typeof hostMessageWire>>
 
 export const invokeRequestWire = z.object({
   session: openSessionWire.nullable(),
@@ -418,17 +279,7 @@ export const sidecarMessageWire = z.discriminatedUnion('kind', [
     }),
   }),
   z.object({ kind: z.literal('result'), result: pointResultWire }),
-  z.object({
-    kind: z.literal('capabilityCall'),
-    capabilityCall: z.object({
-      id: u64,
-      seq: u64,
-      hook: z.string(),
-      point: z.string(),
-      capability: z.string(),
-      args: bytes,
-    }),
-  }),
+  z.object({ kind: z.literal('capabilityCall'), capabilityCall: capabilityCallWire }),
   z.object({ kind: z.literal('log'), log: logLineWire }),
   z.object({ kind: z.literal('diagnostic'), diagnostic: diagnosticWire }),
   z.object({ kind: z.literal('closed'), closed: z.object({ result: pointResultWire.nullable() }) }),
@@ -439,16 +290,8 @@ export const sidecarMessageWire = z.discriminatedUnion('kind', [
   }),
 ])
 export type SidecarMessage = z.infer<typeof sidecarMessageWire>
-
 /** Every SidecarMessage the sidecar writes: exactly one field set, each typed. */
-export type SidecarFrame =
-  | { opened: { sessionId: string; hooks: HookInfoOut[]; sidecarVersion: string; protocolVersion: number; askOutcomes: boolean } }
-  | { result: PointResultOut }
-  | { capabilityCall: { id: number; seq: number; hook: string; point: string; capability: string; args: Buffer } }
-  | { log: LogLineData }
-  | { diagnostic: DiagnosticOut }
-  | { closed: { result: PointResultOut | null } }
-  | { outcomeAnswer: { decisionId: string; recorded: boolean; message: string } }
+export type SidecarFrame = Frame<z.input<typeof sidecarMessageWire>>
 
 export const invokeResponseWire = z.object({
   result: pointResultWire.nullable(),
@@ -463,5 +306,3 @@ export function parseJsonBytes(field: string, data: Buffer, limits: JsonLimits =
   const parsed = parseJson(data, field, limits)
   return parsed.ok ? parsed : { ok: false, message: parsed.message }
 }
-
-export { DIAGNOSTIC_KINDS }

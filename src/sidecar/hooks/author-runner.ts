@@ -4,7 +4,7 @@
  * file and line (`index.ts:12`, `lib/rules.ts:3`, not line 4,031 of a script they never wrote), and the
  * usual first mistakes (`require`, `process`, ... author-hints.ts) get one line saying what to write
  * instead. One instance serves all of a registry's sandboxed hooks, so a session still runs a chain of
- * them in one trip (session.ts runs a chain in one trip only when every hook has the same runner).
+ * them in one trip (session/step-planner.ts plans one only when every hook has the same runner).
  */
 import type { ChainRequest, ChainRun, HookRunner, InvocationReport, InvocationRequest, RunnableHook } from '../runners/hook-runner.js'
 import { hintFor } from './author-hints.js'

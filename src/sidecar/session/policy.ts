@@ -12,7 +12,7 @@
  */
 import { isAbsolute, join, normalize, sep } from 'node:path'
 import * as z from 'zod'
-import type { FileAccess } from '../../protocol/wire.js'
+import type { FileAccess, OpenSessionWire } from '../../protocol/wire.js'
 import {
   type CapabilityArgs,
   type CapabilityName,
@@ -36,6 +36,12 @@ export interface SessionPolicy {
 }
 
 export const DEFAULT_POLICY: SessionPolicy = { file: 'read-write', httpOrigins: [], env: [], confirm: true }
+
+/** The policy a session's open asks for (its origins normalised); DEFAULT_POLICY when it sends none. */
+export function sessionPolicy(policy: OpenSessionWire['policy']): SessionPolicy {
+  if (!policy) return DEFAULT_POLICY
+  return { file: policy.file, httpOrigins: policy.httpOrigins.map((o) => originOf(o) ?? o), env: policy.env, confirm: !policy.denyConfirm }
+}
 
 /** Lexical confinement: the host's handler also checks real paths (symlinks). */
 export function confinedPath(path: string): { ok: true; path: string } | { ok: false; why: string } {

@@ -1,0 +1,163 @@
+/**
+ * A session's step planner: what the chain (chain/chain.ts) runs for one point call. One ChainStep per
+ * declared hook that serves the point (directly, or through the step point it aliases), in declared
+ * order, each run by its hook's runner with the ctx data it sees; a removed hook, or one that never
+ * loaded and must not be skipped, becomes a step that reports its failure. It also says what a hook's
+ * failure does at a gate (`onErrorOf`: the operator's floor, the session's choice, the hook's own).
+ */
+import { arch, platform } from 'node:os'
+import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points.js'
+import { HOOKD_VERSION } from '../../protocol/version.js'
+import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
+import type { ChainStep } from '../chain/chain.js'
+import type { LoadedHook } from '../hooks/registry.js'
+import { type ChainRun, type CtxData, type HookRunner, type InvocationHost, type InvocationReport, failedReport } from '../runners/hook-runner.js'
+import type { Tenant } from '../tenant.js'
+
+/** What the planner reads of its session. */
+export interface PlannerSession {
+  readonly tenant: Tenant
+  readonly open: OpenSessionWire
+  /** The declared hooks, in order. */
+  readonly hooks: readonly string[]
+  /** The env values the session's hooks see (the policy's and the tenant's allowlists applied). */
+  readonly env: Record<string, string>
+  /** What a hook's invocation during point call `seq` reaches: its capability calls and log lines. */
+  host(seq: number, hook: string, point: string): InvocationHost
+}
+
+/** One step's run by itself (a retry, `retries` 0, is the rerun of a chain step lost with its worker). */
+type StepRun = (handler: string, args: readonly unknown[], resultArg: number | undefined, retries?: number) => Promise<InvocationReport>
+
+export class StepPlanner {
+  constructor(private readonly session: PlannerSession) {}
+
+  /**
+   * One ChainStep per declared hook that serves the point, each run by its hook's runner. When two or
+   * more run and every one has the same runner, and that runner can run a chain in one trip (the worker
+   * pool: one worker message for the whole chain), they go as one chain: the runner reports each step as
+   * it ends, and the chain (runChain) awaits those reports instead of one round trip per hook, so it
+   * still judges every answer with the catalog's rules. A step the runner did not run (its worker died
+   * mid-chain, or a cancel raced it) is invoked on its own, as always.
+   */
+  steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal): ChainStep[] {
+    const { tenant } = this.session
+    const pointName = point.name
+    const steps: ChainStep[] = []
+    const served: Array<{ hook: LoadedHook; ctx: CtxData; host: InvocationHost }> = []
+    /** Each step's run, by itself (the chain's fallback), in step order; undefined for removed hooks. */
+    const runs: Array<StepRun | undefined> = []
+    let removed = false
+    for (const name of this.session.hooks) {
+      // The version current when the call started is the one that runs.
+      const hook = tenant.registry.get(name)
+      if (!hook) {
+        // Removed while this session used it: a `hook-removed` diagnostic on each point it handled.
+        const gone = tenant.registry.removed(name)
+        if (gone && handlerFor(point, gone.points)) {
+          steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(tenant.registry.root, name)) })
+          runs.push(undefined)
+          removed = true
+        }
+        // Declared, but it never loaded: which points it would serve is unknown. A hook that must not be
+        // skipped (onError "refuse") refuses every gate call meanwhile.
+        const broken = tenant.registry.list().find((h) => h.name === name)
+        if (!gone && broken && isGate(point) && this.onErrorOf(tenant.registry.onErrorOf(name)) === 'refuse') {
+          const message = `it did not load (${broken.lastError?.message ?? 'no version of it ever loaded'})`
+          steps.push({
+            hook: { name, version: '', filename: `${name}/index.js`, points: new Set([point.name as PointName]), onError: 'refuse' },
+            invoke: () => Promise.resolve(failedReport('load', message)),
+          })
+          runs.push(undefined)
+          removed = true
+        }
+        continue
+      }
+      if (!handlerFor(point, hook.points)) continue
+      const ctx = this.ctxFor(hook, pointName)
+      const host = this.session.host(seq, name, pointName)
+      served.push({ hook, ctx, host })
+      const code = { name, version: hook.version, filename: hook.filename, source: hook.source }
+      const limits = tenant.limits
+      const run: StepRun = (handler, args, resultArg, retries) =>
+        hook.runner.invoke({
+          ...host,
+          hook: code,
+          ctx,
+          limits,
+          signal,
+          point: handler,
+          args,
+          ...(resultArg !== undefined ? { resultArg } : {}),
+          ...(retries !== undefined ? { retries, alone: true } : {}),
+        })
+      runs.push(run)
+      steps.push({ hook, invoke: (handler, args, resultArg) => run(handler, args, resultArg) })
+    }
+    const runner: HookRunner | undefined = served[0]?.hook.runner
+    if (removed || served.length < 2 || !runner?.invokeChain || served.some((s) => s.hook.runner !== runner)) return steps
+
+    // Started by the first step the chain invokes: the runner's chain skips the same steps before it.
+    let run: ChainRun | undefined
+    const start = (): ChainRun =>
+      (run ??= (runner.invokeChain as NonNullable<HookRunner['invokeChain']>).call(runner, {
+        point: pointName,
+        initial,
+        steps: served.map(({ hook, ctx, host }) => ({
+          ...host,
+          hook: { name: hook.name, version: hook.version, filename: hook.filename, source: hook.source },
+          points: [...hook.points],
+          ctx,
+          onError: this.onErrorOf(hook.onError),
+        })),
+        limits: tenant.limits,
+        signal,
+      }))
+    // A step the chain's runner did not run goes on its own; the step that was running when the runner
+    // lost the chain (a worker died) runs once more, and that is its retry.
+    return steps.map((step, i) => ({
+      hook: step.hook,
+      invoke: async (handler, args, resultArg) => {
+        const chain = start()
+        const report = await chain.report(i)
+        if (report) return report
+        const run = runs[i] as StepRun
+        return run(handler, args, resultArg, chain.lost(i) ? 0 : undefined)
+      },
+    }))
+  }
+
+  /**
+   * What a failure of a hook with `hook` (its hook.json "onError") does at a gate: `refuse` from the
+   * operator, the session or the hook wins; a session that guards an agent (`refuse-unless-skip`)
+   * refuses unless the hook itself says `skip`; else `skip` from either; else the seed's rule.
+   */
+  onErrorOf(hook: OnError): OnError {
+    const session = this.session.open.onError
+    if (this.session.tenant.onError === 'refuse' || session === 'refuse' || hook === 'refuse') return 'refuse'
+    if (session === 'refuse-unless-skip') return hook === 'skip' ? 'skip' : 'refuse'
+    if (session === 'skip' || hook === 'skip') return 'skip'
+    return 'default'
+  }
+
+  /** The ctx data `hook` sees at `point`: the run's, the system's, its own config and name. */
+  ctxFor(hook: LoadedHook, point: string): CtxData {
+    const { open, env } = this.session
+    return {
+      workdir: open.workdir,
+      session: { id: open.sessionId, interactive: open.interactive, autoApprove: open.autoApprove },
+      agent: { id: open.agentId, modelId: open.modelId },
+      config: hook.config,
+      system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
+      env,
+      hook: { name: hook.name, version: hook.version, point },
+    }
+  }
+}
+
+function removedReport(root: string, name: string): InvocationReport {
+  return failedReport(
+    'hook-removed',
+    `the hook's folder ${root}/${name} was removed while this session used it; skipped. Restore the folder, or drop '${name}' from the agent's hooks`,
+  )
+}
