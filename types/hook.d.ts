@@ -23,7 +23,7 @@
  * With a `hook.json` beside `index.js` (`{"config": {...}}`), pass the config's shape:
  * `@type {import('hookd-sandbox/hook').Hook<{ level: number }>}` makes `ctx.config.level` a number.
  *
- * These declarations mirror the point catalog (src/protocol/points.ts) and the capability records
+ * These declarations mirror the point catalog (src/protocol/points/points.ts) and the capability records
  * (src/protocol/capabilities.ts: a ctx function at each record's path, taking its arguments and
  * returning its answer); test/types/hook-types.test.ts fails the build when they drift apart.
  * docs/capabilities.md documents every `ctx` member.

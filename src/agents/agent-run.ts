@@ -6,7 +6,7 @@
  */
 import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { StepPointName } from '../protocol/points.js'
+import type { StepPointName } from '../protocol/points/points.js'
 import type { CheckedWorkdir, Peer } from './workdir.js'
 
 export type { Peer }

@@ -7,7 +7,7 @@
  * get no handler and cost nothing.
  */
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type PointName, getPoint, isPointName } from '../protocol/points.js'
+import { type PointName, getPoint, isPointName } from '../protocol/points/points.js'
 import type { PointCallResult } from './client.js'
 
 /** The part of hookable the bridge uses: `hook(name, fn)` returning its unregister function. */

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
 import { formatAddress, parseAddress } from '../protocol/address.js'
-import type { PointName, PointPayload } from '../protocol/points.js'
+import type { PointName, PointPayload } from '../protocol/points/points.js'
 import { HookdError } from '../protocol/status.js'
 import { type HookInfoData, hookExecutorService, invokeResponseWire, listHooksResponseWire } from '../protocol/wire.js'
 import { type InvokeResult, decodeResult, fromServiceError, readJson } from './results.js'

@@ -4,7 +4,7 @@
  * outcome is built from the point catalog, so it has exactly the shape a real answer would have.
  */
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import { type AnyPoint, GATE_POINTS, type PointName, getPoint, isGate } from '../protocol/points.js'
+import { type AnyPoint, GATE_POINTS, type PointName, getPoint, isGate } from '../protocol/points/points.js'
 
 export type FailureMode = 'closed' | 'open'
 

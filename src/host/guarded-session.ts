@@ -6,7 +6,7 @@
  * the sidecar comes back.
  */
 import { backoffDelay } from '../protocol/backoff.js'
-import { GATE_POINTS, type PointName, type PointPayload } from '../protocol/points.js'
+import { GATE_POINTS, type PointName, type PointPayload } from '../protocol/points/points.js'
 import { HookdError } from '../protocol/status.js'
 import { type ConnectOptions, HookdClient, type PointCallResult, type SessionOptions } from './client.js'
 import { type FailurePolicy, deadlineFor, failureResult, modeFor, requirePoint } from './failure-policy.js'

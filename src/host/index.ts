@@ -23,7 +23,7 @@ export {
   type ConfirmTerminal,
 } from './capabilities.js'
 export { PROTECTED_NAMES, protectionOf, protectedReason, hooksRoot, hookdStateRoots, type ProtectedRoot } from '../protocol/protected-paths.js'
-export { points, POINT_NAMES, type PointName, type PointPayload, type PointOutput } from '../protocol/points.js'
+export { points, POINT_NAMES, type PointName, type PointPayload, type PointOutput } from '../protocol/points/points.js'
 export type { Diagnostic, DiagnosticKind } from '../protocol/diagnostic.js'
 export type { HookTrace, HookOutcome, HookInfoData, LogLineData } from '../protocol/wire.js'
 export { HookdError, type ErrorCode } from '../protocol/status.js'

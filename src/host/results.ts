@@ -1,7 +1,7 @@
 /** What a host gets back for a point call, decoded from the wire. */
 import type * as grpc from '@grpc/grpc-js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { PointName, PointOutput } from '../protocol/points.js'
+import type { PointName, PointOutput } from '../protocol/points/points.js'
 import { parseJson } from '../protocol/bounded-json.js'
 import { HookdError } from '../protocol/status.js'
 import type { HookTrace, LogLineData } from '../protocol/wire.js'

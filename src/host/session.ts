@@ -6,7 +6,7 @@
 import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import { parseJson } from '../protocol/bounded-json.js'
 import { isHostCapabilityName } from '../protocol/capabilities.js'
-import { type AnyPoint, GATE_POINTS, type PointName, type PointPayload, getPoint, isGate, servedPoints } from '../protocol/points.js'
+import { type AnyPoint, GATE_POINTS, type PointName, type PointPayload, getPoint, isGate, servedPoints } from '../protocol/points/points.js'
 import { HookdError } from '../protocol/status.js'
 import {
   type HookInfoData,

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { getPoint } from '../../src/protocol/points.js'
+import { getPoint } from '../../src/protocol/points/points.js'
 import { DEFAULT_LIMITS, type Limits } from '../../src/sidecar/limits.js'
 import type { CapabilityReply, ChainRequest } from '../../src/sidecar/runners/hook-runner.js'
 import { WorkerPool } from '../../src/sidecar/worker/pool/worker-pool.js'

@@ -6,7 +6,7 @@
  */
 import { status } from '@grpc/grpc-js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { POINT_NAMES } from '../../src/protocol/points.js'
+import { POINT_NAMES } from '../../src/protocol/points/points.js'
 import { RawClient, type StreamEnd, callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
 import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 

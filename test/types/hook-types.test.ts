@@ -1,6 +1,6 @@
 /**
  * types/hook.d.ts (the `hookd-sandbox/hook` types hook authors use) against the catalogs it mirrors: the
- * point catalog (src/protocol/points.ts) and the capability records (src/protocol/capabilities.ts): a
+ * point catalog (src/protocol/points/points.ts) and the capability records (src/protocol/capabilities.ts): a
  * record without its ctx function, or a ctx function without its record, does not compile.
  * The checks are types: `tsc -p tsconfig.json` (run by `make test`) fails when the two drift apart.
  */
@@ -22,7 +22,7 @@ import type {
   ToolResult,
 } from 'hookd-sandbox/hook'
 import type { CAPABILITIES, CAPABILITY_ERROR_CODES, CapabilityArgs, CapabilityErrorCode as SidecarErrorCode, CapabilityName, CapabilityValue, FetchResult } from '../../src/protocol/capabilities.js'
-import { type PointSpec, type StepPointName as PointName, stepPoints } from '../../src/protocol/points.js'
+import { type PointSpec, type StepPointName as PointName, stepPoints } from '../../src/protocol/points/points.js'
 
 type Points = typeof stepPoints
 

@@ -1,6 +1,6 @@
 /** The chain (src/sidecar/chain/chain.ts): one point through a session's hooks, with the catalog's rules. */
 import { describe, expect, it } from 'vitest'
-import { type AnyPoint, type PointName, getPoint } from '../../src/protocol/points.js'
+import { type AnyPoint, type PointName, getPoint } from '../../src/protocol/points/points.js'
 import { checkReturn, runChain } from '../../src/sidecar/chain/chain.js'
 import { FakeRunner, aborted, chainStep, fails, mutates, nothing, returns } from './fakes.js'
 

@@ -1,6 +1,6 @@
 /**
  * No import circles under src/ (docs/architecture.md, "Folders, and what each may import"): the graph of
- * every `import ... from './...'` and `export ... from './...'` between hookd's own files, type-only
+ * every `import ... from '...'` and `export ... from '...'` between hookd's own files, type-only
  * imports included, has no cycle. A circle names its files in order.
  */
 import { readFileSync, readdirSync } from 'node:fs'

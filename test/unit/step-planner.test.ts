@@ -4,7 +4,7 @@
  * hand or through runChain, so each shows which hook runs, through which export, with what ctx.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { getPoint, type AnyPoint } from '../../src/protocol/points.js'
+import { getPoint, type AnyPoint } from '../../src/protocol/points/points.js'
 import type { OnError, OpenSessionWire } from '../../src/protocol/wire.js'
 import { runChain } from '../../src/sidecar/chain/chain.js'
 import type { Registry } from '../../src/sidecar/hooks/registry.js'

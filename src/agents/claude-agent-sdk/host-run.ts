@@ -23,7 +23,7 @@ import type { CallOrigin, CapabilityHandlers, ConfirmAnswer, Message } from '../
 import type { HookdClient, SessionOptions } from '../../host/client.js'
 import type { HostSession } from '../../host/session.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type PointName, type StepPointName, getPoint, isGate } from '../../protocol/points.js'
+import { type PointName, type StepPointName, getPoint, isGate } from '../../protocol/points/points.js'
 import type { AgentRun, Ask, AskOutcome, AskSettled, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunStart } from '../agent-run.js'
 import { PendingAsks, type PendingAsksOptions } from '../pending-asks.js'
 import { LiveHooks } from './live-hooks.js'

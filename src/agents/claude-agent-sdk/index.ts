@@ -27,7 +27,7 @@ import { HookdClient, type ConnectOptions, type SessionOptions } from '../../hos
 import type { CallOrigin, CapabilityHandlers, Message } from '../../host/capabilities.js'
 import { DEFAULT_ADDRESS } from '../../protocol/address.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { servedPoints } from '../../protocol/points.js'
+import { servedPoints } from '../../protocol/points/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { AgentRuns } from '../agent-runs.js'
 import { type ClaudeCodeAnswer, ClaudeCodeAdapter } from '../claude-code/claude-code-adapter.js'

@@ -16,7 +16,7 @@
  * again.
  */
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
+import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import type { HookInfoData } from '../../protocol/wire.js'
 
 /** How long a ListHooks read may take before the view gives up on it (and stays unknown). */

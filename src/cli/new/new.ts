@@ -6,8 +6,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { POINT_NAMES } from '../../protocol/points.js'
-import type { StepPointName } from '../../protocol/point-spec.js'
+import { POINT_NAMES } from '../../protocol/points/points.js'
+import type { StepPointName } from '../../protocol/points/point-spec.js'
 import { HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
 import { didYouMean } from '../../protocol/did-you-mean.js'
 import { CommandError, UsageError, list, parse } from '../shared/args.js'

@@ -6,8 +6,8 @@
  * the author sees the shape of an answer: beforeToolExecute refuses blocked shell commands, afterRun
  * appends to a log, and so on.
  */
-import type { StepPointName } from '../../protocol/point-spec.js'
-import { getPoint, isGate } from '../../protocol/points.js'
+import type { StepPointName } from '../../protocol/points/point-spec.js'
+import { getPoint, isGate } from '../../protocol/points/points.js'
 
 /** The points `hookd new` writes handlers for: the step points, which hookd-sandbox/hook types. */
 export const SCAFFOLD_POINTS: readonly StepPointName[] = ['beforeRun', 'afterRun', 'beforeModelRequest', 'afterModelResponse', 'beforeToolExecute', 'afterToolExecute']

@@ -1,9 +1,9 @@
 /**
  * The points as a person reads them: the six step points by name, the event points by group (help text
- * and errors; docs/points.md lists every one). The catalog (src/protocol/points.ts) is what lists
+ * and errors; docs/points.md lists every one). The catalog (src/protocol/points/points.ts) is what lists
  * points; this only sorts the event points into groups, by the part of the name before its first ':'.
  */
-import { type AnyPoint, POINT_NAMES, type PointName, getPoint } from '../../protocol/points.js'
+import { type AnyPoint, POINT_NAMES, type PointName, getPoint } from '../../protocol/points/points.js'
 import { closestPoint } from '../../sidecar/hooks/hook-files.js'
 
 /** Each group of event points and the name prefixes it gathers. Every event point is in exactly one. */

@@ -4,7 +4,7 @@
  * result, compared with what was sent, says what changed.
  */
 import type { PointCallResult } from '../client.js'
-import type { PointName } from '../../protocol/points.js'
+import type { PointName } from '../../protocol/points/points.js'
 import type { HookTrace } from '../../protocol/wire.js'
 import { sameJson } from '../../protocol/json.js'
 

@@ -11,7 +11,7 @@
  * hook would serve it through the alias. A hook that names the event point itself next to such a
  * hook is reported at start, with what to change.
  */
-import { POINT_NAMES, getPoint } from '../../protocol/points.js'
+import { POINT_NAMES, getPoint } from '../../protocol/points/points.js'
 
 export interface HookExports {
   name: string

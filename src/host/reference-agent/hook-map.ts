@@ -2,7 +2,7 @@
  * The event points the agent loop fires on its hookable instance, with the context each carries. The
  * map is hookable's type parameter, so a wrong point name or field is a compile error in the loop and
  * in any host handler registered on the same instance. The bridge sends the JSON-safe part of a
- * context to hookd and applies the fields the point lets a hook change (src/protocol/event-points.ts).
+ * context to hookd and applies the fields the point lets a hook change (src/protocol/points/event-points.ts).
  */
 import type { Message, StopReason, ToolResultBlock, Usage } from './model.js'
 

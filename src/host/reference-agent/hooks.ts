@@ -5,7 +5,7 @@
  * with the payload unchanged.
  */
 import type { Hookable } from 'hookable'
-import { type AnyPoint, type PointName, type PointPayload, getPoint } from '../../protocol/points.js'
+import { type AnyPoint, type PointName, type PointPayload, getPoint } from '../../protocol/points/points.js'
 import { type BridgeTarget, type HookableLike, bridgeHookable } from '../bridge.js'
 import { HookdClient, type PointCallResult, type SessionOptions } from '../client.js'
 import type { FailurePolicy } from '../failure-policy.js'

@@ -4,7 +4,7 @@
  * an interrupt: `call` and `fire` give up as soon as the run is aborted.
  */
 import type { Hookable } from 'hookable'
-import type { PointName, PointPayload } from '../../protocol/points.js'
+import type { PointName, PointPayload } from '../../protocol/points/points.js'
 import type { PointCallResult } from '../client.js'
 import { AgentError } from './errors.js'
 import type { AgentHookMap, AgentPoint } from './hook-map.js'

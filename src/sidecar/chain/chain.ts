@@ -3,7 +3,7 @@
  * the next hook's input; a failing hook becomes a diagnostic and is skipped; a refusal stops the chain.
  */
 import type { Diagnostic, DiagnosticKind } from '../../protocol/diagnostic.js'
-import { type AnyPoint, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
+import { type AnyPoint, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import type { HookTrace, OnError, PointResultData } from '../../protocol/wire.js'
 import type { InvocationReport } from '../runners/hook-runner.js'
 import { parseJson } from '../../protocol/bounded-json.js'

@@ -10,7 +10,7 @@ import { parseJson } from '../../protocol/bounded-json.js'
 import { CONFIG_MAX_BYTES } from './hook-folder.js'
 import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
-import { POINT_NAMES, type PointName } from '../../protocol/points.js'
+import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
 import { type SourceMap, mapPosition } from './source-map.js'
 

@@ -26,7 +26,7 @@ import { type CapabilityHandlers, type FileHandlers, allowlistedFetch } from '..
 import { type CapabilityTable, capabilityTable, serveCall } from '../../host/capability-table.js'
 import { policyClassOf } from '../../protocol/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points.js'
+import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
 import type { CapabilityCallData } from '../../protocol/wire.js'
 import { mayAsk } from '../hooks/may-ask.js'

@@ -8,7 +8,7 @@
  * the decision's outcome (session.ts `outcome`).
  */
 import type { DiagnosticKind } from '../../protocol/diagnostic.js'
-import { getPoint, isGate } from '../../protocol/points.js'
+import { getPoint, isGate } from '../../protocol/points/points.js'
 import { couldNotDecide } from '../chain/chain.js'
 import { gateDecision } from '../session/audit.js'
 import type { AskedQuestion, DecidedResult } from './observer.js'

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { HookdError } from '../../protocol/status.js'
 import type { PointResultData } from '../../protocol/wire.js'
-import { getPoint, isGate } from '../../protocol/points.js'
+import { getPoint, isGate } from '../../protocol/points/points.js'
 import { clip, inert, inertJson } from '../../protocol/text.js'
 import type { AskedQuestion, OutcomeReport } from '../observability/observer.js'
 

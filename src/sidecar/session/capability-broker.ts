@@ -18,7 +18,7 @@ import {
   questionOf,
 } from '../../protocol/capabilities.js'
 import { issueText } from '../../protocol/issue-text.js'
-import { GATE_POINTS, getPoint, isGate } from '../../protocol/points.js'
+import { GATE_POINTS, getPoint, isGate } from '../../protocol/points/points.js'
 import { type ProtectedRoot, hookdStateRoots, hooksRoot } from '../../protocol/protected-paths.js'
 import { HookdError } from '../../protocol/status.js'
 import { clip } from '../../protocol/text.js'

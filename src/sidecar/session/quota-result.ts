@@ -5,7 +5,7 @@
  * sidecar. Every hook that would have run is traced `not-run`, and a `quota` diagnostic says why.
  */
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, handlerFor, isGate } from '../../protocol/points.js'
+import { type AnyPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import type { HookTrace, PointResultData } from '../../protocol/wire.js'
 import type { LoadedHook } from '../hooks/registry.js'
 

@@ -9,7 +9,7 @@
  */
 import { parseJson } from '../../protocol/bounded-json.js'
 import { issueText } from '../../protocol/issue-text.js'
-import { type AnyPoint, getPoint, isGate } from '../../protocol/points.js'
+import { type AnyPoint, getPoint, isGate } from '../../protocol/points/points.js'
 import { HookdError } from '../../protocol/status.js'
 import { quoted } from '../../protocol/text.js'
 import type { HookInfoData, OnError, OpenSessionWire, OutcomeReportData, PointResultData } from '../../protocol/wire.js'

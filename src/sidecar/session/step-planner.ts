@@ -6,7 +6,7 @@
  * failure does at a gate (`onErrorOf`: the operator's floor, the session's choice, the hook's own).
  */
 import { arch, platform } from 'node:os'
-import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points.js'
+import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
 import type { ChainStep } from '../chain/chain.js'

@@ -6,7 +6,7 @@
  * else (hook.json, versions served and stale, removals, events, watching) is the registry's, the same
  * for every kind, so a third kind is one more file here and one line in the registry's list of kinds.
  */
-import type { PointName } from '../../../protocol/points.js'
+import type { PointName } from '../../../protocol/points/points.js'
 import type { OnError } from '../../../protocol/wire.js'
 import type { HookRunner, RunnableHook } from '../../runners/hook-runner.js'
 import type { HookFiles } from '../hook-folder.js'

@@ -5,7 +5,7 @@
  * described is asked again later (remote-hooks.ts), which reloads the folder as if it had changed.
  */
 import { join } from 'node:path'
-import { isPointName } from '../../../protocol/points.js'
+import { isPointName } from '../../../protocol/points/points.js'
 import { type RemoteAddress, remoteAddress } from '../../runners/remote/remote-address.js'
 import type { RemoteAllow } from '../../runners/remote/remote-allow.js'
 import { RemoteHooks } from '../../runners/remote/remote-hooks.js'

@@ -5,7 +5,7 @@
  * its place in the author's files: through the source map for a bundle, inside the file for a plain
  * script. A hook that exports no point is refused (serving it would silently switch it off).
  */
-import { type PointName, isPointName } from '../../../protocol/points.js'
+import { type PointName, isPointName } from '../../../protocol/points/points.js'
 import type { Limits } from '../../limits.js'
 import type { HookRunner, RunnableHook } from '../../runners/hook-runner.js'
 import { Semaphore } from '../../semaphore.js'

@@ -6,7 +6,7 @@
  * aborts, as isolated-vm's README asks.
  */
 import v8 from 'node:v8'
-import { type AnyPoint, type PointName, getPoint } from '../../../protocol/points.js'
+import { type AnyPoint, type PointName, getPoint } from '../../../protocol/points/points.js'
 import { type ChainStep, runChain } from '../../chain/chain.js'
 import type { CapabilityReply, InvocationReport } from '../../runners/hook-runner.js'
 import type { FromWorker, ToWorker } from '../protocol.js'

@@ -9,7 +9,7 @@
  */
 import * as z from 'zod'
 import type { Alias, PointSpec } from './point-spec.js'
-import { sameJson } from './json.js'
+import { sameJson } from '../json.js'
 
 export type EventPayload = Record<string, unknown>
 
