@@ -2,10 +2,10 @@
 import { didYouMean } from '../protocol/did-you-mean.js'
 import { HookdError } from '../protocol/status.js'
 import { HOOKD_VERSION } from '../protocol/version.js'
-import { CommandError, UsageError } from './shared/args.js'
-import { type CliIo, processIo } from './shared/io.js'
+import { CommandError, UsageError } from './common/args.js'
+import { type CliIo, processIo } from './common/io.js'
 import { inert } from '../protocol/text.js'
-import { unexpectedFailure } from './shared/unexpected-failure.js'
+import { unexpectedFailure } from './common/unexpected-failure.js'
 
 const HELP = `hookd ${HOOKD_VERSION}: runs AI-agent hooks in fresh isolated-vm isolates, served over gRPC.
 

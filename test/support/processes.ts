@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
-import type { CliIo } from '../../src/cli/shared/io.js'
+import type { CliIo } from '../../src/cli/common/io.js'
 
 /** The repository's root folder, where both default to running the command. */
 export const ROOT = join(import.meta.dirname, '..', '..')

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/main.js'
-import type { CliIo } from '../../src/cli/shared/io.js'
-import { unexpectedFailure } from '../../src/cli/shared/unexpected-failure.js'
+import type { CliIo } from '../../src/cli/common/io.js'
+import { unexpectedFailure } from '../../src/cli/common/unexpected-failure.js'
 import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { ROOT } from '../support/processes.js'
 

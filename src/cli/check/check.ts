@@ -14,8 +14,8 @@ import { type AnyPoint, getPoint, isGate, isPointName } from '../../protocol/poi
 import { Registry } from '../../sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../../sidecar/limits.js'
 import { WorkerPool } from '../../sidecar/worker/pool/worker-pool.js'
-import { UsageError, parse } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
+import { UsageError, parse } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
 
 export const CHECK_HELP = `Usage: hookd check [DIR] [--json] [--allow-symlinks]
 

@@ -6,9 +6,9 @@
 import { checkHealth } from '../../host/health-check.js'
 import { DEFAULT_ADDRESS } from '../../protocol/address.js'
 import { HookdError } from '../../protocol/status.js'
-import { CommandError, addressFlag, parse, positiveInt } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
-import { CONNECT_FLAGS, CONNECT_HELP, connectOptions } from '../shared/connect-flags.js'
+import { CommandError, addressFlag, parse, positiveInt } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
+import { CONNECT_FLAGS, CONNECT_HELP, connectOptions } from '../common/connect-flags.js'
 
 const DEFAULT_TIMEOUT_MS = 5000
 

@@ -2,9 +2,9 @@
 import { HookdClient } from '../../host/client.js'
 import { DEFAULT_ADDRESS } from '../../protocol/address.js'
 import { HookdError } from '../../protocol/status.js'
-import { CommandError, addressFlag, parse } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
-import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from '../shared/connect-flags.js'
+import { CommandError, addressFlag, parse } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
+import { CONNECT_FLAGS, CONNECT_HELP, connectHint, connectOptions } from '../common/connect-flags.js'
 import { inert, inertJson } from '../../protocol/text.js'
 
 /** How much of a description the table shows: enough for one line beside the other columns. */

@@ -9,7 +9,7 @@ import { didYouMean } from '../../protocol/did-you-mean.js'
 import { quoted } from '../../protocol/text.js'
 import { CONFIG_MAX_BYTES, HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
 import { checkHookJson } from '../../sidecar/hooks/hook-files.js'
-import { CommandError, UsageError } from '../shared/args.js'
+import { CommandError, UsageError } from '../common/args.js'
 
 /** The package's rules/ folder: beside dist/ and src/, both three levels above this file. */
 export const RULES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'rules')

@@ -13,8 +13,8 @@ import { DEFAULT_IDLE_MS } from '../../agents/agent-runs.js'
 import { DEFAULT_BYTE_BUDGET } from '../../sidecar/http/byte-budget.js'
 import { DEFAULT_HTTP_TOKEN_FILE, loadHttpToken } from '../../sidecar/http/http-token.js'
 import type { StateFolder } from '../../sidecar/state/state-folder.js'
-import { UsageError, list, positiveInt } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
+import { UsageError, list, positiveInt } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
 
 const MIB = 1024 * 1024
 

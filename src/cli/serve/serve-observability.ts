@@ -11,9 +11,9 @@ import { Observability } from '../../sidecar/observability/observability.js'
 import { Readiness } from '../../sidecar/observability/readiness.js'
 import { type TracingConfig, tracingConfig } from '../../sidecar/observability/tracing-config.js'
 import type { SidecarOptions } from '../../sidecar/sidecar.js'
-import { UsageError } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
-import { loggedStderr } from '../shared/logged-stderr.js'
+import { UsageError } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
+import { loggedStderr } from '../common/logged-stderr.js'
 
 export const OBSERVABILITY_HELP = `  --metrics HOST:PORT      serve Prometheus metrics at http://HOST:PORT/metrics, and /healthz (live) and
                            /readyz (ready) for probes, on a listener of their own; prints "hookd: metrics

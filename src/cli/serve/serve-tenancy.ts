@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises'
 import { parseAddress } from '../../protocol/address.js'
 import type { SidecarOptions } from '../../sidecar/sidecar.js'
 import { readTenants } from '../../sidecar/tenancy/tenants-file.js'
-import { UsageError, positiveInt } from '../shared/args.js'
+import { UsageError, positiveInt } from '../common/args.js'
 
 export const TENANCY_HELP = `  --tenants FILE           serve several tenants, each with its own token, hooks, policy, limits and
                            quotas (see docs/tenants.md; 'hookd tenant token' makes a token). Calls must

@@ -5,8 +5,8 @@
  */
 import type { SettingsPort } from '../../agents/settings/settings-port.js'
 import { readRegularFile } from '../../sidecar/hooks/read-regular-file.js'
-import { UsageError } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
+import { UsageError } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
 import { git, gitRoot } from './safe-git.js'
 import { readConfig } from './setup-files.js'
 

@@ -16,8 +16,8 @@ import { lstat, mkdir, open } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
 import type { FileChange } from '../../agents/settings/settings-port.js'
 import { StateFolder, userStateDir, writeReplacing } from '../../sidecar/state/state-folder.js'
-import { CommandError } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
+import { CommandError } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
 import { lineDiff } from './text-diff.js'
 
 /** The largest agent file setup reads: settings files are a few KiB. */

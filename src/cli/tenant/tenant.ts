@@ -10,8 +10,8 @@ import { resolve } from 'node:path'
 import { HookdError } from '../../protocol/status.js'
 import { hashToken, newToken } from '../../sidecar/tenancy/tenant-token.js'
 import { readTenants } from '../../sidecar/tenancy/tenants-file.js'
-import { CommandError, UsageError, parse } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
+import { CommandError, UsageError, parse } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
 
 export const TENANT_HELP = `Usage: hookd tenant token [--id ID] [--hooks DIR] [--json]
        hookd tenant check FILE

@@ -10,9 +10,9 @@ import { didYouMean } from '../../protocol/did-you-mean.js'
 import { TESTS_FOLDER } from '../../testing/load-cases.js'
 import { caseLines, junitXml, problemLines, summaryLine } from '../../testing/report.js'
 import { type RunReport, TestRunner } from '../../testing/test-runner.js'
-import { UsageError, parse } from '../shared/args.js'
-import type { CliIo } from '../shared/io.js'
-import { isDirectory, isHookFolder } from '../shared/hook-paths.js'
+import { UsageError, parse } from '../common/args.js'
+import type { CliIo } from '../common/io.js'
+import { isDirectory, isHookFolder } from '../common/hook-paths.js'
 
 export const TEST_HELP = `Usage: hookd test [DIR | HOOK...] [--json] [--junit FILE] [--watch]
 
