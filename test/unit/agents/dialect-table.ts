@@ -26,7 +26,7 @@ import { httpStatus } from '../../../src/sidecar/http/http-exchange.js'
 
 /** Every row's session and folder (AgentRuns runs without its file-system check here: the folder need not exist). */
 export const SESSION = 'sess-1'
-export const CWD = '/work/project'
+export const CWD = '/home/me/project'
 /** The route every row posts to (its channel), and the hook the fake chain's answers name. */
 export const HOOK = 'guard'
 

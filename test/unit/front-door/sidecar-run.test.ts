@@ -62,7 +62,7 @@ async function world(hooks: string[], confirm: ConfirmMode = 'ask', start: Parti
   const observe: SessionObserver = { ...NO_OBSERVER.session({ tenant: undefined, transport: 'http' }), decided: (d) => void decided.push(d), outcome: (o) => void outcomes.push(o) }
   const run = SidecarRun.open({
     tenant: fakeTenant(registry, runner),
-    start: { key: { sessionId: 'sess-1', workdir: '/work/project', channel: `claude-code/${hooks.join(',')}` }, agentId: 'claude-code', modelId: '', ...start },
+    start: { key: { sessionId: 'sess-1', workdir: '/home/me/project', channel: `claude-code/${hooks.join(',')}` }, agentId: 'claude-code', modelId: '', ...start },
     profile: { ...defaultProfile(hooks), confirm },
     localFiles: false,
     report: (l) => reports.push(l),
