@@ -2,9 +2,9 @@
  * An agent hookd serves, as one record: everything that is that agent's, so that the front door's
  * routes, `hookd setup`, `hookd init`, their help, the shim's per-agent table (native/hookd-hook.c and
  * bin/hookd-hook, checked by test/unit/shim-forms.test.ts) and the tables of docs/agents.md (checked
- * by test/unit/agent-registry.test.ts) all come from the one list of them (registry.ts). Each agent's
- * record lives in its own folder (claude-code/claude-code-agent.ts, codex/codex-agent.ts, ...) beside
- * its dialect, its tool table and any step of its own; docs/architecture.md says how to add one.
+ * by test/unit/agents/agent-registry.test.ts) all come from the one list of them (registry.ts). Each
+ * agent's record lives in its own folder (claude-code/claude-code-agent.ts, codex/codex-agent.ts, ...)
+ * beside its dialect, its tool table and any step of its own; docs/architecture.md says how to add one.
  */
 import type { Dialect } from './hook-event.js'
 import type { Config, Placement, Position, SettingsFormat } from './settings/settings-format.js'

@@ -264,7 +264,7 @@ export class Sidecar {
    * Serves the HTTP front door for the agents people use (docs/agents.md) on host:port, beside the gRPC
    * listener; returns its URL. Without tenants every request must carry `token`; with them, a tenant's.
    */
-  async listenHttp(host: string, port: number, options: Omit<FrontDoorOptions, 'tenancy' | 'projects'> & { socket?: string } = {}): Promise<string> {
+  async listenHttp(host: string, port: number, options: Omit<FrontDoorOptions, 'tenancy' | 'projects' | 'openRun'> & { socket?: string } = {}): Promise<string> {
     const own = this.tenancy instanceof SingleTenant || this.tenancy instanceof Projects
     if (own && options.token === undefined) throw new HookdError('invalid-argument', 'a sidecar without tenants needs a token for its HTTP front door (FrontDoorOptions.token)')
     const { token, ...rest } = options

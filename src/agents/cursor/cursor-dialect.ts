@@ -19,7 +19,8 @@
  *                                            error -> error; sessionStart / sessionEnd open / end
  *
  * The session is `conversation_id`; the workdir the first of `workspace_roots`. Cursor wants JSON
- * from every hook, so no opinion is `{}`.
+ * from every hook, so no opinion is `{}`, which is also the answer to every event not listed here
+ * (afterAgentResponse, afterAgentThought, ...): it opens no run.
  */
 import * as z from 'zod'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
@@ -56,6 +57,11 @@ const EVENTS = [
 ] as const
 
 const GATES: ReadonlySet<string> = new Set(['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile', 'preToolUse'])
+/**
+ * The events after a tool that hookd maps. Cursor's other `after...` events (afterAgentResponse,
+ * afterAgentThought, afterTabFileEdit) carry no tool call: no opinion, like any event not mapped.
+ */
+const AFTER_TOOL: ReadonlySet<string> = new Set(['afterShellExecution', 'afterMCPExecution', 'afterFileEdit', 'postToolUse'])
 
 interface CursorEvent {
   name: string
@@ -127,7 +133,7 @@ function read(body: unknown): ParsedEvent<CursorEvent> {
       event = { kind: 'end', reason: 'interrupted' }
       break
     default:
-      event = GATES.has(name) || name.startsWith('after') || name === 'postToolUse' ? toolEvent(name, body) : { kind: 'other' }
+      event = GATES.has(name) || AFTER_TOOL.has(name) ? toolEvent(name, body) : { kind: 'other' }
   }
   const session = { sessionId: native.conversation_id, cwd: native.workspace_roots[0] as string, ...(native.model ? { model: native.model } : {}) }
   return { session, event, native: { name } }

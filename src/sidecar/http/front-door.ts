@@ -29,7 +29,7 @@
 import { chmod } from 'node:fs/promises'
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import type { Peer } from '../../agents/agent-run.js'
+import type { AgentRun, Peer, RunStart } from '../../agents/agent-run.js'
 import { AgentAdapter } from '../../agents/agent-adapter.js'
 import { AgentRuns, type AgentRunsOptions } from '../../agents/agent-runs.js'
 import { AGENTS, AGENT_IDS, agentById } from '../../agents/registry.js'
@@ -83,6 +83,12 @@ export interface FrontDoorOptions {
    * (`x-hookd-project`, `x-hookd-hooks`, sent by the shim), which it runs as.
    */
   projects?: Projects
+  /**
+   * Opens the run of an agent session as `tenant` (`start.key.channel` names its route). Default: a
+   * SidecarRun, the tenant's Session with the route's hooks and profile (sidecar-run.ts). Tests give a
+   * fake run, so that the door's own behaviour is shown without a worker (test/unit/front-door/).
+   */
+  openRun?(start: RunStart, tenant: Tenant): Promise<AgentRun>
 }
 
 /** A path sent in a header, percent-encoded (the shim encodes every byte outside a plain set). */
@@ -336,19 +342,22 @@ export class FrontDoor {
     }
     const report = (line: string): void => this.report(`http: ${line}`)
     let door: TenantDoor | undefined
+    const open = this.options.openRun ?? ((start: RunStart, current: Tenant) => this.sidecarRun(start, current))
     const runs = new AgentRuns(
-      async (start) => {
-        const current = (door as TenantDoor).tenant
-        const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
-        const profile = await resolveProfile(route, current.registry.root)
-        const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: current.id, transport: 'http' })
-        return SidecarRun.open({ tenant: current, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
-      },
+      (start) => open(start, (door as TenantDoor).tenant),
       { ...this.options.runs, report, checkWorkdir: this.local, ...(tenant.id !== undefined ? { who: tenant.who ?? `tenant '${tenant.id}'` } : {}) },
     )
     door = { tenant, runs, adapters: new Map(AGENTS.map((a) => [a.id, new AgentAdapter(a.dialect, runs, { report })])) }
     this.doors.set(id, door)
     return door
+  }
+
+  /** A run of the tenant's sessions, with the hooks and policy of the run's route (its channel). */
+  private async sidecarRun(start: RunStart, tenant: Tenant): Promise<AgentRun> {
+    const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
+    const profile = await resolveProfile(route, tenant.registry.root)
+    const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: tenant.id, transport: 'http' })
+    return SidecarRun.open({ tenant, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
   }
 
   /**

@@ -4,10 +4,10 @@
  * off, is not. Each agent's routes and entries are as its definition says (src/agents/registry.ts).
  */
 import { describe, expect, it } from 'vitest'
-import type { AgentDefinition } from '../../src/agents/agent-definition.js'
-import { agentById } from '../../src/agents/registry.js'
-import { type HookdCommand, parseHookdCommand as parse } from '../../src/agents/settings/hookd-command.js'
-import { shimCommand, teamCommand } from '../../src/agents/settings/shim-command.js'
+import type { AgentDefinition } from '../../../src/agents/agent-definition.js'
+import { agentById } from '../../../src/agents/registry.js'
+import { type HookdCommand, parseHookdCommand as parse } from '../../../src/agents/settings/hookd-command.js'
+import { shimCommand, teamCommand } from '../../../src/agents/settings/shim-command.js'
 
 const agent = (id: string): AgentDefinition => agentById(id) as AgentDefinition
 /** hookd's command for the agent `id`, as its definition's routes are. */

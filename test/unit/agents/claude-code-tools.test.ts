@@ -1,8 +1,8 @@
 /** Claude Code's tools in the canonical vocabulary, both ways, and its tool outputs as text and back. */
 import { describe, expect, it } from 'vitest'
-import { CLAUDE_CODE_TOOLS } from '../../src/agents/claude-code/tools.js'
-import { outputText, withOutputText } from '../../src/agents/claude-code/tool-output.js'
-import { toWorkdirPath } from '../../src/agents/canonical-path.js'
+import { CLAUDE_CODE_TOOLS } from '../../../src/agents/claude-code/tools.js'
+import { outputText, withOutputText } from '../../../src/agents/claude-code/tool-output.js'
+import { toWorkdirPath } from '../../../src/agents/canonical-path.js'
 
 const W = '/home/me/project'
 

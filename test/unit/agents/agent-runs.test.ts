@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AgentRun, ChainAnswer, RunStart } from '../../src/agents/agent-run.js'
-import { AgentRuns } from '../../src/agents/agent-runs.js'
+import type { AgentRun, ChainAnswer, RunStart } from '../../../src/agents/agent-run.js'
+import { AgentRuns } from '../../../src/agents/agent-runs.js'
 
 let workdir = ''
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { trustHash, withTrust } from '../../src/agents/codex/trust-toml.js'
+import { trustHash, withTrust } from '../../../src/agents/codex/trust-toml.js'
 
 const hook = (event: string, command: string) => ({ event, position: { group: 0, handler: 0 }, command, timeoutS: 35 })
 

@@ -1,7 +1,7 @@
 /** PendingAsks: the asks of one run waiting for their outcome, each settled once, within a cap and an expiry. */
 import { describe, expect, it } from 'vitest'
-import type { AskSettled } from '../../src/agents/agent-run.js'
-import { PendingAsks } from '../../src/agents/pending-asks.js'
+import type { AskSettled } from '../../../src/agents/agent-run.js'
+import { PendingAsks } from '../../../src/agents/pending-asks.js'
 
 function asks(options: { max?: number; expiryMs?: number } = {}): { pending: PendingAsks; settled: AskSettled[]; clock: { now: number } } {
   const settled: AskSettled[] = []

@@ -1,6 +1,6 @@
 /** The front door's byte budget, in memory: per tenant, in all, and what a refusal says. */
 import { describe, expect, it } from 'vitest'
-import { ByteBudget } from '../../src/sidecar/http/byte-budget.js'
+import { ByteBudget } from '../../../src/sidecar/http/byte-budget.js'
 
 const MiB = 1024 * 1024
 

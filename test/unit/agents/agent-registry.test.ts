@@ -12,11 +12,11 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { EXPRESSED } from '../../src/agents/agent-definition.js'
-import { AGENTS, AGENT_IDS } from '../../src/agents/registry.js'
-import { CANONICAL_TOOLS, CANONICAL_TOOL_NAMES, type CanonicalToolName } from '../../src/agents/vocabulary.js'
-import { protectionOf } from '../../src/protocol/protected-paths.js'
-import { ROOT, runInProcess } from '../support/processes.js'
+import { EXPRESSED } from '../../../src/agents/agent-definition.js'
+import { AGENTS, AGENT_IDS } from '../../../src/agents/registry.js'
+import { CANONICAL_TOOLS, CANONICAL_TOOL_NAMES, type CanonicalToolName } from '../../../src/agents/vocabulary.js'
+import { protectionOf } from '../../../src/protocol/protected-paths.js'
+import { ROOT, runInProcess } from '../../support/processes.js'
 
 interface Table {
   header: string[]
