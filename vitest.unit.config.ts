@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config'
  */
 const STARTS_PROCESSES = [
   // bundling through esbuild's own process, which the tests kill and see replaced; mkfifo
-  'test/unit/bundle.test.ts',
+  'test/unit/hooks/bundle.test.ts',
   // the peer's user of a TCP connection, from a process started as another user (setpriv)
   'test/unit/peer-user.test.ts',
   // both shims (the compiled one and the script) run for every agent, to check each refusal they print

@@ -279,7 +279,7 @@ describe('nothing survives an invocation', () => {
   })
 })
 
-/** The sandbox's error with the hint hookd adds to it (author-hints.ts; its exact text is tested in test/unit/author-hints.test.ts). */
+/** The sandbox's error with the hint hookd adds to it (author-hints.ts; its exact text is tested in test/unit/hooks/author-hints.test.ts). */
 function withHint(message: string): string {
   return `${message}; ${hintFor({ message })}`
 }

@@ -1,6 +1,6 @@
 /**
  * Author hints (src/sidecar/hooks/author-hints.ts) against what the real sandbox reports, on a running
- * sidecar and through `hookd check`: the messages test/unit/author-hints.test.ts feeds in are the ones
+ * sidecar and through `hookd check`: the messages test/unit/hooks/author-hints.test.ts feeds in are the ones
  * authors see, and each reaches them with its hint.
  */
 import { rm } from 'node:fs/promises'

@@ -4,7 +4,7 @@
  * and a refusal is a catchable error inside the hook or, uncaught, a `capability-denied` diagnostic.
  * The round trips themselves (what reaches the host, what the hook is answered, the host's answers
  * too big or too late, env filtered whatever a host sends) are tested in memory too:
- * test/unit/session-stream-capabilities.test.ts.
+ * test/unit/session/session-stream-capabilities.test.ts.
  */
 import { writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'

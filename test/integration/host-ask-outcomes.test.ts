@@ -4,7 +4,7 @@
  * connects by address), is recorded asked with its question, and the host's outcome report is its
  * second audit line. Everything else about asks and outcome reports (old-style hosts, deferred where
  * it does not fit, hostile and flooding reports, an older sidecar) is tested in memory, with the same
- * audit log, metrics and operator's log: test/unit/session-stream-outcomes.test.ts.
+ * audit log, metrics and operator's log: test/unit/session/session-stream-outcomes.test.ts.
  */
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

@@ -2,7 +2,7 @@
  * The in-memory Session call (test/support/memory-session.ts) against grpc-js on a real socket: the
  * same exchanges through both, and each end sees the same events in the same order with the same
  * values (decoded messages, statuses with their code, details and message, the server's 'end' and
- * 'cancelled'). The in-memory tests of the stream machine (test/unit/session-stream*.test.ts) are as
+ * 'cancelled'). The in-memory tests of the stream machine (test/unit/session/session-stream*.test.ts) are as
  * good as this likeness, so it is checked here, where grpc-js itself answers.
  */
 import { mkdtemp, rm } from 'node:fs/promises'

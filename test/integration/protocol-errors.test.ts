@@ -3,7 +3,7 @@
  * message limit (the sidecar's server sets it), frames protobuf cannot decode (hook-executor.ts gives
  * its service tolerant decoding), a unary Invoke, many broken streams at once on one server. Each gets
  * the gRPC status that says what was wrong, and the sidecar goes on serving everyone else. Every other
- * protocol mistake of the Session stream is tested in memory (test/unit/session-stream.test.ts).
+ * protocol mistake of the Session stream is tested in memory (test/unit/session/session-stream.test.ts).
  */
 import { status } from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,7 +1,7 @@
 /**
  * Which worker takes new work, and which waiting work starts when room frees: pure functions of
  * read-only views of the workers and of what the work asks for, with no processes, timers or
- * messages, so the pool's scheduling is tested as a table (test/unit/balancer.test.ts). The pool
+ * messages, so the pool's scheduling is tested as a table (test/unit/pool/balancer.test.ts). The pool
  * (worker-pool.ts) applies what they decide: it reserves the room on the worker chosen and sends it.
  *
  * The rules:

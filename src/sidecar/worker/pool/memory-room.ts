@@ -15,7 +15,7 @@
  * So the invocations in one worker hold at most about maxRunningMb + maxParkedMb of memory limits at
  * once, however many calls arrive. The sums are computed from the flights themselves, so a flight that
  * ends (an answer, a cancel, its worker's death) gives its room back by being gone; the rules below are
- * plain functions of those sums (the balancer's table, test/unit/balancer.test.ts, covers them).
+ * plain functions of those sums (the balancer's table, test/unit/pool/balancer.test.ts, covers them).
  */
 import type { Flight } from './flights.js'
 

@@ -7,10 +7,10 @@
  */
 import { status } from '@grpc/grpc-js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Diagnostic, HookdError, type LogLineData } from '../../src/host/index.js'
-import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../src/protocol/version.js'
-import { type RawSidecarMessage, callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
-import { deferred, exporting, returns, until } from './fakes.js'
+import { type Diagnostic, HookdError, type LogLineData } from '../../../src/host/index.js'
+import { HOOKD_VERSION, PROTOCOL_VERSION } from '../../../src/protocol/version.js'
+import { type RawSidecarMessage, callFrame, encodeHostMessage, openFrame } from '../../support/raw-session.js'
+import { deferred, exporting, returns, until } from '../fakes.js'
 import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }

@@ -4,11 +4,11 @@
  * flight, the folders of a bundle, and when the record holds nothing worth keeping.
  */
 import { describe, expect, it } from 'vitest'
-import type { HookFiles } from '../../src/sidecar/hooks/hook-folder.js'
-import { HookRecord } from '../../src/sidecar/hooks/hook-record.js'
-import type { LoadedHook } from '../../src/sidecar/hooks/kinds/hook-kind.js'
-import type { SourceMap } from '../../src/sidecar/hooks/source-map.js'
-import { FakeRunner } from './fakes.js'
+import type { HookFiles } from '../../../src/sidecar/hooks/hook-folder.js'
+import { HookRecord } from '../../../src/sidecar/hooks/hook-record.js'
+import type { LoadedHook } from '../../../src/sidecar/hooks/kinds/hook-kind.js'
+import type { SourceMap } from '../../../src/sidecar/hooks/source-map.js'
+import { FakeRunner } from '../fakes.js'
 
 const runner = new FakeRunner()
 

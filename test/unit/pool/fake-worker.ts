@@ -6,8 +6,8 @@
 import { EventEmitter } from 'node:events'
 import type { ChildProcess } from 'node:child_process'
 import { PassThrough } from 'node:stream'
-import type { FromWorker, ToWorker } from '../../src/sidecar/worker/protocol.js'
-import { type WorkerExit, type WorkerOwner, type WorkerSettings, WorkerProcess } from '../../src/sidecar/worker/pool/worker-process.js'
+import type { FromWorker, ToWorker } from '../../../src/sidecar/worker/protocol.js'
+import { type WorkerExit, type WorkerOwner, type WorkerSettings, WorkerProcess } from '../../../src/sidecar/worker/pool/worker-process.js'
 
 export class FakeChild extends EventEmitter {
   connected = true

@@ -4,17 +4,17 @@
  * to `answerFromHost` as the Session stream would. No session, no chain, no sidecar process.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { HookdError } from '../../src/protocol/status.js'
-import { MESSAGE_CHARS } from '../../src/protocol/text.js'
-import type { CapabilityCallData, OpenSessionWire } from '../../src/protocol/wire.js'
-import type { Registry } from '../../src/sidecar/hooks/registry.js'
-import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
-import type { CapabilityDecision } from '../../src/sidecar/observability/observer.js'
-import type { CapabilityReply } from '../../src/sidecar/runners/hook-runner.js'
-import { type BrokerSession, CapabilityBroker, type HostAnswer } from '../../src/sidecar/session/capability-broker.js'
-import { DEFAULT_POLICY, type SessionPolicy } from '../../src/sidecar/session/policy.js'
-import type { LinkReply } from '../../src/sidecar/session/session-link.js'
-import { type FakeTenantOptions, FakeLoader, FakeRunner, type HooksRoot, fakeTenant, hooksFolder, loadedRegistry } from './fakes.js'
+import { HookdError } from '../../../src/protocol/status.js'
+import { MESSAGE_CHARS } from '../../../src/protocol/text.js'
+import type { CapabilityCallData, OpenSessionWire } from '../../../src/protocol/wire.js'
+import type { Registry } from '../../../src/sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS } from '../../../src/sidecar/limits.js'
+import type { CapabilityDecision } from '../../../src/sidecar/observability/observer.js'
+import type { CapabilityReply } from '../../../src/sidecar/runners/hook-runner.js'
+import { type BrokerSession, CapabilityBroker, type HostAnswer } from '../../../src/sidecar/session/capability-broker.js'
+import { DEFAULT_POLICY, type SessionPolicy } from '../../../src/sidecar/session/policy.js'
+import type { LinkReply } from '../../../src/sidecar/session/session-link.js'
+import { type FakeTenantOptions, FakeLoader, FakeRunner, type HooksRoot, fakeTenant, hooksFolder, loadedRegistry } from '../fakes.js'
 
 const opened: Array<{ folder: HooksRoot; registry: Registry }> = []
 

@@ -4,9 +4,9 @@
  * result differs.
  */
 import { describe, expect, it } from 'vitest'
-import { parseCase } from '../../src/testing/case-file.js'
-import { differences } from '../../src/testing/match.js'
-import { junitXml } from '../../src/testing/report.js'
+import { parseCase } from '../../../src/testing/case-file.js'
+import { differences } from '../../../src/testing/match.js'
+import { junitXml } from '../../../src/testing/report.js'
 
 const FILE = 'hooks/guard/tests/x.json'
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }

@@ -5,12 +5,12 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { versionOf } from '../../src/sidecar/hooks/hook-files.js'
-import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../src/sidecar/hooks/hook-folder.js'
-import type { AuthorRunner } from '../../src/sidecar/hooks/author-runner.js'
-import { Registry, type RegistryEvent, type RegistryOptions } from '../../src/sidecar/hooks/registry.js'
-import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
-import { FakeLoader, FakeRunner, type HookFolder, type HooksRoot, exporting, hooksFolder, until } from './fakes.js'
+import { versionOf } from '../../../src/sidecar/hooks/hook-files.js'
+import { SOURCE_MAX_BYTES as HOOK_SOURCE_MAX_BYTES } from '../../../src/sidecar/hooks/hook-folder.js'
+import type { AuthorRunner } from '../../../src/sidecar/hooks/author-runner.js'
+import { Registry, type RegistryEvent, type RegistryOptions } from '../../../src/sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS } from '../../../src/sidecar/limits.js'
+import { FakeLoader, FakeRunner, type HookFolder, type HooksRoot, exporting, hooksFolder, until } from '../fakes.js'
 
 let folder: HooksRoot
 let loader: FakeLoader

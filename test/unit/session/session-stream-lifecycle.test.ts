@@ -6,11 +6,11 @@
  */
 import { status } from '@grpc/grpc-js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { HookdError, type HostSession } from '../../src/host/index.js'
-import { CUT, DRAINING } from '../../src/sidecar/grpc/open-streams.js'
-import { FAILURE_TEXT } from '../../src/sidecar/runners/failure-text.js'
-import { callFrame, encodeHostMessage, openFrame } from '../support/raw-session.js'
-import { type Deferred, deferred, exporting, fails, nothing, returns, until } from './fakes.js'
+import { HookdError, type HostSession } from '../../../src/host/index.js'
+import { CUT, DRAINING } from '../../../src/sidecar/grpc/open-streams.js'
+import { FAILURE_TEXT } from '../../../src/sidecar/runners/failure-text.js'
+import { callFrame, encodeHostMessage, openFrame } from '../../support/raw-session.js'
+import { type Deferred, deferred, exporting, fails, nothing, returns, until } from '../fakes.js'
 import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'rm -rf build' } }

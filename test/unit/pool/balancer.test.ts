@@ -5,8 +5,8 @@
  * wait on the host fits the parked cap.
  */
 import { describe, expect, it } from 'vitest'
-import { type Turn, type Want, type WorkerView, assign, choose } from '../../src/sidecar/worker/pool/balancer.js'
-import { admitWait, roomToRun } from '../../src/sidecar/worker/pool/memory-room.js'
+import { type Turn, type Want, type WorkerView, assign, choose } from '../../../src/sidecar/worker/pool/balancer.js'
+import { admitWait, roomToRun } from '../../../src/sidecar/worker/pool/memory-room.js'
 
 /** A ready, idle worker, changed by `over`. */
 const worker = (over: Partial<WorkerView> = {}): WorkerView => ({ state: 'ready', inflight: 0, runningMb: 0, heldAlone: false, ...over })

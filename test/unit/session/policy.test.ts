@@ -1,6 +1,6 @@
 /** The capability policy (src/sidecar/session/policy.ts): what a session lets a hook ask its host for. */
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_POLICY, type SessionPolicy, confinedPath, refusal } from '../../src/sidecar/session/policy.js'
+import { DEFAULT_POLICY, type SessionPolicy, confinedPath, refusal } from '../../../src/sidecar/session/policy.js'
 
 const policy = (overrides: Partial<SessionPolicy> = {}): SessionPolicy => ({ ...DEFAULT_POLICY, ...overrides })
 

@@ -5,9 +5,9 @@
  * and new work waits behind it, and a pool that stops gives every waiter nothing.
  */
 import { describe, expect, it } from 'vitest'
-import { deadlineIn } from '../../src/sidecar/worker/pool/flights.js'
-import { RoomQueue } from '../../src/sidecar/worker/pool/room-queue.js'
-import type { WorkerProcess } from '../../src/sidecar/worker/pool/worker-process.js'
+import { deadlineIn } from '../../../src/sidecar/worker/pool/flights.js'
+import { RoomQueue } from '../../../src/sidecar/worker/pool/room-queue.js'
+import type { WorkerProcess } from '../../../src/sidecar/worker/pool/worker-process.js'
 import { type FakeChild, fakeWorker, recordingOwner } from './fake-worker.js'
 
 /** A queue over `n` ready workers, each with room for two 64 MB invocations. */

@@ -1,7 +1,7 @@
 /** AskedDecisions: a gRPC session's asks waiting for their host's report, each settled once, within a cap and an expiry. */
 import { describe, expect, it } from 'vitest'
-import type { OutcomeReport } from '../../src/sidecar/observability/observer.js'
-import { AskedDecisions } from '../../src/sidecar/session/asked-decisions.js'
+import type { OutcomeReport } from '../../../src/sidecar/observability/observer.js'
+import { AskedDecisions } from '../../../src/sidecar/session/asked-decisions.js'
 
 function decisions(options: { max?: number; expiryMs?: number } = {}): { asked: AskedDecisions; settled: OutcomeReport[]; clock: { now: number } } {
   const settled: OutcomeReport[] = []

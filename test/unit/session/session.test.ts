@@ -4,14 +4,14 @@
  */
 import { arch, platform } from 'node:os'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { CapabilityReply } from '../../src/sidecar/runners/hook-runner.js'
-import { HookdError } from '../../src/protocol/status.js'
-import { HOOKD_VERSION } from '../../src/protocol/version.js'
-import type { OpenSessionWire } from '../../src/protocol/wire.js'
-import type { Registry } from '../../src/sidecar/hooks/registry.js'
-import { DEFAULT_LIMITS, DEFAULT_WAITS } from '../../src/sidecar/limits.js'
-import { Session } from '../../src/sidecar/session/session.js'
-import { SingleTenant, type Tenant } from '../../src/sidecar/tenant.js'
+import type { CapabilityReply } from '../../../src/sidecar/runners/hook-runner.js'
+import { HookdError } from '../../../src/protocol/status.js'
+import { HOOKD_VERSION } from '../../../src/protocol/version.js'
+import type { OpenSessionWire } from '../../../src/protocol/wire.js'
+import type { Registry } from '../../../src/sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS, DEFAULT_WAITS } from '../../../src/sidecar/limits.js'
+import { Session } from '../../../src/sidecar/session/session.js'
+import { SingleTenant, type Tenant } from '../../../src/sidecar/tenant.js'
 import {
   FakeLink,
   FakeLoader,
@@ -34,7 +34,7 @@ import {
   payload,
   returns,
   until,
-} from './fakes.js'
+} from '../fakes.js'
 
 interface World {
   folder: HooksRoot

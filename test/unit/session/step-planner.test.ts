@@ -4,11 +4,11 @@
  * hand or through runChain, so each shows which hook runs, through which export, with what ctx.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { getPoint, type AnyPoint } from '../../src/protocol/points/points.js'
-import type { OnError, OpenSessionWire } from '../../src/protocol/wire.js'
-import { runChain } from '../../src/sidecar/chain/chain.js'
-import type { Registry } from '../../src/sidecar/hooks/registry.js'
-import { StepPlanner } from '../../src/sidecar/session/step-planner.js'
+import { getPoint, type AnyPoint } from '../../../src/protocol/points/points.js'
+import type { OnError, OpenSessionWire } from '../../../src/protocol/wire.js'
+import { runChain } from '../../../src/sidecar/chain/chain.js'
+import type { Registry } from '../../../src/sidecar/hooks/registry.js'
+import { StepPlanner } from '../../../src/sidecar/session/step-planner.js'
 import {
   FakeLoader,
   FakeRunner,
@@ -23,7 +23,7 @@ import {
   nothing,
   openRequest,
   returns,
-} from './fakes.js'
+} from '../fakes.js'
 
 const opened: Array<{ folder: HooksRoot; registry: Registry }> = []
 

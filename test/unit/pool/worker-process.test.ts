@@ -6,12 +6,12 @@
  * does is test/hostile/workers.test.ts.
  */
 import { describe, expect, it, vi } from 'vitest'
-import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
-import { FAILURE_TEXT } from '../../src/sidecar/runners/failure-text.js'
-import type { ChainRequest, InvocationReport, InvocationRequest, InvokeOutcome } from '../../src/sidecar/runners/hook-runner.js'
-import type { LoadOutcome } from '../../src/sidecar/worker/protocol.js'
-import { type Flight, deadlineIn } from '../../src/sidecar/worker/pool/flights.js'
-import type { WorkerProcess, WorkerSettings } from '../../src/sidecar/worker/pool/worker-process.js'
+import { DEFAULT_LIMITS } from '../../../src/sidecar/limits.js'
+import { FAILURE_TEXT } from '../../../src/sidecar/runners/failure-text.js'
+import type { ChainRequest, InvocationReport, InvocationRequest, InvokeOutcome } from '../../../src/sidecar/runners/hook-runner.js'
+import type { LoadOutcome } from '../../../src/sidecar/worker/protocol.js'
+import { type Flight, deadlineIn } from '../../../src/sidecar/worker/pool/flights.js'
+import type { WorkerProcess, WorkerSettings } from '../../../src/sidecar/worker/pool/worker-process.js'
 import { fakeWorker } from './fake-worker.js'
 
 function worker(settings: Partial<WorkerSettings> = {}) {

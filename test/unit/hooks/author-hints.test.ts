@@ -5,7 +5,7 @@
  * what authors see.
  */
 import { describe, expect, it } from 'vitest'
-import { builtinAdvice, hintFor } from '../../src/sidecar/hooks/author-hints.js'
+import { builtinAdvice, hintFor } from '../../../src/sidecar/hooks/author-hints.js'
 
 describe('hintFor', () => {
   it('points an export in a CommonJS file to module.exports or index.mjs', () => {
