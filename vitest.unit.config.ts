@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config'
 
 /**
  * test/unit files that start a process, where the process is what they test: they run in the whole
- * suite only. (author-hints' check against a running sidecar is test/integration/author-hints.test.ts.)
+ * suite only. (author-hints' check against a running sidecar is test/integration/cli/author-hints.test.ts.)
  */
 const STARTS_PROCESSES = [
   // bundling through esbuild's own process, which the tests kill and see replaced; mkfifo

@@ -13,7 +13,7 @@
  *   (src/sidecar/http/sidecar-run.ts) and `hookd test` (through the host session) dispatch through it;
  * - `hookd test`'s case format names the calls from `HOST_CAPABILITY_NAMES` (src/testing/case-file.ts);
  * - the prelude's ctx tree (src/sidecar/worker/isolate/prelude.js) is walked against the records by
- *   test/integration/capability-dispatch.test.ts, and types/hook.d.ts is checked against them by
+ *   test/integration/capabilities/capability-dispatch.test.ts, and types/hook.d.ts is checked against them by
  *   test/types/hook-types.test.ts; docs/capabilities.md's tables, the proto's comments and the Python
  *   examples' calls are checked by test/unit/capability-records.test.ts.
  *

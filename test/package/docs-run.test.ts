@@ -23,7 +23,7 @@
  * and holds the `build/` folder the model asks to delete.
  *
  * The README's `make run` and `make test` are the clone's commands, not the package's: `make test` is
- * CI itself, and test/integration/make-run.test.ts runs `make run` in this checkout (the address and
+ * CI itself, and test/integration/cli/make-run.test.ts runs `make run` in this checkout (the address and
  * the command it prints, and that command's answer against the README). Here, the Quickstart's invoke
  * runs against what `make run` starts (the Makefile's own `serve` line, dry-run with `make -n`) from
  * the installed package, in the project, with the clone's example hooks. The README's sections run
@@ -163,7 +163,7 @@ const WRITE_FILE = /^mkdir -p (\S+) && cat > (\S+) <<'EOF'$/
 
 const STEPS: Step[] = [
   {
-    // The clone's: test/integration/make-run.test.ts runs it in this checkout. Here, what it starts,
+    // The clone's: test/integration/cli/make-run.test.ts runs it in this checkout. Here, what it starts,
     // from the installed package: the Makefile's own serve line (make -n prints it; -o keeps make from
     // planning the install and build rules, which would be npm ci and npm run build), its program
     // `node bin/hookd.js` (the clone's hookd) replaced by the project's `npx hookd-sandbox`, serving

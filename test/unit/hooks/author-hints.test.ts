@@ -1,7 +1,7 @@
 /**
  * Author hints (src/sidecar/hooks/author-hints.ts): for each first mistake, the advice names what to
  * write instead. The messages fed in are the ones the real sandbox produces
- * (test/integration/author-hints.test.ts checks that against a running sidecar), so the hints match
+ * (test/integration/cli/author-hints.test.ts checks that against a running sidecar), so the hints match
  * what authors see.
  */
 import { describe, expect, it } from 'vitest'

@@ -4,7 +4,7 @@
  * the host's) answer, and the hook gets the reply. A refusal in the sidecar never reaches the host; a
  * host's handler failing fails the one call; a host that does not answer in time is a timeout, and
  * its late answer is dropped. What a hook does with a reply inside its sandbox (a thrown Error, a
- * capability-denied diagnostic) is the real worker's, tested in test/integration/capabilities.test.ts.
+ * capability-denied diagnostic) is the real worker's, tested in test/integration/capabilities/capabilities.test.ts.
  */
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

@@ -244,7 +244,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
 
     // ctx's functions, made ahead of the invocation; hookdArm adds the invocation's data. One per
     // capability record (src/protocol/capabilities.ts), at its path, sending its name: the records are
-    // the list, and test/integration/capability-dispatch.test.ts walks this tree against them.
+    // the list, and test/integration/capabilities/capability-dispatch.test.ts walks this tree against them.
     const ctxLog = freeze(log);
     const ctxNotify = freeze(/** @param {unknown} message */ function notify(message) { call('notify', [message]); });
     const ctxConfirm = freeze(/** @param {unknown} message */ function confirm(message) { return call('confirm', [message]) === true; });

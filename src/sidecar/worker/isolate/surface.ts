@@ -11,7 +11,7 @@
  *   function, without moving its lines.
  *
  * types/hook.d.ts declares the same surface for hook authors; tests hold both to the records
- * (test/integration/capability-dispatch.test.ts, test/types/hook-types.test.ts). The threat model
+ * (test/integration/capabilities/capability-dispatch.test.ts, test/types/hook-types.test.ts). The threat model
  * and what each failure looks like are in docs/containment.md.
  */
 import { readFileSync } from 'node:fs'

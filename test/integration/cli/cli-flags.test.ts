@@ -8,8 +8,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runInProcess as inProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS } from '../support/sidecar.js'
+import { runInProcess as inProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS } from '../../support/sidecar.js'
 
 const RM = '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
 

@@ -14,9 +14,9 @@ import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
-import { blocks, commands, differences, quoted, shownJson } from '../support/doc-blocks.js'
-import { run, userEnv } from '../support/packed.js'
-import { LISTENING_LINE, ROOT } from '../support/processes.js'
+import { blocks, commands, differences, quoted, shownJson } from '../../support/doc-blocks.js'
+import { run, userEnv } from '../../support/packed.js'
+import { LISTENING_LINE, ROOT } from '../../support/processes.js'
 
 const MADE = ['node_modules/.installed', 'dist/.built', 'build/hookd-hook'].flatMap((file) => ['-o', file])
 const HAD_STATE = existsSync(join(ROOT, '.hookd'))

@@ -12,8 +12,8 @@ import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { protoPath as healthProto } from 'grpc-health-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS } from '../support/sidecar.js'
+import { runHookd as hookd, runInProcess as inProcess, startServe, stopProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS } from '../../support/sidecar.js'
 
 const RM = '{"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}}'
 

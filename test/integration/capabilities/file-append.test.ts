@@ -6,9 +6,9 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type CallOrigin, type HostSession, type SessionOptions, workdirFiles } from '../../src/host/index.js'
-import { MAX_TEXT_CHARS } from '../../src/protocol/capabilities.js'
-import { hook, type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+import { type CallOrigin, type HostSession, type SessionOptions, workdirFiles } from '../../../src/host/index.js'
+import { MAX_TEXT_CHARS } from '../../../src/protocol/capabilities.js'
+import { hook, type Running, sessionOptions, startSidecar, writeTree } from '../../support/sidecar.js'
 
 /** Runs the capability named in the call's arguments and answers with what it returned or threw. */
 const PROBE = hook({

@@ -7,9 +7,9 @@
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { POINT_NAMES } from '../../src/protocol/points/points.js'
-import { ROOT, runHookd as hookd, runInProcess as inProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS } from '../support/sidecar.js'
+import { POINT_NAMES } from '../../../src/protocol/points/points.js'
+import { ROOT, runHookd as hookd, runInProcess as inProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS } from '../../support/sidecar.js'
 
 const COMMANDS = ['serve', 'invoke', 'list', 'health', 'check', 'new', 'test', 'setup', 'tenant', 'agent']
 const INTERNAL_WORDS = /rienda|zidane|the seed|seed's/i

@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLI_ARGS, ROOT, type Ran, runInProcess, stopProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS, writeTree } from '../support/sidecar.js'
+import { CLI_ARGS, ROOT, type Ran, runInProcess, stopProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS, writeTree } from '../../support/sidecar.js'
 
 const hookd = (args: string[], cwd: string): Promise<Ran> => runInProcess(args, { cwd })
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { HookdClient } from '../../src/host/client.js'
-import { HookdError } from '../../src/protocol/status.js'
-import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { runInProcess as inProcess, startServe, stopProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS, type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
+import { HookdClient } from '../../../src/host/client.js'
+import { HookdError } from '../../../src/protocol/status.js'
+import { Sidecar } from '../../../src/sidecar/sidecar.js'
+import { runInProcess as inProcess, startServe, stopProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS, type Running, sessionOptions, startSidecar } from '../../support/sidecar.js'
 
 /** A TCP port on loopback where nothing listens (bound, then released). */
 async function closedPort(): Promise<number> {

@@ -7,8 +7,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT, runHookd as hookd } from '../support/processes.js'
-import { type FakeApi, startFakeApi } from '../reference-agent/fake-api.js'
+import { ROOT, runHookd as hookd } from '../../support/processes.js'
+import { type FakeApi, startFakeApi } from '../../reference-agent/fake-api.js'
 
 let dir: string
 let api: FakeApi | undefined

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { ROOT } from '../support/processes.js'
+import { ROOT } from '../../support/processes.js'
 
 const run = promisify(execFile)
 

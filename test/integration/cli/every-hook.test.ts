@@ -1,14 +1,14 @@
 /**
  * `hookd invoke` and `hookd agent` without --hook run every hook of the hooks folder, in name order
  * (the byte order of the folder names), and say which (issue 15, item 15); --hook narrows it. The
- * commands run in-process (main(argv, io)); test/integration/cli.test.ts and test/reference-agent/cli.test.ts run
+ * commands run in-process (main(argv, io)); test/integration/cli/cli.test.ts and test/reference-agent/cli.test.ts run
  * them as processes of the built command.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runInProcess as hookd } from '../support/processes.js'
+import { runInProcess as hookd } from '../../support/processes.js'
 
 // Byte order puts digits before capitals before lower case: 10-a, 20-b, Zed, alpha (a locale sort
 // would put alpha before Zed).

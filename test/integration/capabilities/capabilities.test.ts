@@ -21,9 +21,9 @@ import {
   type Message,
   type SessionOptions,
   workdirFiles,
-} from '../../src/host/index.js'
-import { MAX_TEXT_CHARS } from '../../src/protocol/capabilities.js'
-import { EXAMPLE_HOOKS, hook, type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+} from '../../../src/host/index.js'
+import { MAX_TEXT_CHARS } from '../../../src/protocol/capabilities.js'
+import { EXAMPLE_HOOKS, hook, type Running, sessionOptions, startSidecar, writeTree } from '../../support/sidecar.js'
 
 // ------------------------------------------------------------------------------------------------
 // Hooks

@@ -5,9 +5,9 @@
  */
 import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Diagnostic } from '../../src/protocol/diagnostic.js'
-import { runInProcess } from '../support/processes.js'
-import { type Running, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+import type { Diagnostic } from '../../../src/protocol/diagnostic.js'
+import { runInProcess } from '../../support/processes.js'
+import { type Running, sessionOptions, startSidecar, writeTree } from '../../support/sidecar.js'
 
 describe('the hints match what the sandbox reports', () => {
   let running: Running

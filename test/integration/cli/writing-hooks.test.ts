@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
-import { ROOT, type Ran, runInProcess } from '../support/processes.js'
+import { ROOT, type Ran, runInProcess } from '../../support/processes.js'
 
 type Step = { kind: 'file'; path: string; text: string } | { kind: 'command'; command: string; shown: string[] }
 

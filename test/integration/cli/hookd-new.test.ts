@@ -9,9 +9,9 @@ import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promis
 import { join } from 'node:path'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bundleHook } from '../../src/sidecar/hooks/bundle.js'
-import { ROOT, type Ran, runInProcess } from '../support/processes.js'
-import { writeTree } from '../support/sidecar.js'
+import { bundleHook } from '../../../src/sidecar/hooks/bundle.js'
+import { ROOT, type Ran, runInProcess } from '../../support/processes.js'
+import { writeTree } from '../../support/sidecar.js'
 
 const hookd = (args: string[], cwd: string): Promise<Ran> => runInProcess(args, { cwd })
 const ALL = 'beforeRun,afterRun,beforeModelRequest,afterModelResponse,beforeToolExecute,afterToolExecute'

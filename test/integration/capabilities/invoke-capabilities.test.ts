@@ -9,8 +9,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Ran, runHookd, runInProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+import { type Ran, runHookd, runInProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS, hook, writeTree } from '../../support/sidecar.js'
 
 /** Runs `hookd ...` in-process; `stdin` is what its terminal reads (undefined: input ends at once). */
 const hookd = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Ran> => runInProcess(args, options)

@@ -7,8 +7,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hookJsonSchema } from '../../src/sidecar/hooks/hook-files.js'
-import { ROOT, type Serving, runHookd as hookd, startServe, stopProcess } from '../support/processes.js'
+import { hookJsonSchema } from '../../../src/sidecar/hooks/hook-files.js'
+import { ROOT, type Serving, runHookd as hookd, startServe, stopProcess } from '../../support/processes.js'
 
 const LONG = 'Refuses shell commands that delete files outside the workdir, and asks before any git push to a remote'
 
