@@ -5,7 +5,7 @@
  * (cancelled, its bytes given back, its place in the queue freed), runs ended when idle and when the
  * door closes. Each test ends with the same door answering an ordinary call. The same bounds against
  * a real sidecar under floods, and what only real processes show (connections, other users, the
- * operator's log under load), stay in test/hostile/front-door-floods.test.ts.
+ * operator's log under load), stay in test/hostile/agents-path/front-door-floods.test.ts.
  */
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

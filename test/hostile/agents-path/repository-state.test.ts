@@ -14,9 +14,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { newToken } from '../../src/sidecar/tenancy/tenant-token.js'
-import { runInProcess, serveInProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS } from '../support/sidecar.js'
+import { newToken } from '../../../src/sidecar/tenancy/tenant-token.js'
+import { runInProcess, serveInProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS } from '../../support/sidecar.js'
 
 let attacker: { url: string; seen: Array<{ path: string; headers: IncomingHttpHeaders }>; close(): Promise<void> }
 let root: string

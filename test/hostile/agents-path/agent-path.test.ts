@@ -13,9 +13,9 @@ import { chmod, chown, cp, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { EXAMPLE_HOOKS } from '../support/sidecar.js'
-import { FIXTURES } from './support.js'
+import { Sidecar } from '../../../src/sidecar/sidecar.js'
+import { EXAMPLE_HOOKS } from '../../support/sidecar.js'
+import { FIXTURES } from '../support.js'
 
 const TOKEN = 'hkd_agent-path-test-token-0123456789abcdefghijklmn'
 const ROOT = process.getuid?.() === 0

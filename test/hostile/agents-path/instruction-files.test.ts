@@ -11,8 +11,8 @@ import { cp, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Running, startSidecar } from '../support/sidecar.js'
-import { FIXTURES, HOSTILE_LIMITS, expectServing, runHooks } from './support.js'
+import { type Running, startSidecar } from '../../support/sidecar.js'
+import { FIXTURES, HOSTILE_LIMITS, expectServing, runHooks } from '../support.js'
 
 let running: Running
 let workdir: string

@@ -10,10 +10,10 @@ import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FileHandlers } from '../../src/host/index.js'
-import { quoted } from '../../src/protocol/text.js'
-import { type Running, startSidecar } from '../support/sidecar.js'
-import { FIXTURES, HOSTILE_LIMITS, expectServing, runHooks } from './support.js'
+import type { FileHandlers } from '../../../src/host/index.js'
+import { quoted } from '../../../src/protocol/text.js'
+import { type Running, startSidecar } from '../../support/sidecar.js'
+import { FIXTURES, HOSTILE_LIMITS, expectServing, runHooks } from '../support.js'
 
 let running: Running
 let workdir: string
@@ -80,7 +80,7 @@ describe('protected paths over gRPC', () => {
       write: async (path) => {
         asked.push(path)
         if (path === 'linked-git/config') {
-          const { CapabilityError } = await import('../../src/host/index.js')
+          const { CapabilityError } = await import('../../../src/host/index.js')
           throw new CapabilityError('denied', 'the host refuses it')
         }
       },

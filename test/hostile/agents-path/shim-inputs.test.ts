@@ -10,7 +10,7 @@ import { type Server, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT } from '../support/processes.js'
+import { ROOT } from '../../support/processes.js'
 
 const FORMS = [
   { form: 'compiled', path: join(ROOT, 'build', 'hookd-hook'), env: {} },

@@ -13,10 +13,10 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer, r
 import { type AddressInfo, type Socket, connect } from 'node:net'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MetricsListener } from '../../src/sidecar/observability/metrics-listener.js'
-import { Readiness } from '../../src/sidecar/observability/readiness.js'
-import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { hook, writeTree } from '../support/sidecar.js'
+import { MetricsListener } from '../../../src/sidecar/observability/metrics-listener.js'
+import { Readiness } from '../../../src/sidecar/observability/readiness.js'
+import { Sidecar } from '../../../src/sidecar/sidecar.js'
+import { hook, writeTree } from '../../support/sidecar.js'
 
 const TOKEN = 'hkd_front-door-floods-token-0123456789abcdefghijkl'
 const MiB = 1024 * 1024

@@ -10,9 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { hook, writeTree } from '../support/sidecar.js'
-import { postEvent } from '../agents/support/front-door-post.js'
+import { Sidecar } from '../../../src/sidecar/sidecar.js'
+import { hook, writeTree } from '../../support/sidecar.js'
+import { postEvent } from '../../agents/support/front-door-post.js'
 
 const TOKEN = 'hkd_canonical-calls-test-token-0123456789abcdefgh'
 
