@@ -8,8 +8,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Manifest, loadManifests, schemaProblems, unknownFieldProblems } from '../support/kubernetes-manifests.js'
-import { manifestProblems } from '../support/kubernetes-rules.js'
+import { type Manifest, loadManifests, schemaProblems, unknownFieldProblems } from '../support/deploy/kubernetes-manifests.js'
+import { manifestProblems } from '../support/deploy/kubernetes-rules.js'
 import { ROOT, runInProcess } from '../support/processes.js'
 
 const DIR = join(ROOT, 'deploy', 'kubernetes')

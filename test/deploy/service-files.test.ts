@@ -11,10 +11,10 @@ import { basename, dirname, join } from 'node:path'
 import { request } from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
 import { launchdPlist, systemdUnit } from '../../src/cli/up/service-files.js'
-import { parsePlist } from '../support/plist.js'
+import { parsePlist } from '../support/deploy/plist.js'
 import { ROOT, runInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS } from '../support/sidecar.js'
-import { parseUnit } from '../support/systemd-unit.js'
+import { parseUnit } from '../support/deploy/systemd-unit.js'
 
 const UNIT = join(ROOT, 'deploy', 'systemd', 'hookd.service')
 const PLIST = join(ROOT, 'deploy', 'launchd', 'dev.hookd.plist')

@@ -22,9 +22,9 @@ import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, posix, relative } from 'node:path'
 import { promisify } from 'node:util'
-import { type Dockerfile, type Instruction, type Stage, envPairs, healthcheckCommand } from './dockerfile.js'
-import { INSTALL_TARBALL } from './dockerfile-rules.js'
-import { DockerIgnore } from './dockerignore.js'
+import { type Dockerfile, type Instruction, type Stage, envPairs, healthcheckCommand } from './deploy/dockerfile.js'
+import { INSTALL_TARBALL } from './deploy/dockerfile-rules.js'
+import { DockerIgnore } from './deploy/dockerignore.js'
 import { openTempDir, pack, reinstall } from './packed.js'
 
 const run = promisify(execFile)

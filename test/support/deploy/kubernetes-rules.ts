@@ -6,7 +6,7 @@
  * test can show each rule catching a deliberate mistake.
  */
 import { posix } from 'node:path'
-import { LOG_FORMATS, LOG_LEVELS } from '../../src/sidecar/observability/logger.js'
+import { LOG_FORMATS, LOG_LEVELS } from '../../../src/sidecar/observability/logger.js'
 import { type Manifest, label } from './kubernetes-manifests.js'
 
 type Json = Record<string, unknown>
