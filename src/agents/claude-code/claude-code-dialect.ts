@@ -1,6 +1,6 @@
 /**
  * Claude Code's hook events in, Claude Code's hook answers out (hook-event.ts), as Claude Code 2.1.328
- * sends and reads them, measured (test/agents/claude-code-contract.test.ts; docs/agents.md keeps the
+ * sends and reads them, measured (test/agents/contracts/claude-code-contract.test.ts; docs/agents.md keeps the
  * table for users). The same dialect serves Claude Code's `http` and command hooks at the front door
  * and the Claude Agent SDK's hook callbacks, which get the same event object (claude-code-adapter.ts).
  *

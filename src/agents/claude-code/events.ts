@@ -1,6 +1,6 @@
 /**
  * Claude Code's hook events as hookd reads them: the JSON an `http` hook is POSTed (and an Agent SDK
- * hook callback is given), measured with Claude Code 2.1.328 (test/agents/claude-code-contract.test.ts, docs/agents.md).
+ * hook callback is given), measured with Claude Code 2.1.328 (test/agents/contracts/claude-code-contract.test.ts, docs/agents.md).
  * Only the fields hookd uses are declared; the rest pass through untouched. Every string is bounded:
  * the body is untrusted, and the bounded-JSON parser has already capped its size and depth.
  */

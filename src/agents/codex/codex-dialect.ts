@@ -1,6 +1,6 @@
 /**
  * Codex CLI's command hooks (`hooks.json`), read and answered as Codex 0.169.0 does, measured with the
- * real CLI (test/agents/command-clis-hookd.test.ts, test/agents/codex-contract.test.ts):
+ * real CLI (test/agents/command-clis-hookd.test.ts, test/agents/contracts/codex-contract.test.ts):
  *
  *   SessionStart        opens the run (beforeRun)
  *   UserPromptSubmit    opens the run; beforeModelRequest: added text -> additionalContext (a developer message)

@@ -5,7 +5,7 @@
  *
  * This follows Codex's own parser (codex-rs/apply-patch/src/parser.rs in openai/codex, lenient mode,
  * which Codex uses for every call) rule for rule, where the pinned Codex 0.169.0 agrees; the pinned
- * binary is the oracle in test/agents/codex-patch-contract.test.ts. Where it differs from a
+ * binary is the oracle in test/agents/contracts/codex-patch-contract.test.ts. Where it differs from a
  * JavaScript reading:
  *
  * - Rust's `str::trim` strips Unicode White_Space, which includes U+0085 (NEL) and excludes U+FEFF

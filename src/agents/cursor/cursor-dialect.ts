@@ -1,6 +1,6 @@
 /**
  * Cursor's command hooks (`.cursor/hooks.json`), read and answered from Cursor's documented contract:
- * the agent cannot run here (test/agents/cursor-contract.test.ts says why and checks every field).
+ * the agent cannot run here (test/agents/contracts/cursor-contract.test.ts says why and checks every field).
  * Sources: cursor.com/docs/agent/hooks (the 1.7-2.0 page, as kept in pcomans/caruso
  * reference/cursor_hooks.md) for the events below; the current page's event list for sessionStart,
  * sessionEnd, preToolUse and postToolUse, whose fields are not documented there (read as noted).

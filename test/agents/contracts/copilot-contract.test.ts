@@ -22,9 +22,9 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { functionOutputs, startOpenAiApi, type OpenAiApi } from './support/openai-api.js'
-import { agentCli } from './support/cli.js'
-import { copilotEnv, run, tempDir, writeScript } from './support/other-clis.js'
+import { functionOutputs, startOpenAiApi, type OpenAiApi } from '../support/openai-api.js'
+import { agentCli } from '../support/cli.js'
+import { copilotEnv, run, tempDir, writeScript } from '../support/other-clis.js'
 
 const TEST_TIMEOUT = 180_000
 const DENY_JSON = '{"permissionDecision":"deny","permissionDecisionReason":"guard: rm -r is not allowed here"}'

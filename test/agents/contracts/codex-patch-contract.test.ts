@@ -13,10 +13,10 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { APPLY_PATCH } from '../../src/agents/codex/apply-patch.js'
-import { type PatchHunk, parsePatch } from '../../src/agents/codex/patch-parser.js'
-import { agentCli } from './support/cli.js'
-import { run } from './support/other-clis.js'
+import { APPLY_PATCH } from '../../../src/agents/codex/apply-patch.js'
+import { type PatchHunk, parsePatch } from '../../../src/agents/codex/patch-parser.js'
+import { agentCli } from '../support/cli.js'
+import { run } from '../support/other-clis.js'
 
 let codex: string
 let scratch: string

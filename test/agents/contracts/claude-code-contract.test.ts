@@ -17,9 +17,9 @@ import { type IncomingHttpHeaders, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AnthropicApi, type MessagesRequest, type Reply, startAnthropicApi, toolResults } from './support/anthropic-api.js'
-import { agentCli } from './support/cli.js'
-import { type ClaudeRun, runClaude } from './support/claude-run.js'
+import { type AnthropicApi, type MessagesRequest, type Reply, startAnthropicApi, toolResults } from '../support/anthropic-api.js'
+import { agentCli } from '../support/cli.js'
+import { type ClaudeRun, runClaude } from '../support/claude-run.js'
 
 const TEST_TIMEOUT = 240_000
 
