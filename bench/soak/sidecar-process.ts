@@ -20,8 +20,6 @@ export interface ServeSettings {
 /** What a sidecar's stderr said that the soak counts. */
 export interface SidecarNews {
   workerExits: Array<{ at: number; tenant: string | null; pid: number; reason: string; exit: string }>
-  /** Audit lines the sidecar said it could not write (the largest count it reported). */
-  auditDropped: number
   /** What it said, as it stopped, it had not written to the audit log. */
   auditUnwrittenAtStop: number
   /** Every line about the audit log, as printed. */
@@ -31,7 +29,7 @@ export interface SidecarNews {
 }
 
 export class SidecarProcess {
-  readonly news: SidecarNews = { workerExits: [], auditDropped: 0, auditUnwrittenAtStop: 0, auditLines: [], other: [] }
+  readonly news: SidecarNews = { workerExits: [], auditUnwrittenAtStop: 0, auditLines: [], other: [] }
   readonly startedAt = Date.now()
   /** When it printed that it listens (gRPC and front door both bound). */
   readyAt: number | undefined
@@ -130,9 +128,9 @@ export class SidecarProcess {
     if (!/audit log/.test(text)) return undefined
     this.news.auditLines.push(text.slice(0, 400))
     if (this.news.auditLines.length > 200) this.news.auditLines.splice(100, 1)
-    for (const m of text.matchAll(/(\d+) (?:decision|line)s? (?:so far )?(?:could not be|not) (?:written|recorded)/g)) {
-      this.news.auditDropped = Math.max(this.news.auditDropped, Number(m[1]))
-    }
+    // The log's own gap lines count what it wrote again after; this, what it never did.
+    const stopped = /stopped with (\d+) decisions? not written/.exec(text)
+    if (stopped) this.news.auditUnwrittenAtStop += Number(stopped[1])
     return undefined
   }
 
