@@ -104,7 +104,7 @@ export class GrpcAgent {
       if (r.allow && failed.length) verdict = { kind: 'wrong', why: `allowed while hooks could not decide: ${failed.join(', ')}` }
       if (verdict.kind === 'allowed') this.deps.gens.seen(this.tenant.id, verdict.gen, end)
     }
-    this.deps.ledger.add({ transport: 'grpc', tenant: this.tenant.id, point: 'beforeToolExecute', cid, start, end, verdict, auditKey: gate.decisionId })
+    this.deps.ledger.add({ transport: 'grpc', tenant: this.tenant.id, point: 'beforeToolExecute', cid, start, end, verdict, ordinary: intent !== 'park' && intent !== 'parkno' && intent !== 'spin', auditKey: gate.decisionId })
     if (verdict.kind !== 'allowed' || command === undefined) return
     await sleep(5)
     const text = `out cid=${cid}`
@@ -119,7 +119,7 @@ export class GrpcAgent {
       verdict2 = judgeResult(spec, text, after.result.text, reported.join(', ') || undefined, this.deps.gens, start2, end2)
       if (verdict2.kind === 'changed') this.deps.gens.seen(this.tenant.id, verdict2.gen, end2)
     }
-    this.deps.ledger.add({ transport: 'grpc', tenant: this.tenant.id, point: 'afterToolExecute', cid, start: start2, end: end2, verdict: verdict2, auditKey: after.decisionId })
+    this.deps.ledger.add({ transport: 'grpc', tenant: this.tenant.id, point: 'afterToolExecute', cid, start: start2, end: end2, verdict: verdict2, ordinary: true, auditKey: after.decisionId })
   }
 
   /** The parker's question: yes after a pause, no for PARKNO; each call must be asked at most once. */

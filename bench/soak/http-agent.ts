@@ -59,7 +59,7 @@ export class HttpAgent {
     const pre = await this.post({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: spec.command, description: 'soak' }, tool_use_id: toolUse })
     const end = Date.now()
     const verdict = this.judgePre(spec, pre, start, end)
-    this.deps.ledger.add({ transport: 'http', tenant: this.tenant.id, point: 'beforeToolExecute', cid, start, end, verdict, auditKey: `beforeToolExecute:${cid}` })
+    this.deps.ledger.add({ transport: 'http', tenant: this.tenant.id, point: 'beforeToolExecute', cid, start, end, verdict, ordinary: intent !== 'spin', auditKey: `beforeToolExecute:${cid}` })
     if (verdict.kind !== 'allowed' || 'aborted' in pre) return
     const input = ((pre.json?.hookSpecificOutput as Record<string, unknown>).updatedInput ?? {}) as Record<string, unknown>
     await sleep(5)
@@ -75,7 +75,7 @@ export class HttpAgent {
       duration_ms: 3,
     })
     const end2 = Date.now()
-    this.deps.ledger.add({ transport: 'http', tenant: this.tenant.id, point: 'afterToolExecute', cid, start: start2, end: end2, verdict: this.judgePost(spec, stdout, post, start2, end2), auditKey: `afterToolExecute:${cid}` })
+    this.deps.ledger.add({ transport: 'http', tenant: this.tenant.id, point: 'afterToolExecute', cid, start: start2, end: end2, verdict: this.judgePost(spec, stdout, post, start2, end2), ordinary: true, auditKey: `afterToolExecute:${cid}` })
   }
 
   private judgePre(spec: CallSpec, answer: Answer, start: number, end: number): Verdict {

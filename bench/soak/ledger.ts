@@ -17,6 +17,8 @@ export interface CallRecord {
   verdict: Verdict
   /** How the audit log names this decision: its decisionId (gRPC), or point and cid (front door). */
   auditKey?: string | undefined
+  /** False for calls that wait on purpose (a confirm the host answers after a pause, a hook that spins). */
+  ordinary: boolean
 }
 
 /** Verdicts that are hookd's own answers (as opposed to the host's fallback, or no answer). */
@@ -33,7 +35,10 @@ interface Waiter {
 
 export class Ledger {
   readonly counts = new Map<string, number>()
-  /** Latencies (ms) of hookd's answers, per minute since the start, per transport. */
+  /**
+   * Latencies (ms) of hookd's answers to ordinary calls (no confirm waiting on the host, no hook spinning
+   * on purpose), per minute since the start, per transport.
+   */
   private readonly latencies: Array<Record<Transport, number[]>> = []
   /** Decisions hookd answered that its audit log must hold (or count as not written): key → when answered. */
   readonly decisions = new Map<string, number>()
@@ -45,6 +50,8 @@ export class Ledger {
   /** Confirms asked per call: a call asked twice would mean a parked hook ran again. */
   private readonly confirms = new Map<string, number>()
   readonly askedTwice: string[] = []
+  /** A few distinct reasons of each kind that has one, per transport (what failed closed, and why). */
+  readonly reasons = new Map<string, Set<string>>()
   /** Answers as usual per second since the start: was hookd answering during a window? */
   private readonly goodPerSecond = new Map<number, number>()
 
@@ -60,6 +67,13 @@ export class Ledger {
     this.bump(`all.${kind}`)
     this.bump(`${r.transport}.made`)
     this.bump('all.made')
+    if ('why' in r.verdict) {
+      const key = `${r.transport}.${kind}`
+      const seen = this.reasons.get(key) ?? new Set<string>()
+      this.reasons.set(key, seen)
+      // Numbers (pids, ms, seqs) vary; the reason's shape is what is worth reading.
+      if (seen.size < 8) seen.add(r.verdict.why.replace(/\d+/g, 'N').slice(0, 240))
+    }
     if (kind === 'wrong') {
       this.wrongCount += 1
       if (this.wrong.length < 50) this.wrong.push({ ...r, why: r.verdict.why })
@@ -67,7 +81,7 @@ export class Ledger {
     if (ANSWERED.has(kind)) {
       const minute = Math.floor((r.end - this.t0) / 60_000)
       while (this.latencies.length <= minute) this.latencies.push({ grpc: [], http: [] })
-      this.latencies[minute]?.[r.transport].push(r.end - r.start)
+      if (r.ordinary) this.latencies[minute]?.[r.transport].push(r.end - r.start)
       // A front-door refusal by hookd may come before any point call (a drain, a quota): no line for it.
       if (r.auditKey && (kind !== 'refused-hookd' || r.transport === 'grpc')) this.decisions.set(r.auditKey, r.end)
       if (r.auditKey && kind === 'unchanged' && r.transport === 'http') this.unchangedUnexplained.add(r.auditKey)

@@ -84,11 +84,13 @@ export function report(input: SoakInputs): { json: Record<string, unknown>; summ
     config: input.config,
     loadPerMinute: input.loadPerMinute,
     calls: { answered, ...byTransport },
+    reasons: Object.fromEntries([...ledger.reasons].map(([k, v]) => [k, [...v]])),
     wrong: ledger.wrong,
     askedTwice: ledger.askedTwice,
     audit: input.audit,
     latencyPerMinute: perMinute,
     memory,
+    samples: input.samples,
     workerExits: input.workerExits,
     reloadMs: { all: reloads, ...quantiles(reloads.filter((x) => x >= 0)), max: Math.max(0, ...reloads) },
     faults: input.faults,
@@ -181,7 +183,7 @@ function summaryText(
   lines.push(`  WRONG ANSWERS: ${a.wrong}`)
   const au = input.audit
   lines.push(`audit: ${au.lines} lines; ${au.recorded} of ${au.decisions} decisions recorded, ${au.missing} missing, ${au.saidUnwritten} said not written; torn ${au.torn}`)
-  lines.push('latency of hookd answers per minute (ms, p50/p99): ' + perMinute.map((m) => `${m.minute}: ${m.p50}/${m.p99}`).join(', '))
+  lines.push('latency of hookd answers to ordinary calls per minute (ms, p50/p99): ' + perMinute.map((m) => `${m.minute}: ${m.p50}/${m.p99}`).join(', '))
   lines.push('memory per minute (main MB/fds, per worker MB/fds): ' + memory.perMinute.map((m) => `${m.minute}: ${m.mainRssMb}/${m.mainFds}, ${m.workerRssMb}/${m.workerFds}`).join('; '))
   lines.push(`slopes per minute after warm-up: main ${memory.slopes.mainRssMb} MB ${memory.slopes.mainFds} fds; per worker ${memory.slopes.workerRssMb} MB ${memory.slopes.workerFds} fds`)
   lines.push(`worker exits: ${Object.entries(input.workerExits).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
