@@ -112,7 +112,7 @@ async function main(): Promise<number> {
       while (loadPerMinute.length < minute) loadPerMinute.push(loadavg()[0] ?? 0)
     }, SAMPLE_MS)
 
-    const injector = new FaultInjector({ t0, stack, disk, ledger, gens, tenants, proxies, httpAgents, parked })
+    const injector = new FaultInjector({ t0, stack, disk, ledger, gens, tenants, grpcAgents, httpAgents, parked })
     await sleep(SHORT ? 5000 : 30_000)
     const tail = SHORT ? 8000 : 30_000
     let sigkilled = false
@@ -191,7 +191,8 @@ async function main(): Promise<number> {
     if (!kind.startsWith('restart')) return true
     if (RESTART_EVERY_MS && s.lastRestart && Date.now() - s.lastRestart < RESTART_EVERY_MS) return false
     if (kind === 'restart-sigkill') return !s.sigkilled && (SHORT || s.half)
-    return true
+    // Past half of a long run, the next restart is the SIGKILL one.
+    return SHORT || s.sigkilled || !s.half
   }
 }
 

@@ -17,9 +17,8 @@
  * between them.
  */
 import type { AuditDisk } from './audit-disk.js'
-import type { ConnProxy } from './conn-proxy.js'
 import type { Generations } from './expect.js'
-import { sleep } from './grpc-agent.js'
+import { type GrpcAgent, sleep } from './grpc-agent.js'
 import { BREAKS, HANG_GRACE_MS, type SoakTenant, WALL_MS, brokenRewriter, rewriterSource, saveRewriter } from './hooks.js'
 import type { HttpAgent } from './http-agent.js'
 import type { Ledger } from './ledger.js'
@@ -79,7 +78,7 @@ export interface FaultDeps {
   ledger: Ledger
   gens: Generations
   tenants: SoakTenant[]
-  proxies: ConnProxy[]
+  grpcAgents: GrpcAgent[]
   httpAgents: HttpAgent[]
   parked: { now: number }
 }
@@ -170,9 +169,12 @@ export class FaultInjector {
         return
       }
       case 'drop-connections': {
-        const grpc = this.deps.proxies.filter((_, i) => i % 2 === this.done.length % 2).reduce((n, p) => n + p.drop(), 0)
-        const http = this.deps.httpAgents.filter((_, i) => i % 2 === this.done.length % 2).reduce((n, a) => n + a.drop(), 0)
-        r.detail = `cut ${grpc} gRPC connection(s), aborted ${http} front-door request(s) in flight`
+        const half = <T>(xs: T[]): T[] => xs.filter((_, i) => i % 2 === this.done.length % 2)
+        const hosts = half(this.deps.grpcAgents)
+        const grpc = hosts.reduce((n, a) => n + a.drop(), 0)
+        const agents = half(this.deps.httpAgents)
+        const http = agents.reduce((n, a) => n + a.drop(), 0)
+        r.detail = `cut the connections of ${hosts.length} gRPC hosts with ${grpc} call(s) in flight, and ${http} front-door request(s) in flight of ${agents.length} agents`
         return
       }
       case 'restart-sigterm':

@@ -47,6 +47,8 @@ const fellBack = (out: PointCallResult<never>): boolean => out.decisionId === un
 export class GrpcAgent {
   /** Host calls that threw instead of answering (the library promises they do not). */
   readonly errors: string[] = []
+  /** Point calls waiting for their answer now. */
+  private calling = 0
 
   constructor(
     readonly id: string,
@@ -54,6 +56,13 @@ export class GrpcAgent {
     private readonly proxy: ConnProxy,
     private readonly deps: AgentDeps,
   ) {}
+
+  /** Cuts this host's connection (its relay's sockets); returns how many of its calls were in flight. */
+  drop(): number {
+    const inFlight = this.calling
+    this.proxy.drop()
+    return inFlight
+  }
 
   async run(): Promise<void> {
     for (let runNo = 1; !this.deps.stopped(); runNo++) {
@@ -91,7 +100,7 @@ export class GrpcAgent {
     const intent = pickIntent()
     const spec: CallSpec = { tenant: this.tenant.id, session: sessionId, cid, command: commandFor(cid, intent), intent }
     const start = Date.now()
-    const gate = await session.call('beforeToolExecute', { id: cid, name: 'shell', arguments: { command: spec.command } })
+    const gate = await this.calls(() => session.call('beforeToolExecute', { id: cid, name: 'shell', arguments: { command: spec.command } }))
     const end = Date.now()
     const r = gate.result
     const command = typeof r.arguments.command === 'string' ? r.arguments.command : undefined
@@ -109,7 +118,7 @@ export class GrpcAgent {
     await sleep(5)
     const text = `out cid=${cid}`
     const start2 = Date.now()
-    const after = await session.call('afterToolExecute', { call: { id: cid, name: 'shell', arguments: { command } }, result: { text, isError: false } })
+    const after = await this.calls(() => session.call('afterToolExecute', { call: { id: cid, name: 'shell', arguments: { command } }, result: { text, isError: false } }))
     const end2 = Date.now()
     let verdict2: Verdict
     if (fellBack(after as PointCallResult<never>)) {
@@ -120,6 +129,15 @@ export class GrpcAgent {
       if (verdict2.kind === 'changed') this.deps.gens.seen(this.tenant.id, verdict2.gen, end2)
     }
     this.deps.ledger.add({ transport: 'grpc', tenant: this.tenant.id, point: 'afterToolExecute', cid, start: start2, end: end2, verdict: verdict2, ordinary: true, auditKey: after.decisionId })
+  }
+
+  private async calls<T>(call: () => Promise<T>): Promise<T> {
+    this.calling += 1
+    try {
+      return await call()
+    } finally {
+      this.calling -= 1
+    }
   }
 
   /** The parker's question: yes after a pause, no for PARKNO; each call must be asked at most once. */
