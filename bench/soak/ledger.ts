@@ -50,6 +50,8 @@ export class Ledger {
   /** Confirms asked per call: a call asked twice would mean a parked hook ran again. */
   private readonly confirms = new Map<string, number>()
   readonly askedTwice: string[] = []
+  /** Every answer that was not as usual (but hookd's refusals of a policy's own), when: what each fault cost. */
+  readonly incidents: Array<{ t: number; kind: VerdictKind; transport: Transport }> = []
   /** A few distinct reasons of each kind that has one, per transport (what failed closed, and why). */
   readonly reasons = new Map<string, Set<string>>()
   /** Answers as usual per second since the start: was hookd answering during a window? */
@@ -68,6 +70,7 @@ export class Ledger {
     this.bump(`${r.transport}.made`)
     this.bump('all.made')
     if ('why' in r.verdict) {
+      if (this.incidents.length < 100_000) this.incidents.push({ t: r.end - this.t0, kind, transport: r.transport })
       const key = `${r.transport}.${kind}`
       const seen = this.reasons.get(key) ?? new Set<string>()
       this.reasons.set(key, seen)

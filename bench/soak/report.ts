@@ -93,12 +93,29 @@ export function report(input: SoakInputs): { json: Record<string, unknown>; summ
     samples: input.samples,
     workerExits: input.workerExits,
     reloadMs: { all: reloads, ...quantiles(reloads.filter((x) => x >= 0)), max: Math.max(0, ...reloads) },
-    faults: input.faults,
+    faults: input.faults.map((f, i) => ({ ...f, cost: costOf(input, f.at, input.faults[i + 1]?.at ?? Number.POSITIVE_INFINITY) })),
+    byFault: Object.fromEntries(
+      FAULTS.map((kind) => {
+        const mine = input.faults.map((f, i) => ({ f, next: input.faults[i + 1]?.at ?? Number.POSITIVE_INFINITY })).filter((x) => x.f.kind === kind)
+        const served = mine.map((x) => x.f.servedAgainMs).filter((x): x is number => x !== undefined)
+        const cost: Record<string, number> = {}
+        for (const x of mine) for (const [k, v] of Object.entries(costOf(input, x.f.at, x.next))) cost[k] = (cost[k] ?? 0) + v
+        return [kind, { times: mine.length, servedAgainMs: { min: Math.min(...served), ...quantiles(served), max: Math.max(...served) }, boundMs: SERVED_AGAIN_BOUND_MS[kind], cost }]
+      }),
+    ),
+    costBeforeFaults: costOf(input, 0, input.faults[0]?.at ?? Number.POSITIVE_INFINITY),
     restarts: input.restarts,
     hostErrors: input.hostErrors,
     checks,
   }
   return { json, summary: summaryText(input, byTransport as Record<string, Record<string, number>>, answered, perMinute, memory, reloads, checks), checks }
+}
+
+/** Answers not as usual between `from` and `to` (ms since the start), by verdict and transport. */
+function costOf(input: SoakInputs, from: number, to: number): Record<string, number> {
+  const cost: Record<string, number> = {}
+  for (const i of input.ledger.incidents) if (i.t >= from && i.t < to) cost[`${i.transport}.${i.kind}`] = (cost[`${i.transport}.${i.kind}`] ?? 0) + 1
+  return cost
 }
 
 function fullDiskChecks(input: SoakInputs): Check[] {
@@ -190,7 +207,10 @@ function summaryText(
   const ok = reloads.filter((x) => x >= 0)
   lines.push(`reload latency (ms): ${reloads.length} reloads, p50 ${quantiles(ok).p50}, max ${Math.max(0, ...ok)}${reloads.length > ok.length ? `, ${reloads.length - ok.length} never seen` : ''}`)
   lines.push('faults (served again after, ms):')
-  for (const f of input.faults) lines.push(`  +${Math.round(f.at / 1000)}s ${f.kind}: ${f.servedAgainMs ?? 'NEVER'}; ${f.detail}`)
+  input.faults.forEach((f, i) => {
+    const cost = Object.entries(costOf(input, f.at, input.faults[i + 1]?.at ?? Number.POSITIVE_INFINITY)).map(([k, v]) => `${k} ${v}`)
+    lines.push(`  +${Math.round(f.at / 1000)}s ${f.kind}: ${f.servedAgainMs ?? 'NEVER'}; ${f.detail}${cost.length ? `; until the next fault: ${cost.join(', ')}` : ''}`)
+  })
   lines.push('checks:')
   for (const c of checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`)
   return lines.join('\n')
