@@ -2,7 +2,7 @@
  * The soak (issue 33): many sessions at once, through gRPC (the host library) and the front door
  * (Claude Code's events), for several tenants, every answer checked against what its hooks must
  * decide, while a fault injector kills, stops and restarts what hookd runs on (bench/soak/faults.ts).
- * It prints a summary and writes bench/out/soak.json; a check that does not hold fails the run (exit
+ * It prints a summary and writes ./bench/out/soak.json; a check that does not hold fails the run (exit
  * 1) and says which.
  *
  *   make soak                              # SOAK_MINUTES=3
@@ -11,7 +11,7 @@
  * Settings (environment): SOAK_MINUTES (3), SOAK_GRPC_AGENTS (9), SOAK_HTTP_AGENTS (6), SOAK_THINK_MS
  * (mean pause between an agent's calls, 100), SOAK_FAULT_GAP_MS (pause between faults: 1500 up to 3
  * minutes, else 10000), SOAK_RESTART_EVERY_MS (least time between restarts: 0 up to 3 minutes, else
- * 300000), SOAK_OUT (bench/out/soak.json). It needs the built hookd (make build) and, for the full
+ * 300000), SOAK_OUT (./bench/out/soak.json). It needs the built hookd (make build) and, for the full
  * audit disk, root (a mount namespace and a tmpfs of its own); without root that fault is skipped.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'

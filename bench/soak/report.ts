@@ -1,5 +1,5 @@
 /**
- * What the soak reports (bench/out/soak.json and the printed summary) and what must hold (the checks:
+ * What the soak reports (./bench/out/soak.json and the printed summary) and what must hold (the checks:
  * a failed one fails the run, naming itself). Figures: calls by verdict and transport, p50/p99 per
  * minute, memory and descriptors per minute with their slopes, worker restarts, reload latencies,
  * every fault with the time until service was back, and the audit log against the decisions.
