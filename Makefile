@@ -10,7 +10,7 @@ TRY_PAYLOAD := {"id":"c1","name":"shell","arguments":{"command":"rm -rf /tmp/x"}
 # python3-grpcio and python3-grpc-tools (a pyenv or venv `python3` on PATH may not).
 export HOOKD_PYTHON ?= /usr/bin/python3
 
-.PHONY: all install build run test typecheck bench clean help python-deps python-stubs deploy-deps image
+.PHONY: all install build run test typecheck bench soak clean help python-deps python-stubs deploy-deps image
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make build      compile TypeScript to dist/"
 	@echo "make typecheck  type-check sources, tests and benchmarks"
 	@echo "make bench      run the benchmarks (BENCH_SMOKE=1 for a tiny run); writes bench/out/results.json"
+	@echo "make soak       run hookd under load with faults injected (SOAK_MINUTES=3); writes bench/out/soak.json"
 	@echo "make clean      remove dist/ and node_modules/"
 	@echo "make python-deps   install python3-grpcio and python3-grpc-tools (apt) unless $(HOOKD_PYTHON) has them"
 	@echo "make python-stubs  generate the Python stubs of proto/ into examples/python/gen/"
@@ -77,6 +78,13 @@ test: node_modules/.installed typecheck build python-stubs deploy-deps
 
 bench: build
 	BENCH_SMOKE=$(BENCH_SMOKE) npx tsx bench/run.ts
+
+# Many sessions through gRPC and the front door, every answer checked, while workers are killed and
+# stopped, hooks edited and broken, the audit log's disk filled and the sidecar restarted
+# (bench/soak.ts, docs/operations.md "What hookd survives"). Fails when a check does not hold.
+SOAK_MINUTES ?= 3
+soak: build
+	SOAK_MINUTES=$(SOAK_MINUTES) npx tsx bench/soak.ts
 
 clean:
 	rm -rf dist node_modules .cache

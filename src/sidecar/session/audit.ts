@@ -15,22 +15,26 @@
  *
  * Every text a host, an agent or a hook chose is clipped, and each line is written as inert JSON (no
  * character a terminal acts on, no newline of its own), so `--audit -` cannot be steered from a hook.
+ * Writing is audit-file.ts: each line reaches the file before its result is sent, and a line the disk
+ * refuses is counted and reported, never dropped silently.
  */
 import { randomUUID } from 'node:crypto'
-import { createWriteStream, type WriteStream } from 'node:fs'
-import { HookdError } from '../../protocol/status.js'
 import type { PointResultData } from '../../protocol/wire.js'
 import { getPoint, isGate } from '../../protocol/points/points.js'
-import { clip, inert, inertJson } from '../../protocol/text.js'
+import { clip, inert } from '../../protocol/text.js'
 import type { AskedQuestion, OutcomeReport } from '../observability/observer.js'
+import { type AuditSink, openAuditSink } from './audit-file.js'
 
 export interface AuditOptions {
   /** A file path (appended to), or '-' for stdout. */
   to: string
   /** Also log each call's payload, result and diagnostic messages. Default false. */
   payloads?: boolean
-  /** A write failed. Default: one line on stderr (once). */
-  onError?(err: Error): void
+  /**
+   * The log's own news, one line each (it cannot write, still cannot, writes again, how many it did not
+   * write). Default: `hookd: ...` lines on stderr.
+   */
+  report?(line: string): void
 }
 
 /** Who made a call: the tenant, the session, and the agent and folder the session named. */
@@ -91,33 +95,26 @@ export interface AuditLine {
 }
 
 export class AuditLog {
-  private readonly out: NodeJS.WritableStream
-  private readonly file: WriteStream | undefined
   private readonly payloads: boolean
-  private failed = false
 
-  private constructor(
-    private readonly options: AuditOptions,
-    file: WriteStream | undefined,
-  ) {
-    this.file = file
-    this.out = file ?? process.stdout
+  private constructor(private readonly sink: AuditSink, options: AuditOptions) {
     this.payloads = options.payloads ?? false
   }
 
   /** Opens the log; fails with a message naming the file when it cannot be written. */
   static async open(options: AuditOptions): Promise<AuditLog> {
-    if (options.to === '-') return new AuditLog(options, undefined)
-    const file = createWriteStream(options.to, { flags: 'a', mode: 0o600 })
-    await new Promise<void>((resolve, reject) => {
-      file.once('open', () => resolve())
-      file.once('error', (err) =>
-        reject(new HookdError('invalid-argument', `cannot open the audit log ${options.to}: ${err.message}; pass --audit with a writable file, or - for stdout`)),
-      )
-    })
-    const log = new AuditLog(options, file)
-    file.on('error', (err) => log.fail(err))
-    return log
+    const report = options.report ?? ((line: string) => void process.stderr.write(`hookd: ${inert(line)}\n`))
+    return new AuditLog(await openAuditSink(options.to, report), options)
+  }
+
+  /** Decisions not written since the last line that was (the disk is full now, say). */
+  get unwritten(): number {
+    return this.sink.unwritten
+  }
+
+  /** Decisions not written since the log was opened. */
+  get totalUnwritten(): number {
+    return this.sink.totalUnwritten
   }
 
   /** Writes one result's line; `asked` are the questions deferred to the agent's prompt during it. */
@@ -167,21 +164,12 @@ export class AuditLog {
   }
 
   private write(line: object): void {
-    this.out.write(`${inertJson(JSON.stringify(line))}\n`)
+    this.sink.write(line)
   }
 
-  /** Flushes and closes a file log. */
-  async close(): Promise<void> {
-    const file = this.file
-    if (!file || file.closed) return
-    await new Promise<void>((resolve) => file.end(() => resolve()))
-  }
-
-  private fail(err: Error): void {
-    if (this.failed) return
-    this.failed = true
-    if (this.options.onError) this.options.onError(err)
-    else process.stderr.write(`hookd: ${inert(`cannot write the audit log ${this.options.to}: ${err.message}; point results are no longer audited`)}\n`)
+  /** Closes the log (saying how many decisions it could not write, if it still cannot). */
+  close(): Promise<void> {
+    return this.sink.close()
   }
 }
 
