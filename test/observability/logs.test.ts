@@ -4,6 +4,7 @@
  * what failed; text from hooks and agents' events stays inert; text lines are the `hookd: ...` lines
  * people read.
  */
+import { existsSync } from 'node:fs'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -210,6 +211,24 @@ describe('hookd serve --log-level and text logs', () => {
       for (const s of started) await stopProcess(s.child)
       await rm(hooks, { recursive: true, force: true })
     }
+  })
+
+  it.runIf(existsSync('/dev/full'))("the audit log's own lines (it cannot write) are JSON warnings too, not text beside the JSON", async () => {
+    const hooks = await writeTree({ 'allow/index.js': hook({ beforeToolExecute: 'function () {}' }) })
+    const s = await startServe(['--hooks', hooks, '--workers', '1', '--no-watch', '--listen', `unix:${join(hooks, 'c.sock')}`, '--log-format', 'json', '--audit', '/dev/full'], { ready: JSON_LISTENING })
+    try {
+      const client = await HookdClient.connect(s.address)
+      const answered = await client.invoke(sessionOptions(['allow']), 'beforeToolExecute', shell('ls'))
+      expect(answered.result).toMatchObject({ allow: true })
+      client.close()
+      await vi.waitFor(() => expect(s.output.stderr).toContain('cannot write the audit log'), { timeout: 10_000 })
+    } finally {
+      await stopProcess(s.child)
+      await rm(hooks, { recursive: true, force: true })
+    }
+    const lines = jsonLines(s.output.stderr)
+    expect(lines.find((l) => String(l.msg).startsWith('cannot write the audit log /dev/full'))).toMatchObject({ level: 'warn', event: 'message' })
+    expect(lines.find((l) => String(l.msg).startsWith('stopped with 1 decision not written to the audit log /dev/full'))).toMatchObject({ level: 'warn' })
   })
 
   it('refuses a level or format it does not know, saying which it knows', async () => {

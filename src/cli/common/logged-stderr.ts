@@ -11,7 +11,7 @@ import type { LogLevel, Logger } from '../../sidecar/observability/logger.js'
 const LISTENING = /^(listening|health|metrics|http) on (\S+)$/
 
 /** Lines that report something wrong, by what they say (they come from several places). */
-const WARNINGS = [/failed to (re)?load/, /cannot write the audit log/, /still serving the last good/, /hooks cannot run/, /^http: /]
+const WARNINGS = [/failed to (re)?load/, /cannot write the audit log/, /not written to the audit log/, /could not be written \(/, /still serving the last good/, /hooks cannot run/, /^http: /]
 
 function levelOf(message: string): LogLevel {
   if (message.startsWith('internal error')) return 'error'

@@ -107,6 +107,8 @@ export async function startObservability(settings: ObservabilitySettings, io: Cl
       const wired: SidecarOptions = { ...options, observer: observability, readiness }
       // With tenants, the news of the tenants file (reloads, revocations, load failures) goes through the log too.
       if (typeof options.tenants === 'object') wired.tenants = { ...options.tenants, report: (line) => void stderr.write(`hookd: ${inert(line)}\n`) }
+      // So does the audit log's (it cannot write, writes again, how many it did not write).
+      if (options.audit) wired.audit = { ...options.audit, report: (line) => void stderr.write(`hookd: ${inert(line)}\n`) }
       return wired
     },
     close: async () => {
