@@ -42,12 +42,15 @@ function repositoryFiles(): string[] {
 
 /** Whether git ignores `path` (an output that a build or a run writes, not a file of the repository's). */
 function ignoredByGit(path: string): boolean {
-  try {
-    execFileSync('git', ['check-ignore', '-q', '--no-index', path], { cwd: ROOT, stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
+  // As a file, or as a folder (a pattern such as `bench/out/` names folders only).
+  return [path, `${path}/`].some((p) => {
+    try {
+      execFileSync('git', ['check-ignore', '-q', '--no-index', p], { cwd: ROOT, stdio: 'ignore' })
+      return true
+    } catch {
+      return false
+    }
+  })
 }
 
 interface Repository {
@@ -119,7 +122,7 @@ describe('citations in comments and docs', () => {
       ['test/x.test.ts', ' * writes a.ts and b.ts into the fixture'],
       ['docs/x.md', 'https://github.com/o/r/blob/main/src/nowhere.ts and ~/src/mine and $HOME/docs/x'],
       ['docs/x.md', '| `read_file` | `{"path": "src/a.ts"}` | the text |'],
-      ['docs/x.md', 'the bench writes bench/out/never-written-yet.json'],
+      ['docs/x.md', 'the bench writes bench/out/never-written-yet.json into bench/out'],
     ] as const
     for (const [file, line] of fine) expect(brokenCitations(repo, file, line), line).toEqual([])
   })
