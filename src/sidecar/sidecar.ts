@@ -156,6 +156,7 @@ export class Sidecar {
     const observer = options.observer ?? NO_OBSERVER
     try {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
+      if (audit) observer.auditLog(() => audit.totalUnwritten)
       if (options.tenants !== undefined) {
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
         // The file itself, then each tenant's hooks folder in its place (readiness names the tenants still loading).

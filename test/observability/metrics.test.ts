@@ -5,6 +5,7 @@
  * health service answering by service name, through a drain. The command runs in-process (main(argv,
  * io), stopped as SIGTERM would stop it): the test is about what it serves, not the process.
  */
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -102,6 +103,8 @@ describe('hookd serve --metrics', () => {
       [`hookd_diagnostics_total{${t},kind="result-too-large"}`]: 1,
     })
     expect(family(m, 'hookd_quota_refusals_total')).toEqual({})
+    // No audit log: nothing it could not write.
+    expect(family(m, 'hookd_audit_unwritten_total')).toEqual({ hookd_audit_unwritten_total: 0 })
     // Durations vary; how many were observed does not.
     const counts = Object.fromEntries(Object.entries({ ...family(m, 'hookd_point_call_duration_seconds'), ...family(m, 'hookd_hook_duration_seconds') }).filter(([s]) => s.includes('_count')))
     expect(counts).toEqual({
@@ -184,5 +187,26 @@ describe('hookd serve --metrics', () => {
     expect(await exited).toBe(0)
     expect(serving.output.stderr).toMatch(/^hookd: draining after SIGTERM: health says NOT_SERVING, new sessions and calls get UNAVAILABLE; 1 open session\(s\) end once their running calls finish \(at most 20000 ms, --grace-ms\)$/m)
     expect(serving.output.stderr).toMatch(/^hookd: drained in \d+ ms: every session ended; stopped$/m)
+  })
+})
+
+describe.runIf(existsSync('/dev/full'))('hookd serve --metrics --audit on a full disk', () => {
+  it('counts the decisions the audit log could not write, and still answers them', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'hookd-metrics-audit-'))
+    const hooks = await outcomeHooks()
+    const serving = await serveInProcess(['--hooks', hooks, '--workers', '1', '--no-watch', '--metrics', '127.0.0.1:0', '--audit', '/dev/full'], { cwd })
+    const client = await HookdClient.connect(serving.address)
+    try {
+      const url = /^hookd: metrics on (http:\/\/127\.0\.0\.1:\d+)\/metrics$/m.exec(serving.output.stderr)?.[1] as string
+      expect(family(await scrape(`${url}/metrics`), 'hookd_audit_unwritten_total')).toEqual({ hookd_audit_unwritten_total: 0 })
+      for (const command of ['ls', 'rm -rf /', 'ls']) await client.invoke(sessionOptions(['allow', 'deny']), 'beforeToolExecute', shell(command))
+      expect(family(await scrape(`${url}/metrics`), 'hookd_audit_unwritten_total')).toEqual({ hookd_audit_unwritten_total: 3 })
+      expect(serving.output.stderr).toContain('hookd: cannot write the audit log /dev/full (ENOSPC: no space left on device)')
+    } finally {
+      client.close()
+      await serving.stop()
+      await rm(cwd, { recursive: true, force: true })
+      await rm(hooks, { recursive: true, force: true })
+    }
   })
 })

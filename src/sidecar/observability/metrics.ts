@@ -58,6 +58,8 @@ export class Metrics implements Part {
   readonly registry = new Registry()
   private readonly labels: TenantHookLabels
   private current: () => readonly Served[] = () => []
+  /** The audit log's count of decisions not written; 0 without an audit log. */
+  private auditUnwritten: () => number = () => 0
 
   private readonly pointCalls: Counter<'tenant' | 'point' | 'outcome'>
   private readonly pointDuration: Histogram<'tenant' | 'point'>
@@ -183,6 +185,17 @@ export class Metrics implements Part {
         for (const s of current()) for (const info of s.registry.list()) this.inc({ tenant: labels.tenant(s.tenant), status: info.status })
       },
     })
+    const unwritten = (): number => this.auditUnwritten()
+    new Counter({
+      name: 'hookd_audit_unwritten_total',
+      help: 'Decisions the audit log could not write (a full disk, say): answered all the same, and counted in a line of the log once it can write again.',
+      registers,
+      collect() {
+        // The audit log keeps the count; a scrape reads it (it only grows).
+        this.reset()
+        this.inc(unwritten())
+      },
+    })
   }
 
   /** The text a scrape gets, and its content type. */
@@ -192,6 +205,10 @@ export class Metrics implements Part {
 
   attach(current: () => readonly Served[]): void {
     this.current = current
+  }
+
+  auditLog(unwritten: () => number): void {
+    this.auditUnwritten = unwritten
   }
 
   served({ tenant: id, registry, pool }: Served): void {

@@ -109,6 +109,10 @@ export class Observability implements Observer {
     for (const part of this.parts) this.guard('attach', () => part.attach?.(current))
   }
 
+  auditLog(unwritten: () => number): void {
+    for (const part of this.parts) this.guard('auditLog', () => part.auditLog?.(unwritten))
+  }
+
   draining(report: DrainReport): void {
     for (const part of this.parts) this.guard('draining', () => part.draining?.(report))
   }

@@ -108,6 +108,8 @@ export interface Observer {
   served(served: Served): void
   /** What the sidecar serves now, read at each metrics scrape (workers by state, hooks by status). */
   attach(current: () => readonly Served[]): void
+  /** The audit log's count of decisions it could not write (a full disk), read at each metrics scrape. */
+  auditLog(unwritten: () => number): void
   draining(report: DrainReport): void
   drained(report: { ms: number; cut: number }): void
 }
@@ -126,6 +128,7 @@ export const NO_OBSERVER: Observer = Object.freeze({
   withRequest: <T>(_carrier: TraceCarrier, fn: () => T): T => fn(),
   served() {},
   attach() {},
+  auditLog() {},
   draining() {},
   drained() {},
 })

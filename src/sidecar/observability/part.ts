@@ -38,6 +38,7 @@ export interface Part {
   withRequest?<T>(carrier: TraceCarrier, fn: () => T): T
   served?(served: Served): void
   attach?(current: () => readonly Served[]): void
+  auditLog?(unwritten: () => number): void
   draining?(report: DrainReport): void
   drained?(report: { ms: number; cut: number }): void
   /** Flushes and stops (traces still queued are exported). */
