@@ -12,8 +12,7 @@
  *   hash, which the header gives, so the request is authenticated before its body is read (a stranger's
  *   made-up proof holds no byte of anyone's budget); the body must then hash to it. Whatever else
  *   listens on the port while hookd is down learns nothing it could use.
- * - The answer: for a request that carried a nonce (in its hookd-hmac authorization, or an
- *   `x-hookd-nonce` header beside a Bearer token), `x-hookd-proof: <64 hex>` with
+ * - The answer: for a hookd-hmac request, with the nonce of its authorization, `x-hookd-proof: <64 hex>` with
  *   HMAC-SHA256(key, "hookd-answer/1\n" nonce "\n" status "\n" hex(SHA-256(body))). The shim refuses
  *   the agent's call when an answer does not carry the proof: a 204 or an `{}` from a stranger is not
  *   hookd's "no opinion".
