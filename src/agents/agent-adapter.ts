@@ -75,7 +75,7 @@ export class AgentAdapter<E> {
           return typeof system === 'string' && system.trim() !== '' ? d.promptContext(native, system.trim()) : undefined
         }, signal)
       case 'beforeTool':
-        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report, d.asks)), signal)
+        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report, d.asks, (ask) => d.putsAsk?.(native, ask) ?? true)), signal)
       case 'afterTool':
         return this.runs.with(start, async (run) => {
           // The call ran: an ask waiting for it was allowed (Copilot names no call: its tool and arguments do).

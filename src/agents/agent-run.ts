@@ -43,8 +43,9 @@ export type { AskOutcome }
  * What told hookd the outcome: one of the agent's events (`PostToolUse`, `PostToolUseFailure`,
  * `PostToolBatch`, `PermissionDenied`, Copilot's `postToolUse`, ...), or hookd's own account: `run ended`
  * (the run ended with no such event), `expired` and `too many asks` (the bounds of pending-asks.ts),
- * `rewrite refused` (hookd refused the call after all: the hooks' rewrite did not fit the tool), `not
- * followed` (an agent whose events cannot say).
+ * `rewrite refused` (hookd refused the call after all: the hooks' rewrite did not fit the tool), `cannot
+ * ask` (the agent's answer could not carry the ask, so it refused the call), `not followed` (an agent
+ * whose events cannot say).
  */
 export type OutcomeVia = string
 

@@ -109,6 +109,12 @@ export interface Dialect<E> {
   /** The refusal for a gate event that hookd could not check (the body may not even parse). */
   refuse(body: unknown, reason: string): DialectAnswer
   tool(event: E, verdict: ToolVerdict): DialectAnswer
+  /**
+   * Whether `tool` puts this ask to the agent's person; false where it has to refuse the call instead
+   * (an event that takes no ask, an ask with a rewrite the agent cannot carry), and hookd then records
+   * the ask denied at once (`cannot ask`). Absent: every ask is put.
+   */
+  putsAsk?(event: E, verdict: Extract<ToolVerdict, { kind: 'ask' }>): boolean
   result(event: E, verdict: ResultVerdict): DialectAnswer
   /** Text the hooks add for the model at a prompt; undefined when the agent cannot take any. */
   promptContext?(event: E, context: string): DialectAnswer

@@ -52,6 +52,7 @@ export async function gateTool(
   workdir: string,
   report: (line: string) => void,
   following: AskFollowing = 'follow',
+  putsAsk: (ask: Extract<ToolVerdict, { kind: 'ask' }>) => boolean = () => true,
 ): Promise<ToolVerdict> {
   if (!run.serves('beforeToolExecute')) return { kind: 'allow' }
   const { call, unreadable } = readCall(tools, event, workdir)
@@ -75,12 +76,17 @@ export async function gateTool(
     if (asked !== undefined) run.outcome?.(key, 'denied', 'rewrite refused', 'hookd')
     return { kind: 'deny', reason: `hookd refused this call: ${rewrite.message}, so ${title}'s ${event.tool} cannot take them; fix the hook that rewrites ${call.name}` }
   }
-  if (asked !== undefined && following === 'not followed') run.outcome?.(key, 'unknown', 'not followed', 'hookd')
+  const ask: Extract<ToolVerdict, { kind: 'ask' }> | undefined = answer.asks.length ? { kind: 'ask', reason: askReason(answer.asks), ...(rewrite ? { input: rewrite.input } : {}) } : undefined
+  if (asked !== undefined && ask) {
+    // An ask the agent's answer cannot carry is a refusal the dialect writes: the call does not run.
+    if (!putsAsk(ask)) run.outcome?.(key, 'denied', 'cannot ask', 'hookd')
+    else if (following === 'not followed') run.outcome?.(key, 'unknown', 'not followed', 'hookd')
+  }
   if (rewrite?.ignored.length) {
     const fields = rewrite.ignored.map((f) => `'${f}'`).join(', ')
     report(`${event.tool} call ${call.id}: the hooks' ${fields} ${rewrite.ignored.length > 1 ? 'are' : 'is'} not part of ${call.name}'s arguments; ignored`)
   }
-  if (answer.asks.length) return { kind: 'ask', reason: askReason(answer.asks), ...(rewrite ? { input: rewrite.input } : {}) }
+  if (ask) return ask
   if (rewrite) return { kind: 'rewrite', input: rewrite.input }
   return { kind: 'allow' }
 }

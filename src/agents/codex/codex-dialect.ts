@@ -89,6 +89,8 @@ export const CODEX_DIALECT: Dialect<CodexEvent> = {
   parse: read,
   isGate: (body) => fieldOf(body, 'hook_event_name') === 'PreToolUse',
   refuse: (_body, reason) => deny(reason),
+  // Every ask becomes a refusal: the agent has no person to put it to from a hook.
+  putsAsk: () => false,
   tool(_event, verdict: ToolVerdict) {
     switch (verdict.kind) {
       case 'allow':

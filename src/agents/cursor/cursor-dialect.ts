@@ -153,6 +153,11 @@ function rewritten(input: Record<string, unknown>): string {
   return typeof input.command === 'string' ? input.command : JSON.stringify(input)
 }
 
+/** beforeReadFile answers allow or deny only, and a rewrite cannot ride along with an ask. */
+function putsAsk(event: CursorEvent, verdict: { input?: Record<string, unknown> }): boolean {
+  return event.name !== 'beforeReadFile' && verdict.input === undefined
+}
+
 export const CURSOR_DIALECT: Dialect<CursorEvent> = {
   agent: CURSOR,
   title: 'Cursor',
@@ -167,6 +172,7 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
   parse: read,
   isGate: (body) => GATES.has(String(fieldOf(body, 'hook_event_name'))),
   refuse: (body, reason) => refusal('deny', reason, String(fieldOf(body, 'hook_event_name'))),
+  putsAsk,
   tool(event, verdict: ToolVerdict) {
     switch (verdict.kind) {
       case 'allow':
@@ -177,7 +183,7 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
         return refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${rewritten(verdict.input)}`, event.name)
       case 'ask':
         // beforeReadFile answers allow or deny only; a rewrite cannot ride along with an ask either.
-        if (event.name === 'beforeReadFile' || verdict.input) return refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${verdict.reason}`, event.name)
+        if (!putsAsk(event, verdict)) return refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${verdict.reason}`, event.name)
         return refusal('ask', verdict.reason)
     }
   },

@@ -93,6 +93,8 @@ export const GEMINI_DIALECT: Dialect<GeminiEvent> = {
   parse: read,
   isGate: (body) => fieldOf(body, 'hook_event_name') === 'BeforeTool',
   refuse: (_body, reason) => deny(reason),
+  // Every ask becomes a refusal: the agent has no person to put it to from a hook.
+  putsAsk: () => false,
   tool(_event, verdict: ToolVerdict) {
     switch (verdict.kind) {
       case 'allow':

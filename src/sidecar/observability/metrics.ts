@@ -50,6 +50,7 @@ const OUTCOME_VIAS: ReadonlySet<string> = new Set([
   'expired',
   'too many asks',
   'rewrite refused',
+  'cannot ask',
   'not followed',
 ])
 const OUTCOMES: ReadonlySet<string> = new Set(['allowed', 'denied', 'unknown'])

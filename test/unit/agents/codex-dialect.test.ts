@@ -61,8 +61,8 @@ const gates: Row[] = [
       { event: pre('rm -r victim'), reply: ask('Dangerous command', 'rm -r victim'), gets: ok(deny("this call needs a person's yes, and Codex cannot ask for one: Dangerous command: rm -r victim (asked by hookd hook 'guard')")) },
       { event: event('Stop', { turn_id: 't1', stop_hook_active: false }), gets: quiet },
     ],
-    log: [BEGIN, gateShell('rm -r victim'), { ask: 'id call_1', decisionId: ASKED }, { close: 'end_turn', by: 'agent' }],
-    settled: [{ decisionId: ASKED, outcome: 'denied', by: 'agent', via: 'run ended' }],
+    log: [BEGIN, gateShell('rm -r victim'), { ask: 'id call_1', decisionId: ASKED }, { outcome: 'denied', key: 'id call_1', via: 'cannot ask', by: 'hookd' }, { close: 'end_turn', by: 'agent' }],
+    settled: [{ decisionId: ASKED, outcome: 'denied', by: 'hookd', via: 'cannot ask' }],
   },
   { row: "a gate hook that could not decide refuses the call in hookd's words", steps: [{ event: pre('ls'), reply: couldNot('worker-crash'), gets: ok(deny(`hookd refused the call: hook '${HOOK}' could not decide (its sandbox worker died)`)) }], log: [BEGIN, gateShell('ls')] },
   {

@@ -32,6 +32,12 @@ const notFollowed = (key: string): Logged[] => [
   { outcome: 'unknown', key, via: 'not followed', by: 'hookd' },
 ]
 const UNKNOWN = [{ decisionId: ASKED, outcome: 'unknown' as const, by: 'hookd' as const, via: 'not followed' }]
+/** An ask the answer cannot carry: Cursor gets a refusal, and the ask is settled denied at once. */
+const cannotAsk = (key: string): Logged[] => [
+  { ask: key, decisionId: ASKED },
+  { outcome: 'denied', key, via: 'cannot ask', by: 'hookd' },
+]
+const DENIED = [{ decisionId: ASKED, outcome: 'denied' as const, by: 'hookd' as const, via: 'cannot ask' }]
 
 const gates: Row[] = [
   { row: 'beforeShellExecution with no opinion: {}', steps: [{ event: shell('ls'), gets: ok({}) }], log: [BEGIN, gateShell('ls')], opensWith: { modelId: 'default' } },
@@ -162,20 +168,20 @@ const asks: Row[] = [
     settled: UNKNOWN,
   },
   {
-    row: 'an ask with a rewrite cannot be put to Cursor: refused (the ask still recorded unknown, not followed)',
+    row: 'an ask with a rewrite cannot be put to Cursor: refused, and the ask recorded denied (cannot ask)',
     steps: [{ event: shell('rm -rf victim'), reply: ask('Dangerous command', 'rm -rf victim', (a) => ({ ...a, command: 'rm -ri victim' })), gets: ok(refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${RM}`)) }],
-    log: [BEGIN, gateShell('rm -rf victim'), ...notFollowed(callKey('Shell', '', { command: 'rm -ri victim', cwd: CWD }))],
-    settled: UNKNOWN,
+    log: [BEGIN, gateShell('rm -rf victim'), ...cannotAsk(callKey('Shell', '', { command: 'rm -ri victim', cwd: CWD }))],
+    settled: DENIED,
   },
   {
-    row: 'beforeReadFile answers allow or deny only: an ask is a deny (the ask still recorded unknown, not followed)',
+    row: 'beforeReadFile answers allow or deny only: an ask is a deny, and recorded denied (cannot ask)',
     steps: [{ event: read(`${CWD}/.env`), reply: ask('Read .env?'), gets: ok({ permission: 'deny' }) }],
     log: [
       BEGIN,
       { call: 'beforeToolExecute', payload: { id: '', name: 'read_file', arguments: { path: '.env' }, native: { agent: 'cursor', name: 'Read', input: { file_path: `${CWD}/.env`, content: 'KEY=1\n' } } } },
-      ...notFollowed(callKey('Read', '', { file_path: `${CWD}/.env`, content: 'KEY=1\n' })),
+      ...cannotAsk(callKey('Read', '', { file_path: `${CWD}/.env`, content: 'KEY=1\n' })),
     ],
-    settled: UNKNOWN,
+    settled: DENIED,
   },
 ]
 

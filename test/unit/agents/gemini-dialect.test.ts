@@ -62,7 +62,13 @@ const gates: Row[] = [
   {
     row: 'ctx.confirm cannot be put to a person (the run opens with canAsk false); an ask left anyway is refused',
     steps: [{ event: before('run_shell_command', shell('rm -rf victim')), reply: ask('Dangerous command'), gets: ok(deny("this call needs a person's yes, and Gemini CLI cannot ask for one from a hook: Dangerous command (asked by hookd hook 'guard')")) }],
-    log: [BEGIN, gateShell('rm -rf victim'), { ask: callKey('run_shell_command', '', shell('rm -rf victim')), decisionId: ASKED }],
+    log: [
+      BEGIN,
+      gateShell('rm -rf victim'),
+      { ask: callKey('run_shell_command', '', shell('rm -rf victim')), decisionId: ASKED },
+      { outcome: 'denied', key: callKey('run_shell_command', '', shell('rm -rf victim')), via: 'cannot ask', by: 'hookd' },
+    ],
+    settled: [{ decisionId: ASKED, outcome: 'denied', by: 'hookd', via: 'cannot ask' }],
   },
   { row: "a gate hook that could not decide refuses the call in hookd's words", steps: [{ event: before('run_shell_command', shell('ls')), reply: couldNot('memory'), gets: ok(deny(`hookd refused the call: hook '${HOOK}' could not decide (it ran out of memory)`)) }], log: [BEGIN, gateShell('ls')] },
   {
