@@ -16,6 +16,7 @@ import { Observability } from '../../src/sidecar/observability/observability.js'
 import { Sidecar } from '../../src/sidecar/sidecar.js'
 import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+import { type AuditLine, auditLines as readAuditLines, metricSample, outcomeLines } from '../support/audit-lines.js'
 
 const TOKEN = 'hkd_ask-outcomes-test-token-0123456789abcdefghijklm'
 
@@ -84,10 +85,7 @@ const bash = (command: string): Record<string, unknown> => ({ command, descripti
 const pre = (id: string, toolUseId: string, command: string): Record<string, unknown> =>
   claude(id, 'PreToolUse', { tool_name: 'Bash', tool_input: bash(command), tool_use_id: toolUseId })
 
-async function auditLines(): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(audit, 'utf8').catch(() => '')
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
-}
+const auditLines = (): Promise<AuditLine[]> => readAuditLines(audit)
 
 /** The audit line of the last gate call of session `id`. */
 async function gateLine(id: string): Promise<Record<string, unknown>> {
@@ -97,15 +95,9 @@ async function gateLine(id: string): Promise<Record<string, unknown>> {
 }
 
 /** The outcome lines of decision `decisionId`. */
-async function outcomes(decisionId: unknown): Promise<Array<Record<string, unknown>>> {
-  return (await auditLines()).filter((l) => l.decisionId === decisionId && 'outcome' in l)
-}
+const outcomes = (decisionId: unknown): Promise<AuditLine[]> => outcomeLines(audit, decisionId)
 
-async function sample(series: string): Promise<number> {
-  const text = (await observability.metrics?.scrape())?.text ?? ''
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
-  return line ? Number(line.slice(series.length + 1)) : 0
-}
+const sample = (series: string): Promise<number> => metricSample(observability.metrics, series)
 
 describe('Claude Code: an ask, then what the agent says of the call', () => {
   it("PreToolUse's ask is recorded asked with its question, never allowed; a PostToolUse for the same tool_use_id records it allowed", async () => {

@@ -28,6 +28,7 @@ import { agentCli } from './support/cli.js'
 import { offlineEnv, projectDir } from './support/claude-run.js'
 import { waitFor } from '../reload/support.js'
 import { EXAMPLE_HOOKS, writeTree } from '../support/sidecar.js'
+import { type AuditLine, auditLines as readAuditLines, metricSample } from '../support/audit-lines.js'
 
 const TEST_TIMEOUT = 240_000
 const KEEP = 'keep me\n'
@@ -66,16 +67,9 @@ afterAll(async () => {
   await Promise.all([hooks, state, ...leftovers].filter(Boolean).map((dir) => rm(dir, { recursive: true, force: true })))
 })
 
-async function auditLines(): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(audit, 'utf8').catch(() => '')
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
-}
+const auditLines = (): Promise<AuditLine[]> => readAuditLines(audit)
 
-async function sample(series: string): Promise<number> {
-  const text = (await observability.metrics?.scrape())?.text ?? ''
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
-  return line ? Number(line.slice(series.length + 1)) : 0
-}
+const sample = (series: string): Promise<number> => metricSample(observability.metrics, series)
 
 const ASKED = 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="asked"}'
 const ALLOWED = 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="allowed"}'

@@ -25,6 +25,7 @@ import { agentCli } from './support/cli.js'
 import { type ClaudeRun, projectDir, runClaude } from './support/claude-run.js'
 import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
 import { EXAMPLE_HOOKS, hook, writeTree } from '../support/sidecar.js'
+import { type AuditLine, auditLines as readAuditLines } from '../support/audit-lines.js'
 
 const TEST_TIMEOUT = 240_000
 const KEEP = 'keep me\n'
@@ -38,10 +39,7 @@ let audit = ''
 const leftovers: string[] = []
 
 /** The audit log's lines, parsed. */
-async function auditLines(): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(audit, 'utf8').catch(() => '')
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
-}
+const auditLines = (): Promise<AuditLine[]> => readAuditLines(audit)
 
 /** The sidecar's metrics, as a scrape gets them. */
 async function scrape(): Promise<string> {

@@ -15,6 +15,7 @@ import { HOOKD_VERSION } from '../../src/protocol/version.js'
 import { Logger } from '../../src/sidecar/observability/logger.js'
 import { Observability } from '../../src/sidecar/observability/observability.js'
 import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+import { type AuditLine, auditLines as readAuditLines, decisionLine, metricSample, outcomeLines } from '../support/audit-lines.js'
 
 let running: Running
 let observability: Observability
@@ -46,26 +47,13 @@ afterAll(async () => {
 
 const rmCall = (command: string): { id: string; name: string; arguments: { command: string } } => ({ id: 'c1', name: 'shell', arguments: { command } })
 
-async function auditLines(): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(audit, 'utf8').catch(() => '')
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
-}
+const auditLines = (): Promise<AuditLine[]> => readAuditLines(audit)
 
-async function lineOf(decisionId: unknown): Promise<Record<string, unknown>> {
-  let line: Record<string, unknown> | undefined
-  await expect.poll(async () => (line = (await auditLines()).find((l) => l.decisionId === decisionId && 'point' in l)), { timeout: 10_000 }).toBeDefined()
-  return line as Record<string, unknown>
-}
+const lineOf = (decisionId: unknown): Promise<AuditLine> => decisionLine(audit, decisionId)
 
-async function outcomes(decisionId: unknown): Promise<Array<Record<string, unknown>>> {
-  return (await auditLines()).filter((l) => l.decisionId === decisionId && 'outcome' in l)
-}
+const outcomes = (decisionId: unknown): Promise<AuditLine[]> => outcomeLines(audit, decisionId)
 
-async function sample(series: string): Promise<number> {
-  const text = (await observability.metrics?.scrape())?.text ?? ''
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
-  return line ? Number(line.slice(series.length + 1)) : 0
-}
+const sample = (series: string): Promise<number> => metricSample(observability.metrics, series)
 
 describe('a confirm answered deferred by a GuardedSession, through the real sandbox', () => {
   it('is recorded asked with its question, counted and logged; the reported outcome is its second line', async () => {

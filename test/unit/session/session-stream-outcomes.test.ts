@@ -28,6 +28,7 @@ import { type RawSidecarMessage, type RawStream, callFrame, encodeHostMessage, o
 import { sessionOptions } from '../../support/sidecar.js'
 import { exporting, nothing, returns, until } from '../fakes.js'
 import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
+import { type AuditLine, auditLines as readAuditLines, decisionLine, metricSample, outcomeLines } from '../../support/audit-lines.js'
 
 type ToolCall = { id: string; name: string; arguments: { command: string } }
 const rmCall = (command: string): ToolCall => ({ id: 'c1', name: 'shell', arguments: { command } })
@@ -71,26 +72,13 @@ afterEach(async () => {
   await rm(state, { recursive: true, force: true })
 })
 
-async function auditLines(): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(audit, 'utf8').catch(() => '')
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>)
-}
+const auditLines = (): Promise<AuditLine[]> => readAuditLines(audit)
 
-async function lineOf(decisionId: unknown): Promise<Record<string, unknown>> {
-  let line: Record<string, unknown> | undefined
-  await expect.poll(async () => (line = (await auditLines()).find((l) => l.decisionId === decisionId && 'point' in l)), { timeout: 10_000 }).toBeDefined()
-  return line as Record<string, unknown>
-}
+const lineOf = (decisionId: unknown): Promise<AuditLine> => decisionLine(audit, decisionId)
 
-async function outcomes(decisionId: unknown): Promise<Array<Record<string, unknown>>> {
-  return (await auditLines()).filter((l) => l.decisionId === decisionId && 'outcome' in l)
-}
+const outcomes = (decisionId: unknown): Promise<AuditLine[]> => outcomeLines(audit, decisionId)
 
-async function sample(series: string): Promise<number> {
-  const text = (await observability.metrics?.scrape())?.text ?? ''
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
-  return line ? Number(line.slice(series.length + 1)) : 0
-}
+const sample = (series: string): Promise<number> => metricSample(observability.metrics, series)
 
 const ASKED = 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="asked"}'
 const ALLOWED = 'hookd_point_calls_total{tenant="",point="beforeToolExecute",outcome="allowed"}'
