@@ -24,6 +24,7 @@ import {
 } from '../../../src/host/index.js'
 import { MAX_TEXT_CHARS } from '../../../src/protocol/capabilities.js'
 import { EXAMPLE_HOOKS, hook, type Running, sessionOptions, startSidecar, writeTree } from '../../support/sidecar.js'
+import { FILE_REFUSALS } from '../../support/file-refusals.js'
 
 // ------------------------------------------------------------------------------------------------
 // Hooks
@@ -350,20 +351,7 @@ describe('ctx.file', () => {
     session.abandon()
   })
 
-  /** [capability, args, the refusal's reason, who refuses] */
-  const refusals: Array<[string, unknown[], string, 'sidecar' | 'host']> = [
-    ['file.read', ['../escape.txt'], 'the path leads outside the workdir', 'sidecar'],
-    ['file.read', ['sub/../../escape.txt'], 'the path leads outside the workdir', 'sidecar'],
-    ['file.write', ['..', 'x'], 'the path leads outside the workdir', 'sidecar'],
-    ['file.read', ['/etc/hostname'], 'absolute paths are refused; use a path relative to the workdir', 'sidecar'],
-    ['file.exists', ['/'], 'absolute paths are refused; use a path relative to the workdir', 'sidecar'],
-    ['file.read', ['escape-file'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.read', ['escape-dir/secret.txt'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.list', ['escape-dir'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.exists', ['escape-file'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.write', ['escape-dir/planted.txt', 'x'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.write', ['dangling', 'x'], 'the path leads outside the workdir through a symbolic link', 'host'],
-  ]
+  const refusals = FILE_REFUSALS
 
   it.each(refusals)('refuses %s(%j): a catchable error saying what and why', async (cap, args, why, by) => {
     const dir = await workdir()

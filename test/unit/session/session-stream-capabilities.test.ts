@@ -16,6 +16,7 @@ import type { CapabilityReply } from '../../../src/sidecar/runners/hook-runner.j
 import { callFrame, encodeHostMessage, openFrame } from '../../support/raw-session.js'
 import { exporting, returns } from '../fakes.js'
 import { type StreamWorld, closeStreamWorlds, streamWorld } from './stream-world.js'
+import { FILE_REFUSALS } from '../../support/file-refusals.js'
 
 const CALL = { id: 'c1', name: 'shell', arguments: { command: 'ls' } }
 
@@ -140,20 +141,7 @@ describe('ctx.file, served by the host library\'s default handlers (workdirFiles
     await session.close()
   })
 
-  /** [capability, args, the refusal's reason, who refuses] */
-  const refusals: Array<[string, unknown[], string, 'sidecar' | 'host']> = [
-    ['file.read', ['../escape.txt'], 'the path leads outside the workdir', 'sidecar'],
-    ['file.read', ['sub/../../escape.txt'], 'the path leads outside the workdir', 'sidecar'],
-    ['file.write', ['..', 'x'], 'the path leads outside the workdir', 'sidecar'],
-    ['file.read', ['/etc/hostname'], 'absolute paths are refused; use a path relative to the workdir', 'sidecar'],
-    ['file.exists', ['/'], 'absolute paths are refused; use a path relative to the workdir', 'sidecar'],
-    ['file.read', ['escape-file'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.read', ['escape-dir/secret.txt'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.list', ['escape-dir'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.exists', ['escape-file'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.write', ['escape-dir/planted.txt', 'x'], 'the path leads outside the workdir through a symbolic link', 'host'],
-    ['file.write', ['dangling', 'x'], 'the path leads outside the workdir through a symbolic link', 'host'],
-  ]
+  const refusals = FILE_REFUSALS
 
   it.each(refusals)('refuses %s(%j), saying what and why; a refusal in the sidecar never reaches the host', async (cap, args, why, by) => {
     const files = workdirFiles(w.workdir)
