@@ -232,6 +232,12 @@ export interface ToolCallDecision {
   reason?: string | null
   /** Replaces the arguments the next hook and the tool see. */
   arguments?: Record<string, unknown> | null
+  /**
+   * `true` defers the call: it does not run now, and no later hook is consulted. An agent with its own
+   * "decide later" (Claude Code's `defer`) is told so; elsewhere it is an ask where the agent can ask,
+   * else a refusal (docs/agents.md).
+   */
+  defer?: boolean | null
 }
 
 export interface ToolResultChanges {

@@ -13,7 +13,8 @@
 import { HookdError } from '../protocol/status.js'
 import type { Peer, RunKey, RunStart } from './agent-run.js'
 import type { AgentRuns } from './agent-runs.js'
-import type { Dialect, DialectAnswer } from './hook-event.js'
+import type { Dialect, DialectAnswer, ToolVerdict } from './hook-event.js'
+import { agentPoint } from './agent-point.js'
 import { callKey, filterResult, gateTool } from './tool-gate.js'
 import { workdirPath } from './workdir.js'
 
@@ -75,7 +76,12 @@ export class AgentAdapter<E> {
           return typeof system === 'string' && system.trim() !== '' ? d.promptContext(native, system.trim()) : undefined
         }, signal)
       case 'beforeTool':
-        return this.runs.with(start, async (run) => d.tool(native, await gateTool(run, d.tools, d.title, event.call, workdir, this.report, d.asks, (ask) => d.putsAsk?.(native, ask) ?? true)), signal)
+        return this.runs.with(start, async (run) => {
+          const putsAsk = (ask: Extract<ToolVerdict, { kind: 'ask' }>): boolean => d.putsAsk?.(native, ask) ?? true
+          return d.tool(native, this.deferral(await gateTool(run, d.tools, d.title, event.call, workdir, this.report, d.asks, putsAsk), putsAsk))
+        }, signal)
+      case 'point':
+        return this.runs.with(start, (run) => agentPoint(run, d, native, event, workdir, this.report, signal), signal)
       case 'afterTool':
         return this.runs.with(start, async (run) => {
           // The call ran: an ask waiting for it was allowed (Copilot names no call: its tool and arguments do).
@@ -97,5 +103,16 @@ export class AgentAdapter<E> {
         await this.runs.end(key, event.reason)
         return undefined
     }
+  }
+
+  /**
+   * A deferred call, for an agent with no "decide later" of its own: its person is asked where the
+   * agent can put the ask, and otherwise the call is refused, saying it was deferred.
+   */
+  private deferral(verdict: ToolVerdict, putsAsk: (ask: Extract<ToolVerdict, { kind: 'ask' }>) => boolean): ToolVerdict {
+    if (verdict.kind !== 'defer' || this.dialect.canDefer) return verdict
+    const ask = { kind: 'ask' as const, reason: `${verdict.reason} (a hook deferred this call; ${this.dialect.title} cannot defer, so it asks)` }
+    if (this.dialect.canAsk && putsAsk(ask)) return ask
+    return { kind: 'deny', reason: `${verdict.reason} (a hook deferred this call; ${this.dialect.title} cannot defer or ask, so hookd refuses it)` }
   }
 }

@@ -6,10 +6,13 @@
  */
 import type { AskOutcome } from '../protocol/ask-outcomes.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { StepPointName } from '../protocol/points/points.js'
+import type { AgentPointName, StepPointName } from '../protocol/points/points.js'
 import type { CheckedWorkdir, Peer } from './workdir.js'
 
 export type { Peer }
+
+/** The points an agent's events run: the loop's steps and the agents' own points (agent-points.ts). */
+export type RunPoint = StepPointName | AgentPointName
 
 export type RunEndReason = 'end_turn' | 'interrupted' | 'error'
 
@@ -70,12 +73,12 @@ export type RunEndedBy = 'agent' | 'hookd'
 
 export interface AgentRun {
   /** True when some declared hook serves the point (directly or through an alias). */
-  serves(point: StepPointName): boolean
+  serves(point: RunPoint): boolean
   /**
    * Runs the point through the run's hooks. When `signal` aborts (the agent went away) the call is
    * cancelled: its chain stops, and a gate that could not decide comes back refused.
    */
-  call(point: StepPointName, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer>
+  call(point: RunPoint, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer>
   /**
    * The gate's answer went to the agent as an ask (decision `decisionId`): what the agent later reports
    * about the call `key` (callKey in tool-gate.ts) is its outcome. Left out by runs that record no

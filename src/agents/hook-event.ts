@@ -5,6 +5,7 @@
  * it into one of these events and renders hookd's verdict in the agent's own answer. The adapter that
  * runs the points (agent-adapter.ts) sees only this file.
  */
+import { AGENT_POINT_NAMES, type AgentPointName } from '../protocol/points/points.js'
 import type { AskFollowing, AskOutcome, RunEndReason } from './agent-run.js'
 import type { ToolTable } from './tool-mapping.js'
 
@@ -28,6 +29,14 @@ export interface NativeToolEvent {
    * under its own name with `input`.
    */
   unreadable?: string
+  /** The subagent that makes the call, where the agent says (hooks see it as the call's `subagent`). */
+  subagent?: Subagent
+}
+
+/** A subagent as the agent names it: its id and, where given, its type (Claude Code's agent_type). */
+export interface Subagent {
+  id: string
+  type?: string
 }
 
 /** An agent event, by what hookd does with it. */
@@ -47,6 +56,13 @@ export type HookEvent =
    * and PermissionDenied). Settles the run's asks for these calls, if a run is open; opens none.
    */
   | { kind: 'outcome'; outcome: AskOutcome; calls: ReadonlyArray<Pick<NativeToolEvent, 'id' | 'tool' | 'input'>> }
+  /**
+   * One of the agent's own moments (agent-points.ts: a permission dialog, a subagent, a compaction,
+   * ...): the point runs on `payload`, and the dialect says the changed fields (`answer`). With `call`
+   * (a permission dialog about a tool call), hooks see the canonical call merged into the payload, and
+   * rewritten arguments come back in the agent's own input.
+   */
+  | { kind: 'point'; point: AgentPointName; payload: Record<string, unknown>; call?: NativeToolEvent }
   /** An event hookd has no point for: no opinion, and no run is opened. */
   | { kind: 'other' }
 
@@ -58,9 +74,23 @@ export type ToolVerdict =
   | { kind: 'rewrite'; input: Record<string, unknown> }
   /** A hook's ctx.confirm, left to the agent's own prompt (only for dialects that can ask). */
   | { kind: 'ask'; reason: string; input?: Record<string, unknown> }
+  /**
+   * A hook deferred the call (beforeToolExecute's `defer`): the agent's own "decide later" where it has
+   * one (Dialect.canDefer); elsewhere hookd puts it as an ask where the agent can ask, else refuses it.
+   */
+  | { kind: 'defer'; reason: string }
 
 /** What the hooks did to a tool's result. */
 export type ResultVerdict = { kind: 'keep' } | { kind: 'replace'; text: string; isError: boolean }
+
+/**
+ * What the hooks changed at one of the agent's own points (HookEvent kind 'point'): the point's changed
+ * fields, and for a permission dialog's rewrite, the agent's whole native input rewritten.
+ */
+export interface PointChanges {
+  fields: Record<string, unknown>
+  input?: Record<string, unknown>
+}
 
 /** An agent's answer to a hook command: its JSON, or undefined for no opinion (the shim prints nothing). */
 export type DialectAnswer = Record<string, unknown> | undefined
@@ -116,6 +146,16 @@ export interface Dialect<E> {
    */
   putsAsk?(event: E, verdict: Extract<ToolVerdict, { kind: 'ask' }>): boolean
   result(event: E, verdict: ResultVerdict): DialectAnswer
+  /**
+   * Whether the agent has its own "decide later" for a tool call (Claude Code's `defer`); without it a
+   * deferred call is an ask where the agent can ask, else a refusal.
+   */
+  readonly canDefer?: boolean
+  /**
+   * The answer at one of the agent's own points (HookEvent kind 'point'), from the fields the hooks
+   * changed; fields the agent cannot carry are left out, and named in `dropped` for the operator's log.
+   */
+  answer?(event: E, point: AgentPointName, changes: PointChanges): { answer: DialectAnswer; dropped?: string[] }
   /** Text the hooks add for the model at a prompt; undefined when the agent cannot take any. */
   promptContext?(event: E, context: string): DialectAnswer
   /**
@@ -128,7 +168,7 @@ export interface Dialect<E> {
 }
 
 /** The points an agent's events reach (`hookd setup --events all` registers the events of all of them). */
-export const AGENT_POINTS: ReadonlySet<string> = new Set(['beforeRun', 'afterRun', 'beforeModelRequest', 'beforeToolExecute', 'afterToolExecute'])
+export const AGENT_POINTS: ReadonlySet<string> = new Set(['beforeRun', 'afterRun', 'beforeModelRequest', 'beforeToolExecute', 'afterToolExecute', ...AGENT_POINT_NAMES])
 
 /** Which of an agent's events serve which of hookd's points: what `eventsFor` registers. */
 export interface EventRoles {
@@ -140,6 +180,8 @@ export interface EventRoles {
   afterTool: readonly string[]
   /** Events that end a run: registered for beforeRun and afterRun. */
   end: readonly string[]
+  /** The agent's own points (agent-points.ts) and the events that carry each: registered when a hook serves the point. */
+  points?: Readonly<Partial<Record<AgentPointName, readonly string[]>>>
 }
 
 /** What else decides the events a route registers. */
@@ -169,5 +211,6 @@ export function eventsFor(points: ReadonlySet<string>, roles: EventRoles, order:
   if (points.has('beforeModelRequest')) add(roles.context)
   if (points.has('beforeToolExecute')) add(roles.beforeTool)
   if (points.has('afterToolExecute')) add(roles.afterTool)
+  for (const [point, events] of Object.entries(roles.points ?? {})) if (points.has(point) && events) add(events)
   return order.filter((e) => wanted.has(e))
 }

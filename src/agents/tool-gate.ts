@@ -61,10 +61,11 @@ export async function gateTool(
     report(`${event.tool} call ${call.id}: ${reason}`)
     return { kind: 'deny', reason }
   }
-  const answer = await run.call('beforeToolExecute', call)
-  const decision = answer.result as { allow?: unknown; reason?: unknown; arguments?: unknown }
+  const answer = await run.call('beforeToolExecute', withSubagent(call, event))
+  const decision = answer.result as { allow?: unknown; reason?: unknown; arguments?: unknown; deferred?: unknown }
   if (decision.allow !== true) {
-    return { kind: 'deny', reason: typeof decision.reason === 'string' && decision.reason ? decision.reason : 'refused by a hook' }
+    const reason = typeof decision.reason === 'string' && decision.reason ? decision.reason : decision.deferred === true ? 'deferred by a hook' : 'refused by a hook'
+    return decision.deferred === true ? { kind: 'defer', reason } : { kind: 'deny', reason }
   }
   const args = isObject(decision.arguments) ? decision.arguments : call.arguments
   const rewrite = tools.toNative(call, args, workdir)
@@ -103,12 +104,17 @@ export async function filterResult(
   if (!run.serves('afterToolExecute')) return { kind: 'keep' }
   // A call hookd could not read is shown under its own name, with nothing hookd could not read.
   const { call } = readCall(tools, event, workdir)
-  const answer = await run.call('afterToolExecute', { call, result: { text, isError } })
+  const answer = await run.call('afterToolExecute', { call: withSubagent(call, event), result: { text, isError } })
   const result = answer.result as { text?: unknown; isError?: unknown }
   const newText = typeof result.text === 'string' ? result.text : text
   const newError = result.isError === true
   if (newText === text && newError === isError) return { kind: 'keep' }
   return { kind: 'replace', text: newText, isError: newError }
+}
+
+/** The canonical call with the subagent that makes it, where the agent names one: the same hooks see every call. */
+export function withSubagent<C extends object>(call: C, event: NativeToolEvent): C & { subagent?: NativeToolEvent['subagent'] } {
+  return event.subagent ? { ...call, subagent: event.subagent } : call
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

@@ -45,7 +45,7 @@ describe('what a hook exports and returns', () => {
     // Its only field is one the point does not know: an invalid result (issue 15.11), skipped by default.
     expect(d?.kind).toBe('invalid-result')
     expect(d?.message).toBe(
-      `hook 'field-name-flood': beforeToolExecute returned {'${'f'.repeat(64)}...'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped`,
+      `hook 'field-name-flood': beforeToolExecute returned {'${'f'.repeat(64)}...'}, none of which it accepts; return an object like {allow?, reason?, arguments?, defer?} or nothing; the hook was skipped`,
     )
     expect(run.result).toEqual(UNCHANGED)
     await expectServing(running)

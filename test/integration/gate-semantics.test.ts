@@ -80,7 +80,7 @@ describe('a returned object with no field the point knows', () => {
     expect(out.diagnostics.map((d) => [d.kind, d.message])).toEqual([
       [
         'invalid-result',
-        "hook 'foreign': beforeToolExecute returned {'decision'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped; 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"why, for the model\" } from beforeToolExecute (to let it run, return nothing)",
+        "hook 'foreign': beforeToolExecute returned {'decision'}, none of which it accepts; return an object like {allow?, reason?, arguments?, defer?} or nothing; the hook was skipped; 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"why, for the model\" } from beforeToolExecute (to let it run, return nothing)",
       ],
     ])
   })

@@ -75,7 +75,7 @@ describe('hookd-sandbox/hook mirrors the point catalog', () => {
       afterRun: {},
       beforeModelRequest: { system: true },
       afterModelResponse: { text: true, thinking: true },
-      beforeToolExecute: { allow: true, reason: true, arguments: true },
+      beforeToolExecute: { allow: true, reason: true, arguments: true, defer: true },
       afterToolExecute: { text: true, isError: true },
     }
     for (const name of Object.keys(stepPoints) as PointName[]) {

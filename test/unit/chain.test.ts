@@ -116,7 +116,7 @@ describe('refusal at beforeToolExecute', () => {
     expect(result.diagnostics.map((d) => [d.kind, d.message])).toEqual([
       [
         'invalid-result',
-        "hook 'foreign': beforeToolExecute returned {'decision', 'why'}, none of which it accepts; return an object like {allow?, reason?, arguments?} or nothing; the hook was skipped; 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"why, for the model\" } from beforeToolExecute (to let it run, return nothing)",
+        "hook 'foreign': beforeToolExecute returned {'decision', 'why'}, none of which it accepts; return an object like {allow?, reason?, arguments?, defer?} or nothing; the hook was skipped; 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"why, for the model\" } from beforeToolExecute (to let it run, return nothing)",
       ],
     ])
     expect(result.trace.map((t) => t.outcome)).toEqual(['failed'])
@@ -177,7 +177,7 @@ describe('failures are diagnostics', () => {
     expect(result.diagnostics).toEqual([
       expect.objectContaining({
         kind: 'invalid-result',
-        message: "hook 'a': beforeToolExecute must return an object like {allow?, reason?, arguments?} or nothing; it returned a string; the hook was skipped",
+        message: "hook 'a': beforeToolExecute must return an object like {allow?, reason?, arguments?, defer?} or nothing; it returned a string; the hook was skipped",
       }),
     ])
     expect(result.trace.map((t) => t.outcome)).toEqual(['failed'])

@@ -23,8 +23,8 @@ import type { CallOrigin, CapabilityHandlers, ConfirmAnswer, Message } from '../
 import type { HookdClient, SessionOptions } from '../../host/client.js'
 import type { HostSession } from '../../host/session.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type PointName, type StepPointName, getPoint, isGate } from '../../protocol/points/points.js'
-import type { AgentRun, Ask, AskOutcome, AskSettled, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunStart } from '../agent-run.js'
+import { type PointName, getPoint, isGate } from '../../protocol/points/points.js'
+import type { AgentRun, Ask, AskOutcome, AskSettled, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunPoint, RunStart } from '../agent-run.js'
 import { PendingAsks, type PendingAsksOptions } from '../pending-asks.js'
 import { LiveHooks } from './live-hooks.js'
 
@@ -113,11 +113,11 @@ export class HostRun implements AgentRun {
   }
 
   /** What the sidecar serves now (live-hooks.ts), not what it served when the run opened. */
-  serves(point: StepPointName): boolean {
+  serves(point: RunPoint): boolean {
     return this.live.serves(point)
   }
 
-  call(point: StepPointName, payload: unknown): Promise<ChainAnswer> {
+  call(point: RunPoint, payload: unknown): Promise<ChainAnswer> {
     const next = this.queue.then(async () => {
       const asks: Ask[] = []
       this.collecting = asks

@@ -16,7 +16,8 @@
  * again.
  */
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
+import type { RunPoint } from '../agent-run.js'
+import { type AnyPoint, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import type { HookInfoData } from '../../protocol/wire.js'
 
 /** How long a ListHooks read may take before the view gives up on it (and stays unknown). */
@@ -50,7 +51,7 @@ export class LiveHooks {
     this.read()
   }
 
-  serves(point: StepPointName): boolean {
+  serves(point: RunPoint): boolean {
     if (this.current !== this.generation) {
       this.read()
       return true

@@ -18,6 +18,7 @@ const GROUPS: ReadonlyArray<{ title: string; prefixes: readonly string[] }> = [
   { title: 'skills, content', prefixes: ['skills', 'content-ref', 'tracing'] },
   { title: 'run and session', prefixes: ['agent', 'session', 'execution', 'steer', 'decision', 'budget', 'tool-budget', 'repeat-guard', 'usage', 'output'] },
   { title: 'background tasks', prefixes: ['background'] },
+  { title: "agents' own events", prefixes: ['permission', 'subagent', 'config', 'notification', 'file'] },
 ]
 
 export interface PointGroup {
@@ -67,7 +68,7 @@ export function pointsText(indent: number): string {
   return [
     `${pad}step points (the handler returns what it changes):`,
     ...wrap(`${pad}  `, STEP_POINTS.join(', ')),
-    `${pad}event points of hookable hosts (the handler changes the event it is given; ${count}):`,
+    `${pad}event points of hookable hosts and of the agents' own events (the handler changes the event it is given; ${count}):`,
     ...lines,
     `${pad}docs/points.md explains both kinds and lists every point.`,
   ].join('\n')

@@ -19,7 +19,7 @@ export interface EventState {
   current: EventPayload
 }
 
-type Fields = Record<string, z.ZodType>
+export type Fields = Record<string, z.ZodType>
 
 const anyJson = z.unknown()
 const gate: Fields = { block: z.boolean(), reason: z.string(), result: anyJson }
@@ -82,12 +82,12 @@ type MutableName = keyof typeof MUTABLE
 type ObserverName = (typeof OBSERVERS)[number]
 export type EventPointName = MutableName | ObserverName
 
-const eventSchema = z
+export const eventSchema = z
   .record(z.string(), z.unknown())
   .transform((event): EventState => ({ initial: event, current: event }))
 
 /** The changed allowed fields between the event as sent and as the chain left it. */
-function changedFields(state: EventState, fields: readonly string[]): EventPayload {
+export function changedFields(state: EventState, fields: readonly string[]): EventPayload {
   const out: EventPayload = {}
   for (const field of fields) {
     if (Object.hasOwn(state.current, field) && !sameJson(state.initial[field], state.current[field])) {

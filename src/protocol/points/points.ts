@@ -4,19 +4,22 @@
  * sidecar, CLI and tests all read this table; nothing else lists points.
  *
  * Two families: the step points of an agent's run loop (step-points.ts), whose handlers return what they
- * change, and the event points of a hookable host (event-points.ts), whose handlers mutate the event they
- * are given. A step-point handler also serves the event point that aliases it (tool:gate <-
+ * change, and the event points of a hookable host (event-points.ts) and of the agents' own moments
+ * (agent-points.ts: permission dialogs, subagents, compaction, ...), whose handlers mutate the event
+ * they are given. A step-point handler also serves the event point that aliases it (tool:gate <-
  * beforeToolExecute, ...), so one hook serves both kinds of host.
  */
 import type * as z from 'zod'
+import { agentPoints } from './agent-points.js'
 import { eventPoints } from './event-points.js'
 import type { PointSpec } from './point-spec.js'
 import { stepPoints } from './step-points.js'
 
 export type { Alias, PointSpec, StepPointName } from './point-spec.js'
+export { AGENT_POINT_NAMES, type AgentPointName, isAgentPointName } from './agent-points.js'
 export { stepPoints }
 
-export const points = { ...stepPoints, ...eventPoints() } as const
+export const points = { ...stepPoints, ...eventPoints(), ...agentPoints() } as const
 
 export type Points = typeof points
 export type PointName = keyof Points

@@ -31,6 +31,12 @@ const toolDecision = z.object({
   allow: z.boolean(),
   reason: z.string().optional(),
   refusedBy: z.string().optional(),
+  /**
+   * A hook deferred the call (`defer: true`): it does not run now, and an agent with its own "decide
+   * later" (Claude Code's defer) is told so; to every other host it is a refusal, so a host that does not
+   * know the field never runs a deferred call.
+   */
+  deferred: z.boolean().optional(),
   arguments: jsonObject,
 })
 type ToolDecision = z.infer<typeof toolDecision>
@@ -94,11 +100,11 @@ export const stepPoints = {
 
   beforeToolExecute: point({
     name: 'beforeToolExecute',
-    summary: 'Before a tool runs. Receives {id, name, arguments}; may return {allow, reason, arguments}.',
+    summary: 'Before a tool runs. Receives {id, name, arguments}; may return {allow, reason, arguments, defer}.',
     payload: toolCall.transform(
       (call): ToolCallState => ({ ...call, decision: { allow: true, arguments: call.arguments } }),
     ),
-    fields: { allow: z.boolean(), reason: z.string(), arguments: jsonObject },
+    fields: { allow: z.boolean(), reason: z.string(), arguments: jsonObject, defer: z.boolean() },
     args: ({ decision, ...call }) => [{ ...call, arguments: decision.arguments }],
     // Each field replaces only itself, `reason` too: a reason returned without `allow: false` is kept (the
     // host sees it whether or not the call is refused), and a refusal that gives none keeps the one an
@@ -110,6 +116,12 @@ export const stepPoints = {
       if (changes.allow === false) {
         decision.allow = false
         decision.reason ??= `refused by hook '${hook}'`
+        decision.refusedBy = hook
+      } else if (changes.defer === true) {
+        // A deferral stops the chain as a refusal does: the call does not run now, whoever reads the answer.
+        decision.allow = false
+        decision.deferred = true
+        decision.reason ??= `deferred by hook '${hook}'`
         decision.refusedBy = hook
       }
       return { ...state, decision }

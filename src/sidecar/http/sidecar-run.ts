@@ -19,14 +19,14 @@
  *
  * The session's own policy and its tenant's are checked by the Session before any call gets here.
  */
-import type { AgentRun, Ask, AskOutcome, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunStart } from '../../agents/agent-run.js'
+import type { AgentRun, Ask, AskOutcome, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunPoint, RunStart } from '../../agents/agent-run.js'
 import { label as sessionLabel } from '../../agents/agent-runs.js'
 import { PendingAsks, type PendingAsksOptions } from '../../agents/pending-asks.js'
 import { type CapabilityHandlers, type FileHandlers, allowlistedFetch } from '../../host/capabilities.js'
 import { type CapabilityTable, capabilityTable, serveCall } from '../../host/capability-table.js'
 import { policyClassOf } from '../../protocol/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
-import { type AnyPoint, type StepPointName, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
+import { type AnyPoint, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
 import type { CapabilityCallData } from '../../protocol/wire.js'
 import { mayAsk } from '../hooks/may-ask.js'
@@ -143,7 +143,7 @@ export class SidecarRun implements AgentRun {
    * True when some declared hook serves the point; for a gate, also when a declared hook is not loaded
    * (which points it serves is unknown: the chain decides, and refuses when the hook must not be skipped).
    */
-  serves(point: StepPointName): boolean {
+  serves(point: RunPoint): boolean {
     const spec = getPoint(point) as AnyPoint
     return this.declared.some((name) => {
       const hook = this.tenant.registry.get(name)
@@ -154,7 +154,7 @@ export class SidecarRun implements AgentRun {
 
 
   /** A signal that aborts (the agent went away) cancels the point call, as a host's cancel message does. */
-  async call(point: StepPointName, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer> {
+  async call(point: RunPoint, payload: unknown, signal?: AbortSignal): Promise<ChainAnswer> {
     const seq = this.nextSeq++
     this.asks.set(seq, [])
     const cancel = (): void => this.session.cancel(seq)

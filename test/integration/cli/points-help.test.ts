@@ -20,7 +20,7 @@ describe('--help', () => {
     expect(ran.code).toBe(0)
     const points = ran.stdout.slice(ran.stdout.indexOf('\nPoints:\n'), ran.stdout.indexOf('\nPayloads:\n'))
     expect(points).toContain('  step points (the handler returns what it changes):\n    beforeRun, afterRun, beforeModelRequest, afterModelResponse, beforeToolExecute, afterToolExecute\n')
-    expect(points).toMatch(/ {2}event points of hookable hosts \(the handler changes the event it is given; \d+\):\n/)
+    expect(points).toMatch(/ {2}event points of hookable hosts and of the agents' own events \(the handler changes the event it is given; \d+\):\n/)
     expect(points).toMatch(/\n {4}tools +change: tool:gate, tool:unknown, tool:transform, tool:error\n/)
     expect(points).toMatch(/\n {4}MCP servers +change: mcp:tool:gate, mcp:tool:transform, mcp:tools:filter\n/)
     expect(points).toContain('docs/points.md explains both kinds and lists every point.')

@@ -10,8 +10,7 @@
  * - `send` posts one request on a connection of its own and reads the answer.
  */
 import { type IncomingHttpHeaders, request } from 'node:http'
-import type { AgentRun, ChainAnswer, RunEndReason, RunEndedBy, RunStart } from '../../../src/agents/agent-run.js'
-import type { StepPointName } from '../../../src/protocol/points/points.js'
+import type { AgentRun, ChainAnswer, RunEndReason, RunEndedBy, RunPoint, RunStart } from '../../../src/agents/agent-run.js'
 import { HookdError } from '../../../src/protocol/status.js'
 import type { Registry } from '../../../src/sidecar/hooks/registry.js'
 import { proofKey } from '../../../src/sidecar/http/request-proof.js'
@@ -21,7 +20,7 @@ import { type Deferred, FakeLoader, FakeRunner, aborted, deferred, exporting, fa
 
 /** One point call a run was asked for. */
 export interface DoorCall {
-  point: StepPointName
+  point: RunPoint
   payload: unknown
   signal: AbortSignal | undefined
   /** The session it belongs to, and the tenant whose run it is. */
@@ -84,7 +83,7 @@ export class DoorRuns {
 }
 
 /** The chain's answer when no hook changes anything. */
-function unchanged(point: StepPointName, payload: unknown): ChainAnswer {
+function unchanged(point: RunPoint, payload: unknown): ChainAnswer {
   const p = payload as Record<string, unknown>
   const result = point === 'beforeToolExecute' ? { allow: true, arguments: p.arguments } : point === 'afterToolExecute' ? p.result : {}
   return { result, diagnostics: [], asks: [] }

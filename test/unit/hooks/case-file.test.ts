@@ -38,7 +38,7 @@ describe('parseCase', () => {
   it('names the file and the field of every problem', () => {
     expect(problem({ point: 'beforeToolExecut', payload: CALL })).toBe(`${FILE}: point: 'beforeToolExecut' is not a hook point; did you mean 'beforeToolExecute'?`)
     expect(problem({ point: 'beforeToolExecute', payload: { id: 'c1', name: 'shell' } })).toBe(
-      `${FILE}: payload.arguments: Invalid input: expected record, received undefined (beforeToolExecute: Before a tool runs. Receives {id, name, arguments}; may return {allow, reason, arguments}.)`,
+      `${FILE}: payload.arguments: Invalid input: expected record, received undefined (beforeToolExecute: Before a tool runs. Receives {id, name, arguments}; may return {allow, reason, arguments, defer}.)`,
     )
     expect(problem({ point: 'beforeToolExecute', payload: CALL, expect: { match: 'loose' } })).toBe(`${FILE}: expect.match: Invalid option: expected one of "exact"|"partial"`)
     expect(problem({ point: 'beforeToolExecute', payload: CALL, expect: { diagnostics: [{ kind: 'thrown' }] } })).toMatch(

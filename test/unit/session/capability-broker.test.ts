@@ -161,7 +161,7 @@ describe('the host\'s answers', () => {
       'confirm',
       [question],
       { value: json(true), deferred: true },
-      "capability_result 1 (ctx.confirm of hook 'guard'): deferred is only for a confirm at a gate point (beforeToolExecute, tool:gate, mcp:tool:gate, child:tool:gate), where the agent's own prompt can decide the call, and this one was made at afterRun; answer true or false without it",
+      "capability_result 1 (ctx.confirm of hook 'guard'): deferred is only for a confirm at a gate point (beforeToolExecute, tool:gate, mcp:tool:gate, child:tool:gate, permission:request, config:change), where the agent's own prompt can decide the call, and this one was made at afterRun; answer true or false without it",
       'afterRun',
     ],
     ['deferred with an error', 'confirm', [question], { error: { code: 'denied', message: 'no' }, deferred: true }, "capability_result 1 (ctx.confirm of hook 'guard'): deferred goes with the value true (yes, left to the agent's own prompt), not with an error; send the error without it"],

@@ -204,7 +204,7 @@ describe('a confirm answered deferred, through the host library', () => {
     expect(w.runner.callsOf('after')[0]?.capabilities[0]?.reply).toEqual({
       ok: false,
       code: 'invalid',
-      message: "ctx.confirm at afterToolExecute: the host's confirm handler answered 'deferred', which only a gate point (beforeToolExecute, tool:gate, mcp:tool:gate, child:tool:gate) takes",
+      message: "ctx.confirm at afterToolExecute: the host's confirm handler answered 'deferred', which only a gate point (beforeToolExecute, tool:gate, mcp:tool:gate, child:tool:gate, permission:request, config:change) takes",
     })
     expect(session.isEnded).toBe(false)
     await session.close()
@@ -222,7 +222,7 @@ describe('a confirm answered deferred, through the host library', () => {
 })
 
 describe('deferred where it does not fit ends the stream with INVALID_ARGUMENT, saying so', () => {
-  const GATES = 'beforeToolExecute, tool:gate, mcp:tool:gate, child:tool:gate'
+  const GATES = 'beforeToolExecute, tool:gate, mcp:tool:gate, child:tool:gate, permission:request, config:change'
   it.each([
     ['with false', 'guard', 'beforeToolExecute', { value: Buffer.from('false'), deferred: true }, (id: number) => `capability_result ${id} (ctx.confirm of hook 'guard'): deferred goes with the value true (yes, left to the agent's own prompt); answer false without deferred`],
     ['with an error', 'guard', 'beforeToolExecute', { error: { code: 'denied', message: 'no' }, deferred: true }, (id: number) => `capability_result ${id} (ctx.confirm of hook 'guard'): deferred goes with the value true (yes, left to the agent's own prompt), not with an error; send the error without it`],

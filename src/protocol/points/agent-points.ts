@@ -1,0 +1,94 @@
+/**
+ * The agents' event points: moments of the agents' own loops (src/agents/) that no step point has. A
+ * permission dialog about to open, a subagent starting or stopping, a compaction, the agent's own
+ * settings changing, a notice for the person, a file changing on disk. They are event points (the
+ * handler changes the event it is given: docs/points.md), sent by every agent whose events carry the
+ * moment (docs/agents.md has each agent's table) and by any host that sends them over gRPC. The fields
+ * a hook may change are the decisions the agents let the moment carry; an agent that cannot carry one
+ * drops it with a line for the operator (its dialect says which). This file is part of the one
+ * catalog: points.ts merges it into `points`.
+ */
+import * as z from 'zod'
+import { type EventPayload, type EventState, type Fields, changedFields, eventSchema } from './event-points.js'
+import type { PointSpec } from './point-spec.js'
+
+const text = z.string().max(100_000)
+
+/** What a hook may answer at a permission dialog: its decision, and the call's arguments rewritten with an allow. */
+export const PERMISSION_DECISIONS = ['allow', 'deny', 'ask', 'defer'] as const
+export type PermissionDecision = (typeof PERMISSION_DECISIONS)[number]
+
+/** The points and the fields a hook may change at each (none: it observes). */
+const AGENT_FIELDS = {
+  // The agent is about to ask its person whether a tool call may run. Receives the canonical call
+  // ({id, name, arguments}, the agent's own `tool`, and `subagent` when a subagent makes it); may set
+  // `decision` (allow, deny, ask: leave it to the dialog, defer: the agent's own "decide later"),
+  // `reason`, and with allow the rewritten `arguments`.
+  'permission:request': { decision: z.enum(PERMISSION_DECISIONS), reason: text, arguments: z.record(z.string(), z.unknown()) },
+  // A subagent starts ({subagent: {id, type}}): `context` is text for it to read first.
+  'subagent:start': { context: text },
+  // A subagent is about to stop ({subagent, lastMessage}): `keepWorking` with a `reason` sends it back to work.
+  'subagent:stop': { keepWorking: z.boolean(), reason: text },
+  // The agent is about to compact its context ({trigger: manual or auto, instructions}): `block` with a `reason` stops it.
+  'compact:before': { block: z.boolean(), reason: text },
+  // The compaction is done ({trigger, summary}).
+  'compact:after': {},
+  // The agent's own settings are about to change ({source, path}): `block` with a `reason` keeps them as they were.
+  'config:change': { block: z.boolean(), reason: text },
+  // The agent shows its person a notice ({kind, message, title}).
+  notification: {},
+  // A file the agent watches changed on disk ({path, change}).
+  'file:changed': {},
+} as const satisfies Record<string, Fields>
+
+export type AgentPointName = keyof typeof AGENT_FIELDS
+
+/** How hookd refuses at the agents' gates when the hooks could not decide: the field that refuses, and its value. */
+const GATES: Partial<Record<AgentPointName, { field: string; value: unknown }>> = {
+  'permission:request': { field: 'decision', value: 'deny' },
+  'config:change': { field: 'block', value: true },
+}
+
+type AgentPointSpec = PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload>
+
+function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
+  const names = Object.keys(fields)
+  const gate = GATES[name]
+  const refused = (state: EventState): boolean => gate !== undefined && state.current[gate.field] === gate.value
+  return {
+    name,
+    family: 'event',
+    mode: 'mutate',
+    summary: names.length
+      ? `agent event point; the handler may change ${names.join(', ')} on the event it is given.`
+      : 'agent event point; the handler observes the event it is given.',
+    payload: eventSchema,
+    fields,
+    args: (state) => [state.current],
+    apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
+    // A refusal at a gate is final: no later hook runs to undo it.
+    stopped: refused,
+    ...(gate
+      ? {
+          refuse: (state: EventState, reason: string) => ({ initial: state.initial, current: { ...state.current, [gate.field]: gate.value, reason } }),
+          refused,
+        }
+      : {}),
+    result: (state) => changedFields(state, names),
+    output: z.record(z.string(), z.unknown()),
+  }
+}
+
+type AgentPointTable = { readonly [N in AgentPointName]: AgentPointSpec }
+
+export const AGENT_POINT_NAMES = Object.keys(AGENT_FIELDS) as AgentPointName[]
+
+export function isAgentPointName(name: string): name is AgentPointName {
+  return Object.hasOwn(AGENT_FIELDS, name)
+}
+
+export function agentPoints(): AgentPointTable {
+  const table: Partial<Record<AgentPointName, AgentPointSpec>> = {}
+  for (const [name, fields] of Object.entries(AGENT_FIELDS) as Array<[AgentPointName, Fields]>) table[name] = agentPoint(name, fields)
+  return table as AgentPointTable
+}
