@@ -29,6 +29,8 @@ import { type HookKind, type HookSettings, type LoadResult, type LoadedHook, edi
 import { type RemoteOptions, RemoteKind } from './kinds/remote-kind.js'
 import { type SandboxedOptions, SandboxedKind } from './kinds/sandboxed-kind.js'
 import { Semaphore } from '../semaphore.js'
+import type { Admission } from '../pinning/admission.js'
+import { canonicalJson } from '../pinning/canonical-json.js'
 
 export type { LoadedHook } from './kinds/hook-kind.js'
 export type { HookLoader } from './kinds/sandboxed-kind.js'
@@ -62,6 +64,13 @@ export interface RegistryOptions extends SandboxedOptions, RemoteOptions {
    * Default false. Never with tenants: a tenant's link could read another tenant's files.
    */
   followSymlinks?: boolean
+  /**
+   * What is pinned (pinning/admission.ts): hookd.lock, --locked, --require-signed. A version it holds is
+   * a load failure, so the last version it let through keeps serving. Absent: every version that loads serves.
+   */
+  admission?: Admission
+  /** Where the registry's own news goes that is not a hook's (the lock file cannot be read). Default stderr. */
+  report?: (line: string) => void
 }
 
 export class Registry {
@@ -76,9 +85,15 @@ export class Registry {
   private readonly sources: HookSources
   /** The hook kinds, asked in this order which one a folder is (the last claims every folder). */
   private readonly kinds: readonly HookKind[]
+  private readonly admission: Admission | undefined
+  private readonly report: (line: string) => void
+  /** Stops watching the lock file. */
+  private unwatchLock: (() => void) | undefined
 
   constructor(root: string, options: RegistryOptions) {
     this.root = resolve(root)
+    this.admission = options.admission
+    this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.sources = new HookSources(this.root, { followSymlinks: options.followSymlinks === true })
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
     this.kinds = [new RemoteKind(this.root, options, reload), new SandboxedKind(options, (name, version) => this.records.get(name)?.sourceMap(version))]
@@ -151,7 +166,7 @@ export class Registry {
    * folder removes the hook. `force`: a remote hook's retry, which must describe it again although its
    * files are the same. Returns the diagnostic when it failed to load.
    */
-  async apply(files: HookFiles, force = false): Promise<Diagnostic | undefined> {
+  async apply(files: HookFiles, force = false, recheck = false): Promise<Diagnostic | undefined> {
     const { name } = files
     const record = this.recordOf(name)
     const generation = ++this.applies
@@ -166,7 +181,7 @@ export class Registry {
       return undefined
     }
     if (!force) {
-      if (record.digest === files.digest) return record.lastError
+      if (record.digest === files.digest && !recheck) return record.lastError
       for (const kind of this.kinds) kind.forget(name)
     }
     const result = await this.load(files)
@@ -181,6 +196,16 @@ export class Registry {
     const failed = now.fail(files.digest, result.message, result.file, result.line, result.remedy, result.onError ?? now.onError)
     this.emit(failed)
     return failed.diagnostic
+  }
+
+  /**
+   * Judges every hook again, its files read anew (the lock file changed: a held version may now be
+   * approved, a served one no longer pinned). Versions that are judged as before are not announced again.
+   */
+  async recheck(): Promise<void> {
+    const names = [...this.records.values()].filter((r) => r.present).map((r) => r.name)
+    const reads = new Semaphore(4)
+    await Promise.all(names.map((name) => reads.run(async () => this.apply(await this.read(name), false, true))))
   }
 
   /** The version served now, or undefined when the hook does not exist or never loaded. */
@@ -222,6 +247,10 @@ export class Registry {
   async watch(options: WatchOptions = {}): Promise<void> {
     if (this.watcher) return
     this.watcher = await HookWatcher.start(this, options)
+    this.unwatchLock ??= this.admission?.watch(
+      () => void this.recheck(),
+      (message) => this.report(`the lock file cannot be read, the last one read still holds: ${message}`),
+    )
   }
 
   /** Retires the registry: stops watching and closes what its kinds hold (the clients of its remote hooks). */
@@ -234,6 +263,8 @@ export class Registry {
   async unwatch(): Promise<void> {
     const watcher = this.watcher
     this.watcher = undefined
+    this.unwatchLock?.()
+    this.unwatchLock = undefined
     await watcher?.close()
   }
 
@@ -266,11 +297,16 @@ export class Registry {
       settings.description = checked.description
       settings.remote = checked.remote
     }
+    const permissions = checkedPermissions(files.configText)
+    const served = this.records.get(name)?.served
+    const held = this.admission?.judge({ files, permissions, served: served !== undefined, servedPermissions: served?.permissions })
+    if (held) return { ok: false, message: held.message, file: held.file, remedy: held.remedy, repeat: held.repeat, onError: settings.onError }
     const kind = this.kinds.find((k) => k.claims(files, settings)) as HookKind
     const result = await kind.load(files, settings)
     if (!result.ok) return { ...result, onError: settings.onError }
     const { description } = settings
-    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}) } }
+    const pinned = { ...(files.content ? { digest: files.content.digest } : {}), ...(permissions !== undefined ? { permissions } : {}) }
+    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}), ...pinned } }
   }
 
   private emit(event: RegistryEvent): void {
@@ -282,4 +318,11 @@ export class Registry {
       }
     }
   }
+}
+
+/** hook.json "permissions" as written, in canonical JSON; undefined when it has none (or no hook.json). */
+function checkedPermissions(configText: string | undefined): string | undefined {
+  if (configText === undefined) return undefined
+  const checked = checkHookJson(configText)
+  return checked.ok && checked.permissions !== undefined ? canonicalJson(checked.permissions) : undefined
 }

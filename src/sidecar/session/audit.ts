@@ -81,6 +81,8 @@ export interface AuditLine {
   hooks: Array<{
     hook: string
     version: string
+    /** The content digest of the version that ran (what hookd.lock pins). */
+    digest?: string
     outcome: string
     durationUs: number
     cpuUs: number
@@ -131,6 +133,7 @@ export class AuditLog {
       hooks: result.trace.map((t) => ({
         hook: t.hook,
         version: t.version,
+        ...(t.digest ? { digest: t.digest } : {}),
         outcome: t.outcome,
         durationUs: t.durationUs,
         cpuUs: t.cpuUs,
