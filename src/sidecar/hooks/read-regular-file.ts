@@ -25,7 +25,7 @@ export type Unreadable =
   | { ok: false; reason: 'outside'; why: string }
 
 /** A file read whole: its text, its size, and the sha256 (hex) of exactly the bytes read (a digest of what was loaded, from the same read). */
-export type RegularFile = { ok: true; text: string; bytes: number; sha256: string } | Unreadable
+export type RegularFile = { ok: true; text: string; bytes: number; sha256: string; data: Buffer } | Unreadable
 
 export async function readRegularFile(path: string, maxBytes: number, follow = false, inside?: string): Promise<RegularFile> {
   let handle
@@ -55,7 +55,7 @@ export async function readRegularFile(path: string, maxBytes: number, follow = f
     }
     if (bytes > info.size) return { ok: false, reason: 'size', size: bytes, why: `grew past ${info.size} bytes while it was read` }
     const read = buffer.subarray(0, bytes)
-    return { ok: true, text: read.toString('utf8'), bytes, sha256: createHash('sha256').update(read).digest('hex') }
+    return { ok: true, text: read.toString('utf8'), bytes, sha256: createHash('sha256').update(read).digest('hex'), data: read }
   } catch (err) {
     return { ok: false, reason: 'error', why: `cannot be read (${(err as Error).message})` }
   } finally {

@@ -74,7 +74,10 @@ export interface RegistryOptions extends SandboxedOptions, RemoteOptions {
 }
 
 export class Registry {
-  readonly root: string
+  /** The hooks folder; a bundle swap (`replaceRoot`) moves it to the new revision's folder. */
+  private rootDir: string
+  /** The revision of the bundle served (hookd serve --hooks-from), when the hooks come from one. */
+  revision: string | undefined
   /** One record per hook name the registry has met, while it holds anything (hook-record.ts). */
   private readonly records = new Map<string, HookRecord>()
   /** Applies so far: each apply's generation, so that a load finishing after a newer apply is dropped. */
@@ -82,21 +85,76 @@ export class Registry {
   private readonly listeners = new Set<RegistryListener>()
   private watcher: HookWatcher | undefined
   /** Reads hook folders, bundling those that need it. */
-  private readonly sources: HookSources
+  private sources: HookSources
   /** The hook kinds, asked in this order which one a folder is (the last claims every folder). */
   private readonly kinds: readonly HookKind[]
   private readonly admission: Admission | undefined
+  private readonly followSymlinks: boolean
   private readonly report: (line: string) => void
   /** Stops watching the lock file. */
   private unwatchLock: (() => void) | undefined
 
   constructor(root: string, options: RegistryOptions) {
-    this.root = resolve(root)
+    this.rootDir = resolve(root)
     this.admission = options.admission
     this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.sources = new HookSources(this.root, { followSymlinks: options.followSymlinks === true })
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
-    this.kinds = [new RemoteKind(this.root, options, reload), new SandboxedKind(options, (name, version) => this.records.get(name)?.sourceMap(version))]
+    this.followSymlinks = options.followSymlinks === true
+    this.kinds = [new RemoteKind(() => this.root, options, reload), new SandboxedKind(options, (name, version) => this.records.get(name)?.sourceMap(version))]
+  }
+
+  get root(): string {
+    return this.rootDir
+  }
+
+  /**
+   * Serves the hooks of another folder at once (a verified bundle, bundles/bundle-source.ts): every
+   * hook of `root` is read and loaded first, each read's content digest must be `digests`' entry
+   * (the bundle's lock), and only when all of them loaded are they served, in one synchronous step,
+   * with the hooks `root` lacks removed: a point call sees the old revision or the new one, never a
+   * mix. Anything that fails leaves the old revision serving; the diagnostics say what failed.
+   */
+  async replaceRoot(root: string, revision: string, digests: ReadonlyMap<string, string>): Promise<Diagnostic[]> {
+    const dir = resolve(root)
+    const sources = new HookSources(dir, { followSymlinks: this.followSymlinks })
+    const names = await hookFolderNames(dir)
+    const reads = new Semaphore(4)
+    const problems: Diagnostic[] = []
+    const ready: Array<{ files: HookFiles; loaded: Extract<LoadResult, { ok: true }> }> = []
+    await Promise.all(
+      names.map((name) =>
+        reads.run(async () => {
+          const files = await sources.read(name)
+          const fail = (message: string, file = `${name}/hook.json`): void => void problems.push({ hook: name, point: '', kind: 'load', message, file })
+          if (files.content?.digest !== digests.get(name)) return fail(`hook '${name}' of revision ${revision} is not what its lock pins (read ${files.content?.digest ?? 'nothing'}, locked ${digests.get(name) ?? 'nothing'})`)
+          const result = await this.load(files)
+          if (!result.ok) return fail(`hook '${name}' of revision ${revision} does not load: ${result.message}`, result.file)
+          ready.push({ files, loaded: result })
+        }),
+      ),
+    )
+    for (const name of digests.keys()) if (!names.includes(name)) problems.push({ hook: name, point: '', kind: 'load', message: `hook '${name}' of revision ${revision} is in its lock but not in the bundle`, file: `${name}/hook.json` })
+    if (problems.length) return problems.sort((a, b) => a.hook.localeCompare(b.hook))
+    // From here on, synchronous: no call starts between the first hook swapped and the last.
+    this.rootDir = dir
+    this.sources = sources
+    this.revision = revision
+    for (const { files, loaded } of ready) {
+      const record = this.recordOf(files.name)
+      record.generation = ++this.applies
+      record.bundledAs(files)
+      for (const kind of this.kinds) kind.forget(files.name)
+      this.emit(record.serve(loaded.hook, files.digest, loaded.map))
+    }
+    for (const record of [...this.records.values()]) {
+      if (names.includes(record.name)) continue
+      record.generation = ++this.applies
+      const removed = record.remove(dir)
+      if (record.empty) this.records.delete(record.name)
+      if (removed) this.emit(removed)
+    }
+    return []
   }
 
   /** Loads every hook folder under the root. Returns the load diagnostics. */
