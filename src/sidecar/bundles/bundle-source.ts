@@ -11,6 +11,8 @@
  * disk is verified again and served, so a sidecar restarted while the source is down serves what it
  * served before.
  */
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { HookdError } from '../../protocol/status.js'
 import type { Registry } from '../hooks/registry.js'
 import type { TrustedKeys } from '../pinning/signing.js'
@@ -47,6 +49,14 @@ export class BundleSource {
     private readonly report: (line: string) => void,
     private readonly served: (revision: string) => void,
   ) {}
+
+  /** An empty folder in the state folder: the registry's root until a revision serves. */
+  static async emptyRoot(stateDir: string): Promise<string> {
+    const store = await BundleStore.open(stateDir)
+    const root = join(store.path, 'none')
+    await mkdir(root, { recursive: true, mode: 0o700 })
+    return root
+  }
 
   /** Checks the options, serves the last good bundle on disk (verified again), polls once, then keeps polling. */
   static async start(registry: Registry, options: HooksFromOptions, report: (line: string) => void, served: (revision: string) => void): Promise<BundleSource> {

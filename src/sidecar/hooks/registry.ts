@@ -93,6 +93,8 @@ export class Registry {
   private readonly report: (line: string) => void
   /** Stops watching the lock file. */
   private unwatchLock: (() => void) | undefined
+  /** What else closes with the registry (the bundle source that feeds it). */
+  private readonly owned: Array<() => Promise<void>> = []
 
   constructor(root: string, options: RegistryOptions) {
     this.rootDir = resolve(root)
@@ -313,8 +315,14 @@ export class Registry {
 
   /** Retires the registry: stops watching and closes what its kinds hold (the clients of its remote hooks). */
   async close(): Promise<void> {
+    for (const close of this.owned.splice(0)) await close()
     await this.unwatch()
     for (const kind of this.kinds) kind.close()
+  }
+
+  /** Closes `close` with the registry (a bundle source that feeds it: bundles/bundle-source.ts). */
+  adopt(close: () => Promise<void>): void {
+    this.owned.push(close)
   }
 
   /** Stops watching; waits (bounded) for a reload in progress. */
