@@ -115,6 +115,8 @@ export class Sidecar {
   /** The front door's listeners (a TCP port, the user's socket): each one its own FrontDoor. */
   private readonly frontDoors: FrontDoor[] = []
   private stopping: Promise<{ cut: number }> | undefined
+  /** Where the hooks come from with `hooksFrom`: the bundle source (its revision, a poll now). */
+  bundles: BundleSource | undefined
 
   private constructor(
     private readonly tenancy: Tenancy,
@@ -211,17 +213,21 @@ export class Sidecar {
       )
       const diagnostics = await registry.loadAll()
       observer.served({ tenant: undefined, registry, pool })
+      let bundles: BundleSource | undefined
       if (options.hooksFrom) {
         const source = await BundleSource.start(registry, options.hooksFrom, report, (revision) => {
           readiness.serving(revision)
           loaded()
         })
         registry.adopt(() => source.close())
+        bundles = source
       } else {
         if (watch !== false) await registry.watch(watch)
         loaded()
       }
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
+      const sidecar = new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
+      sidecar.bundles = bundles
+      return sidecar
     } catch (err) {
       await started.undo()
       throw err
