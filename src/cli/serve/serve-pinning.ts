@@ -70,13 +70,13 @@ export async function pinningSettings(values: PinningValues, cwd: string): Promi
   for (const flag of ['poll-ms', 'bundle-max-bytes', 'bundle-state'] as const) {
     if (values[flag] !== undefined && url === undefined) throw new UsageError(`--${flag} is for --hooks-from URL`)
   }
+  const urlProblem = url !== undefined ? sourceProblem(url) : undefined
+  if (urlProblem) throw new UsageError(`--hooks-from: ${urlProblem}`)
   const trustedKeys = values['trusted-keys'] !== undefined ? await readTrustedKeys(resolve(cwd, values['trusted-keys'])) : undefined
   const out: Pick<SidecarOptions, 'pinning' | 'hooksFrom'> = {}
   if (url !== undefined) {
     if (values.hooks !== undefined) throw new UsageError('--hooks-from serves the hooks of a bundle: give it or --hooks DIR, not both')
     if (values.locked || values['lock-file'] !== undefined) throw new UsageError("--hooks-from serves exactly what the bundle's own lock pins: --locked and --lock-file do not apply")
-    const problem = sourceProblem(url)
-    if (problem) throw new UsageError(`--hooks-from: ${problem}`)
     if (!trustedKeys) throw new UsageError('--hooks-from needs --trusted-keys FILE: a bundle is served only when a trusted key signed it')
     const pollMs = positiveInt('poll-ms', values['poll-ms'])
     const maxBytes = positiveInt('bundle-max-bytes', values['bundle-max-bytes'])

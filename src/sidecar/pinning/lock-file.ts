@@ -11,7 +11,7 @@
  * path is a symbolic link (a repository could commit one pointing anywhere).
  */
 import { lstat } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import * as z from 'zod'
 import { parseJson } from '../../protocol/bounded-json.js'
 import { HOOK_NAME } from '../../protocol/hook-name.js'
@@ -57,7 +57,7 @@ export interface ReadLock {
 
 /** Where the lock of a hooks folder lives: beside it, unless given. */
 export function lockPathFor(hooksRoot: string, given?: string): string {
-  return given ?? join(dirname(hooksRoot.replace(/\/+$/, '') || '/'), LOCK_FILE)
+  return given ?? join(dirname(resolve(hooksRoot)), LOCK_FILE)
 }
 
 /** An empty lock. */
