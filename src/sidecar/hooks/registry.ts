@@ -43,6 +43,8 @@ export type { RegistryEvent } from './hook-record.js'
 const HOOK_FILES = new Set<string>([
   ...ENTRY_FILES,
   'hook.json',
+  // A signature that comes, goes or changes changes whether the hook may serve (--require-signed).
+  'hook.sig',
   'package.json',
   'package-lock.json',
   'npm-shrinkwrap.json',
