@@ -152,7 +152,10 @@ export const traceWire = z.object({
   hook: z.string(),
   version: z.string(),
   /** The content digest of the version that ran (`sha256:...`, src/sidecar/pinning/content-digest.ts); absent from an older sidecar. */
-  digest: z.string().max(200).optional(),
+  digest: z.codec(z.string().max(200).optional(), z.string().optional(), {
+    decode: (digest) => (digest ? digest : undefined),
+    encode: (digest) => digest ?? '',
+  }),
   outcome: hookOutcome.field,
   durationUs: u64,
   cpuUs: u64,
