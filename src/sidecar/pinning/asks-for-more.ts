@@ -1,6 +1,6 @@
 /**
  * Whether a hook's new "permissions" ask for more than its locked ones. Until the least-privilege
- * permissions schema lands (src/protocol/hook-permissions.ts, `widenedPermissions`), hookd compares the
+ * permissions schema lands (the least-privilege branch's `widenedPermissions`), hookd compares the
  * two values as JSON, and fails toward asking: a new version is let through without approval only when
  * it is plainly narrower (or equal), which is when every array of it holds only items its locked array
  * holds, every object only keys its locked object has (each of them narrower in turn), and every other
