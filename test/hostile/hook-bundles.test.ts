@@ -18,7 +18,8 @@ import { type LockFile, lockEntry } from '../../src/sidecar/pinning/lock-file.js
 import { fingerprint, readTrustedKeys } from '../../src/sidecar/pinning/signing.js'
 import type { BundleSource, PollOutcome } from '../../src/sidecar/bundles/bundle-source.js'
 import { type Running, sessionOptions, startSidecar } from '../support/sidecar.js'
-import { runInProcess } from '../support/processes.js'
+import { runInProcess, serveInProcess } from '../support/processes.js'
+import { freePort, getJson, scrape } from '../observability/support.js'
 
 const trusted = generateKeyPairSync('ed25519')
 const other = generateKeyPairSync('ed25519')
@@ -234,6 +235,32 @@ describe('hookd bundle DIR', () => {
       await writeFile(join(dir, 'hooks', 'guard', 'index.js'), guard('edited'))
       const edited = await runInProcess(['bundle', 'hooks', '--key', 'key.pem', '--revision', 'c2'], { cwd: dir })
       expect(edited).toMatchObject({ code: 1, stderr: expect.stringContaining("hook 'guard' changed since") })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('the revision served, as an operator sees it', () => {
+  it('is on /readyz and in hookd_bundle_revision_info', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-bundle-ops-'))
+    try {
+      await writeFile(join(dir, 'trusted.pem'), trusted.publicKey.export({ type: 'spki', format: 'pem' }) as string)
+      served.body = bundleOf('ops-1', { 'guard/index.js': guard('ops') })
+      delete served.etag
+      const port = await freePort()
+      const serving = await serveInProcess(
+        ['--hooks-from', url, '--trusted-keys', 'trusted.pem', '--bundle-state', 'state', '--listen', `unix:${join(dir, 'h.sock')}`, '--workers', '1', '--metrics', `127.0.0.1:${port}`],
+        { cwd: dir },
+      )
+      try {
+        expect(await getJson(`http://127.0.0.1:${port}/readyz`)).toEqual({ status: 200, body: { status: 'ready', revision: 'ops-1' } })
+        const metrics = await scrape(`http://127.0.0.1:${port}/metrics`)
+        expect(metrics.get('hookd_bundle_revision_info{tenant="",revision="ops-1"}')).toBe(1)
+        expect(serving.output.stderr).toMatch(/hookd: serving revision ops-1 of the hooks bundle from http:\/\/127\.0\.0\.1:\d+\/bundle\.json/)
+      } finally {
+        await serving.stop()
+      }
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
