@@ -17,6 +17,11 @@ Commands:
   list      list the hooks a running sidecar serves
   health    ask a running sidecar whether it serves (exit 0 when SERVING), for health checks
   check     load every hook in a folder as the sidecar would and report problems (run before committing)
+  lock      pin every hook's content digest and permissions in hookd.lock (for serve --locked)
+  trust     approve the named hooks as they are now in hookd.lock
+  keygen    make an ed25519 key pair for hookd sign
+  sign      sign hooks (HOOK/hook.sig) or the lock (hookd.lock.sig) with an ed25519 key
+  bundle    build a signed bundle of a hooks folder for 'hookd serve --hooks-from URL'
   new       create a hook folder to start from: typed handlers, hook.json, passing test cases
   test      run the hooks' test cases (HOOK/tests/*.json) in the sandbox
   init      set a project up for the whole team: hookd's entries in the agent's committed settings
@@ -37,6 +42,11 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   list: async (argv, io) => (await import('./list/list.js')).listHooks(argv, io),
   health: async (argv, io) => (await import('./health/health.js')).health(argv, io),
   check: async (argv, io) => (await import('./check/check.js')).check(argv, io),
+  lock: async (argv, io) => (await import('./lock/lock.js')).lock(argv, io),
+  trust: async (argv, io) => (await import('./lock/lock.js')).trust(argv, io),
+  keygen: async (argv, io) => (await import('./sign/sign.js')).keygen(argv, io),
+  sign: async (argv, io) => (await import('./sign/sign.js')).signHooks(argv, io),
+  bundle: async (argv, io) => (await import('./bundle/bundle.js')).bundle(argv, io),
   new: async (argv, io) => (await import('./new/new.js')).newHook(argv, io),
   test: async (argv, io) => (await import('./test/test.js')).test(argv, io),
   setup: async (argv, io) => (await import('./setup/setup.js')).setup(argv, io),

@@ -151,6 +151,11 @@ export type AutoConfirm = z.output<typeof autoConfirmWire>
 export const traceWire = z.object({
   hook: z.string(),
   version: z.string(),
+  /** The content digest of the version that ran (`sha256:...`, src/sidecar/pinning/content-digest.ts); absent from an older sidecar. */
+  digest: z.codec(z.string().max(200).optional(), z.string().optional(), {
+    decode: (digest) => (digest ? digest : undefined),
+    encode: (digest) => digest ?? '',
+  }),
   outcome: hookOutcome.field,
   durationUs: u64,
   cpuUs: u64,
@@ -198,8 +203,10 @@ export const hookInfoWire = unsetWhenEmpty(
     loadedAtMs: u64,
     /** One line about the hook (hook.json "description"). Absent from an older sidecar; bounded like every text a peer sends. */
     description: z.string().max(2000).optional(),
+    /** The served version's content digest (`sha256:...`). Absent from an older sidecar. */
+    digest: z.string().max(200).optional(),
   }),
-  { lastError: null, description: '' },
+  { lastError: null, description: '', digest: '' },
 )
 export type HookInfoData = z.output<typeof hookInfoWire>
 export type HookInfoOut = z.input<typeof hookInfoWire>

@@ -20,6 +20,9 @@ import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import type { StreamTap } from './grpc/session-stream.js'
 import { Registry } from './hooks/registry.js'
+import { inert } from '../protocol/text.js'
+import { Admission, type PinningOptions } from './pinning/admission.js'
+import { BundleSource, type HooksFromOptions } from './bundles/bundle-source.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
 import { healthFollowing } from './observability/health-status.js'
@@ -34,8 +37,14 @@ import { type PoolOptions, WorkerPool } from './worker/pool/worker-pool.js'
 import { fromSource } from './worker/pool/worker-spawn.js'
 
 export interface SidecarOptions {
-  /** The hooks folder. Required without `tenants`; with them, each tenant names its own. */
+  /** The hooks folder. Required without `tenants` (or `hooksFrom`); with them, each tenant names its own. */
   hooks?: string
+  /** What is pinned (hookd.lock, --locked, --require-signed: pinning/admission.ts). The lock beside `hooks` is always read. */
+  pinning?: PinningOptions
+  /** Serve the hooks of signed bundles fetched from a URL instead of a folder (bundles/bundle-source.ts). */
+  hooksFrom?: HooksFromOptions
+  /** The sidecar's own news of pinning and bundles, one line each. Default: `hookd: ...` on stderr. */
+  report?: (line: string) => void
   /**
    * Serve several tenants (docs/tenants.md): the tenants file, or its options. Every call must then
    * carry a tenant's bearer token.
@@ -106,6 +115,8 @@ export class Sidecar {
   /** The front door's listeners (a TCP port, the user's socket): each one its own FrontDoor. */
   private readonly frontDoors: FrontDoor[] = []
   private stopping: Promise<{ cut: number }> | undefined
+  /** Where the hooks come from with `hooksFrom`: the bundle source (its revision, a poll now). */
+  bundles: BundleSource | undefined
 
   private constructor(
     private readonly tenancy: Tenancy,
@@ -139,7 +150,7 @@ export class Sidecar {
     if (options.projects !== undefined && (options.tenants !== undefined || options.hooks !== undefined)) {
       throw new HookdError('invalid-argument', "a sidecar serving the user's projects runs each project's own hooks folder: no hooks folder or tenants file of its own")
     }
-    if (options.tenants === undefined && options.hooks === undefined && options.projects === undefined) {
+    if (options.tenants === undefined && options.hooks === undefined && options.projects === undefined && options.hooksFrom === undefined) {
       throw new HookdError('invalid-argument', 'a sidecar without tenants needs a hooks folder (SidecarOptions.hooks)')
     }
     if (options.tenants !== undefined && options.tap !== undefined) {
@@ -189,15 +200,34 @@ export class Sidecar {
         })
         return new Sidecar(projects, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
       }
-      const loaded = readiness.loading('hooks')
+      const loaded = readiness.loading(options.hooksFrom ? 'the hooks bundle' : 'hooks')
+      const report = options.report ?? ((line: string) => void process.stderr.write(`hookd: ${inert(line)}\n`))
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
       await pool.start()
-      const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
+      const root = options.hooksFrom ? await BundleSource.emptyRoot(options.hooksFrom.stateDir) : (options.hooks as string)
+      // The lock beside the hooks folder is always read: a version asking for more permissions than its locked one is held.
+      const admission = options.hooksFrom ? undefined : await Admission.open(root, options.pinning ?? {})
+      const registry = started.add(
+        new Registry(root, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true, report, ...(admission ? { admission } : {}) }),
+        (r) => r.close(),
+      )
       const diagnostics = await registry.loadAll()
       observer.served({ tenant: undefined, registry, pool })
-      if (watch !== false) await registry.watch(watch)
-      loaded()
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
+      let bundles: BundleSource | undefined
+      if (options.hooksFrom) {
+        const source = await BundleSource.start(registry, options.hooksFrom, report, (revision) => {
+          readiness.serving(revision)
+          loaded()
+        })
+        registry.adopt(() => source.close())
+        bundles = source
+      } else {
+        if (watch !== false) await registry.watch(watch)
+        loaded()
+      }
+      const sidecar = new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
+      sidecar.bundles = bundles
+      return sidecar
     } catch (err) {
       await started.undo()
       throw err

@@ -116,6 +116,7 @@ describe('traces over http/protobuf, with JSON logs', () => {
         'hookd.decision_id': decisionId,
         'hookd.hook': name,
         'hookd.hook.version': expect.stringMatching(/\S/),
+        'hookd.hook.digest': expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
         'hookd.outcome': outcome,
         'hookd.cpu_us': expect.any(Number),
       },

@@ -62,14 +62,16 @@ describe('without payloads', () => {
       seq: 1,
       point: 'beforeToolExecute',
       hooks: [
-        { hook: 'thrower', version: refused.trace[0]?.version, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
-        { hook: 'guard', version: refused.trace[1]?.version, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
+        { hook: 'thrower', version: refused.trace[0]?.version, digest: refused.trace[0]?.digest, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
+        { hook: 'guard', version: refused.trace[1]?.version, digest: refused.trace[1]?.digest, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
       ],
       decision: { outcome: 'refused', allow: false, reason: 'no rm', by: 'guard' },
       diagnostics: [{ hook: 'thrower', kind: 'throw' }],
       durationUs: refused.durationUs,
     })
     expect(refused.trace.map((t) => t.version)).toEqual([expect.stringMatching(/^[0-9a-f]{12}$/), expect.stringMatching(/^[0-9a-f]{12}$/)])
+    // The content digest hookd.lock pins, in the host's trace and the audit line alike.
+    expect(refused.trace.map((t) => t.digest)).toEqual([expect.stringMatching(/^sha256:[0-9a-f]{64}$/), expect.stringMatching(/^sha256:[0-9a-f]{64}$/)])
     expect(second).toMatchObject({ point: 'beforeToolExecute', agent: 'ci-agent', workdir, decision: { outcome: 'allowed', allow: true } })
     expect(third).toMatchObject({ point: 'beforeModelRequest', hooks: [expect.objectContaining({ hook: 'tagger', outcome: 'changed' })] })
     expect(third).not.toHaveProperty('decision')

@@ -171,7 +171,7 @@ describe('hookd list and invoke against a tenant sidecar', () => {
       expect(listed.code, listed.stderr).toBe(0)
       expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((h) => h.name)).toContain('https-only')
       expect(fromEnv.code, fromEnv.stderr).toBe(0)
-      expect(fromEnv.stdout).toMatch(/^NAME +VERSION +STATUS/)
+      expect(fromEnv.stdout).toMatch(/^NAME +VERSION +DIGEST +STATUS/)
       expect(fromEnv.stdout).toContain('https-only')
       expect(invoked.code, invoked.stderr).toBe(0)
       expect(JSON.parse(invoked.stdout)).toMatchObject({ result: { allow: true, arguments: { url: 'https://a.b' } } })

@@ -11,13 +11,14 @@ import { closestPoint } from '../../sidecar/hooks/hook-files.js'
 import { mayAsk } from '../../sidecar/hooks/may-ask.js'
 import { HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
 import { type AnyPoint, getPoint, isGate, isPointName } from '../../protocol/points/points.js'
+import { Admission } from '../../sidecar/pinning/admission.js'
 import { Registry } from '../../sidecar/hooks/registry.js'
 import { DEFAULT_LIMITS } from '../../sidecar/limits.js'
 import { WorkerPool } from '../../sidecar/worker/pool/worker-pool.js'
 import { UsageError, parse } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 
-export const CHECK_HELP = `Usage: hookd check [DIR] [--json] [--allow-symlinks]
+export const CHECK_HELP = `Usage: hookd check [DIR] [--json] [--allow-symlinks] [--locked] [--lock-file FILE]
 
 Loads every hook in DIR (default: ./hooks) as 'hookd serve' would: each index.js is compiled and run
 in a fresh isolate, each hook.json is validated, and the exports are checked against the hook points.
@@ -33,8 +34,14 @@ hook.json). Prints each problem as
 Exit status: 0 when every hook would load (warnings alone included), 1 when any hook would not,
 2 for a usage error (an unknown option, DIR missing).
 
+With a hookd.lock beside DIR (hookd lock), a hook that changed since it was locked is a warning that
+says what changed (an error with --locked, as 'hookd serve --locked' would hold it), and a hook whose
+permissions ask for more than its locked ones is an error.
+
   --json            print the report as JSON
   --allow-symlinks  follow symbolic links in hook folders, as 'hookd serve --allow-symlinks' does
+  --locked          check as 'hookd serve --locked' serves: a hook that does not match the lock is an error
+  --lock-file FILE  the lock file (default: hookd.lock beside DIR)
   -h, --help        show this help`
 
 export interface CheckProblem {
@@ -72,7 +79,7 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: { json: { type: 'boolean' }, 'allow-symlinks': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: { json: { type: 'boolean' }, 'allow-symlinks': { type: 'boolean' }, locked: { type: 'boolean' }, 'lock-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   })
   if (values.help) {
     io.stdout.write(`${CHECK_HELP}\n`)
@@ -81,7 +88,11 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
   if (positionals.length > 1) {
     throw new UsageError(`give one folder to check; got ${positionals.length}: ${positionals.join(' ')}\n\n${CHECK_HELP}`)
   }
-  const report = await checkHooks(positionals[0] ?? 'hooks', io.cwd, { followSymlinks: values['allow-symlinks'] === true })
+  const report = await checkHooks(positionals[0] ?? 'hooks', io.cwd, {
+    followSymlinks: values['allow-symlinks'] === true,
+    locked: values.locked === true,
+    ...(values['lock-file'] !== undefined ? { lockFile: resolve(io.cwd, values['lock-file']) } : {}),
+  })
   if (values.json) {
     io.stdout.write(`${inertJson(JSON.stringify(report, null, 2))}\n`)
   } else {
@@ -91,7 +102,7 @@ export async function check(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** Checks a hooks folder, or one hook's folder. Usage errors (DIR missing) throw UsageError. */
-export async function checkHooks(dir: string, cwd = process.cwd(), options: { followSymlinks?: boolean } = {}): Promise<CheckReport> {
+export async function checkHooks(dir: string, cwd = process.cwd(), options: { followSymlinks?: boolean; locked?: boolean; lockFile?: string } = {}): Promise<CheckReport> {
   const full = resolve(cwd, dir)
   try {
     if (!(await stat(full)).isDirectory()) throw new UsageError(`'${dir}' is a file; pass the folder that holds your hooks (default: ./hooks)`)
@@ -131,13 +142,18 @@ export async function checkHooks(dir: string, cwd = process.cwd(), options: { fo
   }
 
   const hooks: CheckedHook[] = []
+  // As hookd serve judges them: the lock beside the folder (an invalid one fails the check, naming its line).
+  const pinning = { locked: options.locked === true, ...(options.lockFile !== undefined ? { lockFile: options.lockFile } : {}) }
+  const admission = await Admission.open(root, pinning)
+  const asLocked = admission.lock && !pinning.locked ? await Admission.open(root, { ...pinning, locked: true }) : undefined
   const pool = new WorkerPool({ size: 1 })
   await pool.start()
   try {
     // Each hook is loaded once: a remote hook that does not answer is reported, not asked again.
-    const registry = new Registry(root, { loader: pool, runner: pool, limits: DEFAULT_LIMITS, retryRemotes: false, followSymlinks: options.followSymlinks === true })
+    const registry = new Registry(root, { loader: pool, runner: pool, limits: DEFAULT_LIMITS, retryRemotes: false, followSymlinks: options.followSymlinks === true, admission })
     try {
       await checkEach(registry, names, hooks, problems, show)
+      if (asLocked) await unlockedChanges(registry, asLocked, hooks, problems, show)
     } finally {
       await registry.close()
     }
@@ -212,6 +228,16 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
 }
 
 const MAX_EXPORT_WARNINGS = 20
+
+/** A warning for each hook that loads but does not match the lock: hookd serve --locked would hold it. */
+async function unlockedChanges(registry: Registry, locked: Admission, hooks: CheckedHook[], problems: CheckProblem[], show: (file: string) => string): Promise<void> {
+  for (const hook of hooks) {
+    const served = registry.get(hook.name)
+    if (!hook.ok || !served) continue
+    const held = locked.judge({ files: await registry.read(hook.name), permissions: served.permissions, served: false })
+    if (held) problems.push({ severity: 'warning', hook: hook.name, file: show(held.file), message: held.message, hint: `${held.remedy.skipped.replace(/, then it loads$/, '')}; 'hookd serve --locked' holds it until then` })
+  }
+}
 
 function formatReport(report: CheckReport): string {
   const lines = report.problems.map(

@@ -16,7 +16,8 @@ function cut(text: string): string {
 
 export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--token TOKEN] [--tls | --tls-ca FILE] [--json]
 
-Lists the hooks a running sidecar serves: name, version, status, points, description (hook.json
+Lists the hooks a running sidecar serves: name, version, content digest (what hookd.lock pins, its
+first 12 hex digits; --json has all of it), status, points, description (hook.json
 "description", cut to ${DESCRIPTION_COLUMN} characters; --json has all of it) and the last load error. A
 sidecar with tenants lists the hooks of the tenant whose token is given.
 
@@ -55,12 +56,13 @@ export async function listHooks(argv: string[], io: CliIo): Promise<number> {
     const rows = hooks.map((h) => [
       h.name,
       h.version || '-',
+      h.digest ? h.digest.slice(0, 'sha256:'.length + 12) : '-',
       h.status,
       h.points.join(',') || '-',
       h.description ? inert(cut(h.description)) : '-',
       inert(h.lastError?.message ?? ''),
     ])
-    const head = ['NAME', 'VERSION', 'STATUS', 'POINTS', 'DESCRIPTION', 'LAST ERROR']
+    const head = ['NAME', 'VERSION', 'DIGEST', 'STATUS', 'POINTS', 'DESCRIPTION', 'LAST ERROR']
     const widths = head.map((_, i) => Math.max(head[i]?.length ?? 0, ...rows.map((r) => r[i]?.length ?? 0)))
     const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()
     io.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`)

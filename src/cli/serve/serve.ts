@@ -13,6 +13,7 @@ import { CommandError, UsageError, addressFlag, parse, positiveInt } from '../co
 import type { CliIo } from '../common/io.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, projectsHttp, startHttp } from './serve-http.js'
 import { OBSERVABILITY_FLAGS, OBSERVABILITY_HELP, observabilitySettings, startObservability } from './serve-observability.js'
+import { PINNING_FLAGS, PINNING_HELP, pinningSettings } from './serve-pinning.js'
 import { TENANCY_FLAGS, TENANCY_HELP, type TenancySettings, tenancySettings } from './serve-tenancy.js'
 
 export const SERVE_HELP = `Usage: hookd serve [--hooks DIR] [--listen ADDR] [options]
@@ -59,6 +60,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
                            payloads; not with --tenants)
   --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
+${PINNING_HELP}
 ${TENANCY_HELP}
 ${HTTP_HELP}
 ${OBSERVABILITY_HELP}
@@ -96,6 +98,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'health-listen': { type: 'string' },
         capture: { type: 'string' },
         projects: { type: 'boolean', default: false },
+        ...PINNING_FLAGS,
         ...TENANCY_FLAGS,
         ...HTTP_FLAGS,
         ...OBSERVABILITY_FLAGS,
@@ -146,8 +149,9 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message)
   }
+  const pinning = await pinningSettings(values, io.cwd)
   const tenancy = await tenancySettings(values)
-  if (values.projects) delete tenancy.sidecar.hooks
+  if (values.projects || pinning.hooksFrom) delete tenancy.sidecar.hooks
   if (values['fail-closed'] && values.tenants !== undefined) {
     throw new UsageError('--fail-closed is for a sidecar without tenants; with --tenants, set "onError": "refuse" on each tenant in the tenants file')
   }
@@ -160,6 +164,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   const observability = observabilitySettings(values, io.env)
   const options: SidecarOptions = {
     ...tenancy.sidecar,
+    ...pinning,
     limits,
     ...(workers !== undefined && !values.projects ? { workers } : {}),
     ...(values['allow-symlinks'] ? { followSymlinks: true } : {}),

@@ -20,6 +20,8 @@ export interface ChainHook {
   points: ReadonlySet<PointName>
   /** hook.json "onError" (the session combines it with its own and the operator's). */
   onError?: OnError
+  /** The content digest of this version (src/sidecar/pinning/content-digest.ts), for the trace. */
+  digest?: string
 }
 
 export interface ChainStep {
@@ -179,7 +181,7 @@ export async function runChain(
   let state = initial
 
   for (const { hook, invoke } of steps) {
-    const base = { hook: hook.name, version: hook.version }
+    const base = { hook: hook.name, version: hook.version, ...(hook.digest ? { digest: hook.digest } : {}) }
     const handler = handlerFor(point, hook.points)
     if (!handler) continue
     const alias = handler === point.name ? undefined : point.alias

@@ -22,6 +22,7 @@
 import { dirname, extname, join } from 'node:path'
 import type { Loader, OnLoadResult, OnResolveResult, Plugin } from 'esbuild'
 import { ImportResolver } from './bundle-resolve.js'
+import type { FileDigest } from '../pinning/content-digest.js'
 import type { FolderIo } from './folder-io.js'
 import { endOfFileLine } from './hook-files.js'
 import { nesting } from './source-nesting.js'
@@ -71,6 +72,8 @@ export interface ConfineState {
   limits: BundleLimits
   /** The files read, relative to the folder, in the order they were read. */
   inputs: string[]
+  /** The sha256 of each file read, from the read esbuild was given (the hook's content digest, pinning/). */
+  digests: FileDigest[]
   /** Files started, counted before their read: esbuild loads files concurrently. */
   files: number
   bytes: number
@@ -94,13 +97,14 @@ const LOADERS: Record<string, Loader> = {
 export function confinePlugin(state: ConfineState): Plugin {
   const { io } = state
   /** Counts one file read; says why when it is over a limit. */
-  const count = (path: string, bytes: number): string | undefined => {
+  const count = (path: string, bytes: number, sha256: string): string | undefined => {
     const { limits } = state
     state.bytes += bytes
     if (state.bytes > limits.maxInputBytes) {
       return `the hook's files add up to more than ${limits.maxInputBytes} bytes; import less, or bundle it yourself into one index.js`
     }
     state.inputs.push(io.shown(path))
+    state.digests.push({ path: io.shown(path), sha256 })
     return undefined
   }
   const start = (): string | undefined => {
@@ -109,7 +113,7 @@ export function confinePlugin(state: ConfineState): Plugin {
       ? `the hook imports more than ${state.limits.maxFiles} files; import less (a package's single entry instead of its whole tree), or bundle it yourself into one index.js`
       : undefined
   }
-  const resolver = new ImportResolver(io, (path, bytes) => start() ?? count(path, bytes))
+  const resolver = new ImportResolver(io, (path, bytes, sha256) => start() ?? count(path, bytes, sha256))
 
   return {
     name: 'hookd-confine',
@@ -147,7 +151,7 @@ export function confinePlugin(state: ConfineState): Plugin {
         if (tooMany !== undefined) return fail(tooMany)
         const file = await io.read(path, state.limits.maxFileBytes)
         if (!file.ok) return fail(`cannot bundle ${rel}: it ${file.why}`)
-        const over = count(path, file.bytes)
+        const over = count(path, file.bytes, file.sha256)
         if (over !== undefined) return fail(over)
         if (loader !== 'text') {
           // Before esbuild sees a byte: its parser recurses per level, and a deep enough file kills it.

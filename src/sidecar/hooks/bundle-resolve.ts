@@ -42,8 +42,8 @@ export interface ImportRequest {
   style: 'import' | 'require'
 }
 
-/** Called for each package.json read, with its size; returns why the read is over a limit, if it is. */
-export type CountRead = (path: string, bytes: number) => string | undefined
+/** Called for each package.json read, with its size and digest; returns why the read is over a limit, if it is. */
+export type CountRead = (path: string, bytes: number, sha256: string) => string | undefined
 
 export class ImportResolver {
   constructor(
@@ -157,7 +157,7 @@ export class ImportResolver {
     if (kind === 'link') return { ok: false, message: linked(said, shown) }
     const file = await this.io.read(path, PACKAGE_JSON_MAX_BYTES)
     if (!file.ok) return { ok: false, message: `cannot read ${shown} (${forWhat}): it ${file.why}` }
-    const over = this.count(path, file.bytes)
+    const over = this.count(path, file.bytes, file.sha256)
     if (over !== undefined) return { ok: false, message: over }
     const parsed = parseJson(file.text, shown, { maxDepth: 32, maxBytes: PACKAGE_JSON_MAX_BYTES })
     if (!parsed.ok) return { ok: false, message: `${parsed.message}; run npm install in the hook's folder again` }

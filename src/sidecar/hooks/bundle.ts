@@ -23,6 +23,7 @@ import { ENTRY_FILES, readBundlePlan } from './bundle-plan.js'
 import { type BundleLimits, type ConfineState, DEFAULT_BUNDLE_LIMITS, authorPath, confinePlugin } from './bundle-confine.js'
 import type { EsbuildApi } from './esbuild-process.js'
 import { superviseBuild } from './esbuild-supervisor.js'
+import type { FileDigest } from '../pinning/content-digest.js'
 import { FolderIo } from './folder-io.js'
 import { SOURCE_MAX_BYTES } from './hook-folder.js'
 
@@ -64,6 +65,8 @@ export type BundleResult =
       sourceMap: string
       /** Every file read, relative to the hook's folder (package.json included when there is one). */
       inputs: string[]
+      /** The sha256 of each input, from the read esbuild was given. */
+      digests: FileDigest[]
       /** The entry file's name. */
       entry: string
       warnings: BundleWarning[]
@@ -124,13 +127,13 @@ async function build(io: FolderIo, entry: string, options: BundleOptions): Promi
   const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES
   const timeoutMs = options.timeoutMs ?? BUNDLE_TIMEOUT_MS
   // What the last attempt read: a build that esbuild's process ended under is made again from scratch.
-  let state: ConfineState = { io, limits, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
+  let state: ConfineState = { io, limits, inputs: [], digests: [], files: 0, bytes: 0, lastLines: new Map() }
 
   const outcome = await superviseBuild({
     key: root,
     timeoutMs,
     async run(esbuild: EsbuildApi) {
-      const mine: ConfineState = { io, limits, inputs: [], files: 0, bytes: 0, lastLines: new Map() }
+      const mine: ConfineState = { io, limits, inputs: [], digests: [], files: 0, bytes: 0, lastLines: new Map() }
       state = mine
       const context = await esbuild.context({
         absWorkingDir: root,
@@ -179,7 +182,7 @@ async function build(io: FolderIo, entry: string, options: BundleOptions): Promi
   // package.json decides whether and how the folder is bundled: a hot reload must watch it too.
   const inputs = [...state.inputs]
   if (!inputs.includes('package.json') && (await io.kind(join(root, 'package.json'))) === 'file') inputs.push('package.json')
-  return { ok: true, source: js.text, sourceMap: authorSources(map.text), inputs, entry, warnings: result.warnings.map(toWarning) }
+  return { ok: true, source: js.text, sourceMap: authorSources(map.text), inputs, digests: [...state.digests], entry, warnings: result.warnings.map(toWarning) }
 }
 
 /** The source map with its `sources` as the author's paths (relative to the folder, no namespace). */

@@ -37,6 +37,12 @@ export const hookJsonSchema = z.strictObject({
    * The session's or operator's "refuse" wins over "skip".
    */
   onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
+  /**
+   * What the hook may touch and decide (the least-privilege issue). Read here only to be pinned: hookd.lock
+   * records it as written (canonical JSON) and a version that asks for more than its locked one is held
+   * (src/sidecar/pinning/admission.ts).
+   */
+  permissions: z.unknown().optional(),
 })
 
 /** The served version's name: a content hash of index.js and hook.json. */
@@ -50,7 +56,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; permissions?: unknown }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -65,10 +71,11 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, description, remote, onError } = parsed.data
+    const { config, description, remote, onError, permissions } = parsed.data
     return {
       ok: true,
       config,
+      ...(permissions !== undefined ? { permissions } : {}),
       ...(description !== undefined ? { description } : {}),
       ...(remote !== undefined ? { remote } : {}),
       ...(onError !== undefined ? { onError } : {}),
@@ -79,7 +86,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote" and "onError")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError" and "permissions")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

@@ -20,6 +20,7 @@ import { lstat, open, opendir, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HOOK_NAME } from '../../protocol/hook-name.js'
 import { HookdError } from '../../protocol/status.js'
+import type { FileDigest, HookContent } from '../pinning/content-digest.js'
 import { readRegularFile } from './read-regular-file.js'
 
 export { HOOK_NAME }
@@ -37,6 +38,10 @@ export const SOURCE_MAX_BYTES = 1024 * 1024
 export const CONFIG_MAX_BYTES = 256 * 1024
 /** The largest package.json hookd reads (it decides whether and how a hook is bundled). */
 export const PACKAGE_JSON_MAX_BYTES = 256 * 1024
+/** The largest hook.sig hookd reads (a signature file: a few hundred bytes). */
+export const SIGNATURE_MAX_BYTES = 16 * 1024
+/** The signature file of a hook, beside the files it signs (hookd sign, pinning/signature-file.ts). */
+export const SIGNATURE_FILE = 'hook.sig'
 /** The most entries of one hook folder listed: a folder is a handful of files, its node_modules aside. */
 const MAX_FOLDER_ENTRIES = 10_000
 
@@ -66,9 +71,17 @@ export interface HookFiles {
    * Set when the folder is bundled (hook-source.ts): `source` is then the bundle, and this says from
    * which entry file, how its lines map back (a source map), and which files went into it.
    */
-  bundle?: { entry: string; sourceMap: string; inputs: string[] }
+  bundle?: { entry: string; sourceMap: string; inputs: string[]; digests?: FileDigest[] }
   /** Why the folder could not be bundled, at its place in the author's files (relative to the folder). */
   bundleError?: { message: string; file: string; line?: number }
+  /** hook.sig, when there is one (hookd sign); never part of the content it signs. */
+  signatureText?: string
+  /** Why hook.sig cannot be used, when it exists but is refused or unreadable. */
+  signatureError?: string
+  /** The digests of index.js, hook.json and package.json as this read saw them. */
+  read?: FileDigest[]
+  /** Every file the hook loads and the content digest over them (hook-source.ts; pinning/content-digest.ts). */
+  content?: HookContent
   digest: string
 }
 
@@ -120,17 +133,27 @@ export async function readHookFolder(root: string, name: string, options: Folder
       return withDigest(files)
     }
     files.names = listed
+    const read: FileDigest[] = []
     if (listed.includes('package.json')) {
       const pkg = await readCapped(base('package.json'), `${name}/package.json`, PACKAGE_JSON_MAX_BYTES, follow, '; keep it to what npm writes')
       if (pkg.text !== undefined) files.packageJson = pkg.text
       if (pkg.error !== undefined) files.packageJsonError = pkg.error
+      if (pkg.sha256 !== undefined) read.push({ path: 'package.json', sha256: pkg.sha256 })
     }
     const source = await readCapped(base('index.js'), `${name}/index.js`, SOURCE_MAX_BYTES, follow, '; bundle or minify it, or move data it reads to ctx.file')
     if (source.text !== undefined) files.source = source.text
     if (source.error !== undefined) files.sourceError = source.error
+    if (source.sha256 !== undefined) read.push({ path: 'index.js', sha256: source.sha256 })
     const config = await readCapped(base('hook.json'), `${name}/hook.json`, CONFIG_MAX_BYTES, follow, '; keep configuration small, and move data the hook reads to ctx.file')
     if (config.text !== undefined) files.configText = config.text
     if (config.error !== undefined) files.configError = config.error
+    if (config.sha256 !== undefined) read.push({ path: 'hook.json', sha256: config.sha256 })
+    files.read = read
+    if (listed.includes(SIGNATURE_FILE)) {
+      const sig = await readCapped(base(SIGNATURE_FILE), `${name}/${SIGNATURE_FILE}`, SIGNATURE_MAX_BYTES, follow, '; write it again with hookd sign')
+      if (sig.text !== undefined) files.signatureText = sig.text
+      if (sig.error !== undefined) files.signatureError = sig.error
+    }
   } finally {
     await folder.close()
   }
@@ -162,6 +185,11 @@ export function withDigest(files: HookFiles): HookFiles {
     .update(files.configText === undefined ? `-${files.configError ?? ''}` : `+${files.configText}`)
     .update('\0')
     .update(files.bundle ? `+${files.bundle.entry}\0${files.bundle.sourceMap}` : files.bundleError ? `-${JSON.stringify(files.bundleError)}` : '')
+    .update('\0')
+    // A new or changed signature changes whether the hook may serve (pinning/admission.ts).
+    .update(files.signatureText === undefined ? `-${files.signatureError ?? ''}` : `+${files.signatureText}`)
+    .update('\0')
+    .update(files.content?.digest ?? '')
     .digest('hex')
   return files
 }
@@ -173,9 +201,9 @@ function inFolder(folder: { fd: number }, dir: string): (file: string) => string
 }
 
 /** A hook folder's file, read with readRegularFile; a missing file is neither text nor an error. */
-async function readCapped(path: string, label: string, max: number, follow: boolean, advice: string): Promise<{ text?: string; error?: string }> {
+async function readCapped(path: string, label: string, max: number, follow: boolean, advice: string): Promise<{ text?: string; sha256?: string; error?: string }> {
   const file = await readRegularFile(path, max, follow)
-  if (file.ok) return { text: file.text }
+  if (file.ok) return { text: file.text, sha256: file.sha256 }
   switch (file.reason) {
     case 'missing':
       return {}

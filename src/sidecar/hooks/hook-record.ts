@@ -106,6 +106,7 @@ export class HookRecord {
       loadedAtMs: served?.loadedAtMs ?? 0,
     }
     if (served?.description) info.description = served.description
+    if (served?.digest) info.digest = served.digest
     if (this.folder?.lastError) info.lastError = this.folder.lastError
     return info
   }

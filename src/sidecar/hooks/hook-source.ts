@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path'
 import { Semaphore } from '../semaphore.js'
 import { type BundleResult, bundleHook } from './bundle.js'
 import { bundlePlan } from './bundle-plan.js'
+import { hookContent } from '../pinning/content-digest.js'
 import { type FolderReadOptions, type HookFiles, readHookFolder, withDigest } from './hook-folder.js'
 
 /** Bundles that run at once, per registry. */
@@ -39,6 +40,15 @@ export class HookSources {
 
   /** Reads a hook folder and, when it needs it, bundles it. Never throws for what the folder holds. */
   async read(name: string): Promise<HookFiles> {
+    const files = await this.readBundled(name)
+    if (!files.present) return files
+    // What the hook loads: the files this read saw, a bundle's inputs in place of index.js.
+    const read = files.read ?? []
+    files.content = hookContent(files.bundle ? [...read.filter((f) => f.path !== 'index.js'), ...(files.bundle.digests ?? [])] : read)
+    return withDigest(files)
+  }
+
+  private async readBundled(name: string): Promise<HookFiles> {
     const files = await readHookFolder(this.root, name, this.options)
     if (!files.present || files.names === undefined || files.sourceError !== undefined) {
       this.cache.delete(name)
@@ -59,7 +69,7 @@ export class HookSources {
     const result = await this.bundle(name, plan.entry)
     if (result.ok) {
       files.source = result.source
-      files.bundle = { entry: result.entry, sourceMap: result.sourceMap, inputs: result.inputs }
+      files.bundle = { entry: result.entry, sourceMap: result.sourceMap, inputs: result.inputs, digests: result.digests }
     } else {
       files.bundleError = result.line === undefined ? { message: result.message, file: result.file } : { message: result.message, file: result.file, line: result.line }
     }

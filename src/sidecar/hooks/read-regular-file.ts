@@ -10,6 +10,7 @@
  * followed. So, where the system names open descriptors (`/proc/self/fd` on Linux), the file actually
  * opened is checked to lie inside that folder before a byte is read.
  */
+import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
 import { open, readlink } from 'node:fs/promises'
 import { isAbsolute, relative } from 'node:path'
@@ -23,7 +24,8 @@ export type Unreadable =
   | { ok: false; reason: 'error'; why: string }
   | { ok: false; reason: 'outside'; why: string }
 
-export type RegularFile = { ok: true; text: string; bytes: number } | Unreadable
+/** A file read whole: its text, its size, and the sha256 (hex) of exactly the bytes read (a digest of what was loaded, from the same read). */
+export type RegularFile = { ok: true; text: string; bytes: number; sha256: string; data: Buffer } | Unreadable
 
 export async function readRegularFile(path: string, maxBytes: number, follow = false, inside?: string): Promise<RegularFile> {
   let handle
@@ -52,7 +54,8 @@ export async function readRegularFile(path: string, maxBytes: number, follow = f
       bytes += bytesRead
     }
     if (bytes > info.size) return { ok: false, reason: 'size', size: bytes, why: `grew past ${info.size} bytes while it was read` }
-    return { ok: true, text: buffer.subarray(0, bytes).toString('utf8'), bytes }
+    const read = buffer.subarray(0, bytes)
+    return { ok: true, text: read.toString('utf8'), bytes, sha256: createHash('sha256').update(read).digest('hex'), data: read }
   } catch (err) {
     return { ok: false, reason: 'error', why: `cannot be read (${(err as Error).message})` }
   } finally {

@@ -29,6 +29,8 @@ import { type HookKind, type HookSettings, type LoadResult, type LoadedHook, edi
 import { type RemoteOptions, RemoteKind } from './kinds/remote-kind.js'
 import { type SandboxedOptions, SandboxedKind } from './kinds/sandboxed-kind.js'
 import { Semaphore } from '../semaphore.js'
+import type { Admission } from '../pinning/admission.js'
+import { canonicalJson } from '../pinning/canonical-json.js'
 
 export type { LoadedHook } from './kinds/hook-kind.js'
 export type { HookLoader } from './kinds/sandboxed-kind.js'
@@ -41,6 +43,8 @@ export type { RegistryEvent } from './hook-record.js'
 const HOOK_FILES = new Set<string>([
   ...ENTRY_FILES,
   'hook.json',
+  // A signature that comes, goes or changes changes whether the hook may serve (--require-signed).
+  'hook.sig',
   'package.json',
   'package-lock.json',
   'npm-shrinkwrap.json',
@@ -62,10 +66,20 @@ export interface RegistryOptions extends SandboxedOptions, RemoteOptions {
    * Default false. Never with tenants: a tenant's link could read another tenant's files.
    */
   followSymlinks?: boolean
+  /**
+   * What is pinned (pinning/admission.ts): hookd.lock, --locked, --require-signed. A version it holds is
+   * a load failure, so the last version it let through keeps serving. Absent: every version that loads serves.
+   */
+  admission?: Admission
+  /** Where the registry's own news goes that is not a hook's (the lock file cannot be read). Default stderr. */
+  report?: (line: string) => void
 }
 
 export class Registry {
-  readonly root: string
+  /** The hooks folder; a bundle swap (`replaceRoot`) moves it to the new revision's folder. */
+  private rootDir: string
+  /** The revision of the bundle served (hookd serve --hooks-from), when the hooks come from one. */
+  revision: string | undefined
   /** One record per hook name the registry has met, while it holds anything (hook-record.ts). */
   private readonly records = new Map<string, HookRecord>()
   /** Applies so far: each apply's generation, so that a load finishing after a newer apply is dropped. */
@@ -73,15 +87,78 @@ export class Registry {
   private readonly listeners = new Set<RegistryListener>()
   private watcher: HookWatcher | undefined
   /** Reads hook folders, bundling those that need it. */
-  private readonly sources: HookSources
+  private sources: HookSources
   /** The hook kinds, asked in this order which one a folder is (the last claims every folder). */
   private readonly kinds: readonly HookKind[]
+  private readonly admission: Admission | undefined
+  private readonly followSymlinks: boolean
+  private readonly report: (line: string) => void
+  /** Stops watching the lock file. */
+  private unwatchLock: (() => void) | undefined
+  /** What else closes with the registry (the bundle source that feeds it). */
+  private readonly owned: Array<() => Promise<void>> = []
 
   constructor(root: string, options: RegistryOptions) {
-    this.root = resolve(root)
+    this.rootDir = resolve(root)
+    this.admission = options.admission
+    this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.sources = new HookSources(this.root, { followSymlinks: options.followSymlinks === true })
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
-    this.kinds = [new RemoteKind(this.root, options, reload), new SandboxedKind(options, (name, version) => this.records.get(name)?.sourceMap(version))]
+    this.followSymlinks = options.followSymlinks === true
+    this.kinds = [new RemoteKind(() => this.root, options, reload), new SandboxedKind(options, (name, version) => this.records.get(name)?.sourceMap(version))]
+  }
+
+  get root(): string {
+    return this.rootDir
+  }
+
+  /**
+   * Serves the hooks of another folder at once (a verified bundle, bundles/bundle-source.ts): every
+   * hook of `root` is read and loaded first, each read's content digest must be `digests`' entry
+   * (the bundle's lock), and only when all of them loaded are they served, in one synchronous step,
+   * with the hooks `root` lacks removed: a point call sees the old revision or the new one, never a
+   * mix. Anything that fails leaves the old revision serving; the diagnostics say what failed.
+   */
+  async replaceRoot(root: string, revision: string, digests: ReadonlyMap<string, string>): Promise<Diagnostic[]> {
+    const dir = resolve(root)
+    const sources = new HookSources(dir, { followSymlinks: this.followSymlinks })
+    const names = await hookFolderNames(dir)
+    const reads = new Semaphore(4)
+    const problems: Diagnostic[] = []
+    const ready: Array<{ files: HookFiles; loaded: Extract<LoadResult, { ok: true }> }> = []
+    await Promise.all(
+      names.map((name) =>
+        reads.run(async () => {
+          const files = await sources.read(name)
+          const fail = (message: string, file = `${name}/hook.json`): void => void problems.push({ hook: name, point: '', kind: 'load', message, file })
+          if (files.content?.digest !== digests.get(name)) return fail(`hook '${name}' of revision ${revision} is not what its lock pins (read ${files.content?.digest ?? 'nothing'}, locked ${digests.get(name) ?? 'nothing'})`)
+          const result = await this.load(files)
+          if (!result.ok) return fail(`hook '${name}' of revision ${revision} does not load: ${result.message}`, result.file)
+          ready.push({ files, loaded: result })
+        }),
+      ),
+    )
+    for (const name of digests.keys()) if (!names.includes(name)) problems.push({ hook: name, point: '', kind: 'load', message: `hook '${name}' of revision ${revision} is in its lock but not in the bundle`, file: `${name}/hook.json` })
+    if (problems.length) return problems.sort((a, b) => a.hook.localeCompare(b.hook))
+    // From here on, synchronous: no call starts between the first hook swapped and the last.
+    this.rootDir = dir
+    this.sources = sources
+    this.revision = revision
+    for (const { files, loaded } of ready) {
+      const record = this.recordOf(files.name)
+      record.generation = ++this.applies
+      record.bundledAs(files)
+      for (const kind of this.kinds) kind.forget(files.name)
+      this.emit(record.serve(loaded.hook, files.digest, loaded.map))
+    }
+    for (const record of [...this.records.values()]) {
+      if (names.includes(record.name)) continue
+      record.generation = ++this.applies
+      const removed = record.remove(dir)
+      if (record.empty) this.records.delete(record.name)
+      if (removed) this.emit(removed)
+    }
+    return []
   }
 
   /** Loads every hook folder under the root. Returns the load diagnostics. */
@@ -151,7 +228,7 @@ export class Registry {
    * folder removes the hook. `force`: a remote hook's retry, which must describe it again although its
    * files are the same. Returns the diagnostic when it failed to load.
    */
-  async apply(files: HookFiles, force = false): Promise<Diagnostic | undefined> {
+  async apply(files: HookFiles, force = false, recheck = false): Promise<Diagnostic | undefined> {
     const { name } = files
     const record = this.recordOf(name)
     const generation = ++this.applies
@@ -166,7 +243,7 @@ export class Registry {
       return undefined
     }
     if (!force) {
-      if (record.digest === files.digest) return record.lastError
+      if (record.digest === files.digest && !recheck) return record.lastError
       for (const kind of this.kinds) kind.forget(name)
     }
     const result = await this.load(files)
@@ -181,6 +258,16 @@ export class Registry {
     const failed = now.fail(files.digest, result.message, result.file, result.line, result.remedy, result.onError ?? now.onError)
     this.emit(failed)
     return failed.diagnostic
+  }
+
+  /**
+   * Judges every hook again, its files read anew (the lock file changed: a held version may now be
+   * approved, a served one no longer pinned). Versions that are judged as before are not announced again.
+   */
+  async recheck(): Promise<void> {
+    const names = [...this.records.values()].filter((r) => r.present).map((r) => r.name)
+    const reads = new Semaphore(4)
+    await Promise.all(names.map((name) => reads.run(async () => this.apply(await this.read(name), false, true))))
   }
 
   /** The version served now, or undefined when the hook does not exist or never loaded. */
@@ -222,18 +309,30 @@ export class Registry {
   async watch(options: WatchOptions = {}): Promise<void> {
     if (this.watcher) return
     this.watcher = await HookWatcher.start(this, options)
+    this.unwatchLock ??= this.admission?.watch(
+      () => void this.recheck(),
+      (message) => this.report(`the lock file cannot be read, the last one read still holds: ${message}`),
+    )
   }
 
   /** Retires the registry: stops watching and closes what its kinds hold (the clients of its remote hooks). */
   async close(): Promise<void> {
+    for (const close of this.owned.splice(0)) await close()
     await this.unwatch()
     for (const kind of this.kinds) kind.close()
+  }
+
+  /** Closes `close` with the registry (a bundle source that feeds it: bundles/bundle-source.ts). */
+  adopt(close: () => Promise<void>): void {
+    this.owned.push(close)
   }
 
   /** Stops watching; waits (bounded) for a reload in progress. */
   async unwatch(): Promise<void> {
     const watcher = this.watcher
     this.watcher = undefined
+    this.unwatchLock?.()
+    this.unwatchLock = undefined
     await watcher?.close()
   }
 
@@ -266,11 +365,16 @@ export class Registry {
       settings.description = checked.description
       settings.remote = checked.remote
     }
+    const permissions = checkedPermissions(files.configText)
+    const served = this.records.get(name)?.served
+    const held = this.admission?.judge({ files, permissions, served: served !== undefined, servedPermissions: served?.permissions })
+    if (held) return { ok: false, message: held.message, file: held.file, remedy: held.remedy, repeat: held.repeat, onError: settings.onError }
     const kind = this.kinds.find((k) => k.claims(files, settings)) as HookKind
     const result = await kind.load(files, settings)
     if (!result.ok) return { ...result, onError: settings.onError }
     const { description } = settings
-    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}) } }
+    const pinned = { ...(files.content ? { digest: files.content.digest } : {}), ...(permissions !== undefined ? { permissions } : {}) }
+    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}), ...pinned } }
   }
 
   private emit(event: RegistryEvent): void {
@@ -282,4 +386,11 @@ export class Registry {
       }
     }
   }
+}
+
+/** hook.json "permissions" as written, in canonical JSON; undefined when it has none (or no hook.json). */
+function checkedPermissions(configText: string | undefined): string | undefined {
+  if (configText === undefined) return undefined
+  const checked = checkHookJson(configText)
+  return checked.ok && checked.permissions !== undefined ? canonicalJson(checked.permissions) : undefined
 }

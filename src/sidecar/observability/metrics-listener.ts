@@ -88,7 +88,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, host: string, m
     const ok = path === '/healthz' ? readiness.live : readiness.ready
     const why = ok ? undefined : readiness.reason()
     res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-    res.end(`${JSON.stringify(ok ? { status: path === '/healthz' ? 'live' : 'ready' } : { status: path === '/healthz' ? 'not live' : 'not ready', reason: why })}\n`)
+    const revision = readiness.revision !== undefined ? { revision: readiness.revision } : {}
+    res.end(`${JSON.stringify(ok ? { status: path === '/healthz' ? 'live' : 'ready', ...revision } : { status: path === '/healthz' ? 'not live' : 'not ready', reason: why, ...revision })}\n`)
     return
   }
   if (path === '/metrics' && metrics) {

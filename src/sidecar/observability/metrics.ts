@@ -93,6 +93,17 @@ export class Metrics implements Part {
         },
       })
     }
+    const served = (): readonly Served[] => this.current()
+    new Gauge({
+      name: 'hookd_bundle_revision_info',
+      help: 'Always 1: the revision of the hooks bundle served (hookd serve --hooks-from) in its label, per tenant.',
+      labelNames: ['tenant', 'revision'],
+      registers,
+      collect() {
+        this.reset()
+        for (const s of served()) if (s.registry.revision !== undefined) this.set({ tenant: s.tenant ?? '', revision: s.registry.revision }, 1)
+      },
+    })
     this.pointCalls = new Counter({
       name: 'hookd_point_calls_total',
       help: "Point calls answered, by outcome: allowed, refused or asked (gates; asked: left to the agent's own prompt), changed or unchanged (other points).",

@@ -22,6 +22,8 @@ export class Readiness {
   private brokenReason: string | undefined
   private drainingSince: number | undefined
   private readonly listeners = new Set<ReadinessListener>()
+  /** The bundle revision served (hookd serve --hooks-from), for /readyz. */
+  private servedRevision: string | undefined
 
   /** Marks `what` (e.g. "hooks") as loading; returns the function that marks it done (idempotent). */
   loading(what: string): () => void {
@@ -31,6 +33,16 @@ export class Readiness {
     return () => {
       if (this.pending.delete(ticket)) this.changed()
     }
+  }
+
+  /** The bundle revision now served (hookd serve --hooks-from). */
+  serving(revision: string): void {
+    this.servedRevision = revision
+    this.changed()
+  }
+
+  get revision(): string | undefined {
+    return this.servedRevision
   }
 
   broken(reason: string): void {

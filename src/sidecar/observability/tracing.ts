@@ -146,6 +146,8 @@ export class Tracing implements Part {
         'hookd.cpu_us': t.cpuUs,
       }
       if (context.tenant !== undefined) hookAttributes['hookd.tenant'] = context.tenant
+      // The content digest hookd.lock pins (src/sidecar/pinning/content-digest.ts).
+      if (t.digest !== undefined) hookAttributes['hookd.hook.digest'] = t.digest
       const kind = facts.failedKinds.get(t.hook)
       if (t.outcome === 'failed' && kind) hookAttributes['hookd.diagnostic.kind'] = kind
       const child = this.tracer.startSpan(`hookd.hook ${t.hook}`, { kind: SpanKind.INTERNAL, startTime: at, attributes: hookAttributes }, inside)

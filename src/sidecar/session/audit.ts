@@ -45,6 +45,8 @@ export interface AuditContext {
   agent: string
   /** The session's workdir (the agent's cwd at the front door). */
   workdir: string
+  /** The revision of the bundle its hooks come from (hookd serve --hooks-from), when they come from one. */
+  revision?: string | undefined
 }
 
 /** How long the agent and workdir in a line may be; longer ones are clipped. */
@@ -78,9 +80,13 @@ export interface AuditLine {
   workdir: string
   seq: number
   point: string
+  /** The bundle revision the hooks came from (hookd serve --hooks-from); absent otherwise. */
+  revision?: string
   hooks: Array<{
     hook: string
     version: string
+    /** The content digest of the version that ran (what hookd.lock pins). */
+    digest?: string
     outcome: string
     durationUs: number
     cpuUs: number
@@ -128,9 +134,11 @@ export class AuditLog {
       workdir: clip(who.workdir, WORKDIR_CHARS),
       seq: result.seq,
       point: result.point,
+      ...(who.revision !== undefined ? { revision: clip(who.revision, 128) } : {}),
       hooks: result.trace.map((t) => ({
         hook: t.hook,
         version: t.version,
+        ...(t.digest ? { digest: t.digest } : {}),
         outcome: t.outcome,
         durationUs: t.durationUs,
         cpuUs: t.cpuUs,

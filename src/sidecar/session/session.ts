@@ -146,7 +146,8 @@ export class Session {
 
   /** Who the audit log says made the calls: the tenant, the session, its agent and workdir. */
   private get who(): AuditContext {
-    return { tenant: this.tenant.id, session: this.id, agent: this.open.agentId, workdir: this.open.workdir }
+    const revision = this.tenant.registry.revision
+    return { tenant: this.tenant.id, session: this.id, agent: this.open.agentId, workdir: this.open.workdir, ...(revision !== undefined ? { revision } : {}) }
   }
 
   /**

@@ -43,6 +43,12 @@ export interface TenantConfig {
   onError: 'default' | 'refuse'
   /** Sandbox worker processes of the tenant's own: no other tenant's hooks ever run in them. */
   workers: number
+  /** Serve only what hookd.lock beside its hooks folder pins. */
+  locked: boolean
+  /** Serve only hooks signed by a key of `trustedKeys`. */
+  requireSigned: boolean
+  /** Absolute: the file of trusted public keys. */
+  trustedKeys?: string
 }
 
 /** The most worker processes one tenant may have. */
@@ -107,7 +113,13 @@ const tenantSchema = z.strictObject({
   remoteHooks: remoteHooksSchema,
   onError: z.enum(['default', 'refuse'], { error: 'expected "refuse" (every failed hook refuses gate calls) or "default"' }).default('default'),
   workers: positiveInt.max(MAX_TENANT_WORKERS, { error: `expected at most ${MAX_TENANT_WORKERS} (the tenant's own worker processes)` }).default(1),
-})
+  /** Serve only the hooks hookd.lock (beside the tenant's hooks folder) pins (hookd serve --locked). */
+  locked: z.boolean({ error: 'expected true or false' }).default(false),
+  /** Serve only hooks signed by one of `trustedKeys` (hookd serve --require-signed). */
+  requireSigned: z.boolean({ error: 'expected true or false' }).default(false),
+  /** A file of trusted ed25519 public keys (PEM), relative to the tenants file's folder. */
+  trustedKeys: z.string({ error: 'expected the path of a file of public keys' }).min(1).optional(),
+}).refine((t) => !t.requireSigned || t.trustedKeys !== undefined, { error: '"requireSigned" needs "trustedKeys": the file of public keys whose signatures are trusted', path: ['requireSigned'] })
 
 const fileSchema = z.strictObject({
   tenants: z.array(tenantSchema, { error: 'expected an array of tenants' }),
@@ -177,6 +189,9 @@ export function parseTenants(text: string, file: string, folder = dirname(resolv
       remoteHooks: t.remoteHooks.map((text) => remotePattern(text, base)),
       onError: t.onError,
       workers: t.workers,
+      locked: t.locked,
+      requireSigned: t.requireSigned,
+      ...(t.trustedKeys !== undefined ? { trustedKeys: resolve(base, t.trustedKeys) } : {}),
     }
   })
 }

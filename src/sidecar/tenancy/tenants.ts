@@ -16,6 +16,8 @@ import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
 import { Registry } from '../hooks/registry.js'
+import { Admission } from '../pinning/admission.js'
+import { readTrustedKeys } from '../pinning/signing.js'
 import { tenantRemoteAllow } from '../runners/remote/remote-allow.js'
 import type { Tenancy, Tenant } from '../tenant.js'
 import { type Served, TenantState } from './tenant-state.js'
@@ -271,7 +273,10 @@ export class Tenants implements Tenancy {
       await pool.start()
       pool.onBroken((reason) => this.report(`tenant '${config.id}': ${reason}; its hooks cannot run until the sidecar restarts`))
       const lane = new FairLane(this.queue, config.id, pool)
-      registry = new Registry(config.hooks, { loader: pool, runner: lane, limits, allowRemote: tenantRemoteAllow(config.id, config.remoteHooks) })
+      // The tenant's own pinning: its lock (always read: permissions that widen are held), "locked", "requireSigned".
+      const trustedKeys = config.trustedKeys !== undefined ? await readTrustedKeys(config.trustedKeys) : undefined
+      const admission = await Admission.open(config.hooks, { locked: config.locked, requireSigned: config.requireSigned, ...(trustedKeys ? { trustedKeys } : {}) })
+      registry = new Registry(config.hooks, { loader: pool, runner: lane, limits, allowRemote: tenantRemoteAllow(config.id, config.remoteHooks), admission, report: (line) => this.report(`tenant '${config.id}': ${line}`) })
       const failed: Diagnostic[] = await registry.loadAll()
       for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
       if (this.base.watch !== false) await registry.watch(this.base.watch)

@@ -112,8 +112,8 @@ describe('hookd serve', () => {
 
     const listed = await inProcess(['list', '--addr', addr], { cwd })
     expect(listed.code).toBe(0)
-    expect(listed.stdout.split('\n')[0]).toMatch(/^NAME\s+VERSION\s+STATUS\s+POINTS/)
-    expect(listed.stdout).toMatch(/guard\s+[0-9a-f]{12}\s+ready\s+beforeToolExecute,afterRun/)
+    expect(listed.stdout.split('\n')[0]).toMatch(/^NAME\s+VERSION\s+DIGEST\s+STATUS\s+POINTS/)
+    expect(listed.stdout).toMatch(/guard\s+[0-9a-f]{12}\s+sha256:[0-9a-f]{12}\s+ready\s+beforeToolExecute,afterRun/)
   })
 
   it('reports SERVING on the standard health service', async () => {

@@ -38,8 +38,8 @@ describe('hookd list', { timeout: 60_000 }, () => {
     const ran = await hookd(['list', '--addr', serving.address])
     expect(ran.code).toBe(0)
     const lines = ran.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+STATUS\s+POINTS\s+DESCRIPTION\s+LAST ERROR$/)
-    const column = (line: string | undefined): string => (line ?? '').split(/\s{2,}/)[4] ?? ''
+    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+DIGEST\s+STATUS\s+POINTS\s+DESCRIPTION\s+LAST ERROR$/)
+    const column = (line: string | undefined): string => (line ?? '').split(/\s{2,}/)[5] ?? ''
     expect(column(lines[1])).toBe(`${LONG.slice(0, 57)}...`)
     expect(column(lines[2])).toBe('-')
     expect(column(lines[3])).toBe('Logs every call')

@@ -68,6 +68,7 @@ describe('open', () => {
             lastError: null,
             loadedAtMs: expect.any(Number),
             description: '',
+            digest: w.registry.get(name)?.digest,
           })),
           sidecarVersion: HOOKD_VERSION,
           protocolVersion: PROTOCOL_VERSION,

@@ -30,6 +30,10 @@ export interface LoadedHook extends RunnableHook {
   description?: string
   /** A bundled hook's source map (version 3, JSON text): `source` is then esbuild's bundle. */
   sourceMap?: string
+  /** The content digest of every file it loads (src/sidecar/pinning/content-digest.ts); set by the registry. */
+  digest?: string
+  /** hook.json "permissions" as written, in canonical JSON (pinning/canonical-json.ts); absent when it has none. */
+  permissions?: string
 }
 
 /** What hook.json says, checked before a kind is chosen (hook-files.ts checkHookJson). */

@@ -28,8 +28,9 @@ export class RemoteKind implements HookKind {
   private readonly remotes: RemoteHooks
 
   /** `reload`: loads a hook's folder again although its files are the same (a retry). */
+  /** `root`: the registry's root now (a bundle swap changes it). */
   constructor(
-    private readonly root: string,
+    private readonly root: () => string,
     private readonly options: RemoteOptions,
     reload: (name: string) => Promise<unknown>,
   ) {
@@ -47,7 +48,7 @@ export class RemoteKind implements HookKind {
     const remoteLine = exportLine(files.configText ?? '', '"remote"')
     let address: RemoteAddress
     try {
-      address = remoteAddress(settings.remote ?? '', join(this.root, name, 'hook.json'))
+      address = remoteAddress(settings.remote ?? '', join(this.root(), name, 'hook.json'))
     } catch (err) {
       return editFailure((err as Error).message, filename, remoteLine)
     }
