@@ -6,7 +6,8 @@
  * This file composes the parts and owns their lifetimes: `create` starts them (and stops what it
  * started when a later part fails), `listen` binds an address, `stop` drains and closes.
  */
-import { chmod } from 'node:fs/promises'
+import { chmod, readdir } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import type { HealthImplementation } from 'grpc-health-check'
 import { formatAddress, parseAddress } from '../protocol/address.js'
@@ -19,9 +20,11 @@ import { OpenStreams } from './grpc/open-streams.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import type { StreamTap } from './grpc/session-stream.js'
+import { Floor } from './hooks/floor.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
+import { inert } from '../protocol/text.js'
 import { healthFollowing } from './observability/health-status.js'
 import { NO_OBSERVER, type Observer, type Served } from './observability/observer.js'
 import { Readiness } from './observability/readiness.js'
@@ -80,7 +83,15 @@ export interface SidecarOptions {
    * tenants: each front-door request names its project, whose own hooks folder it runs. Only the HTTP
    * front door serves them.
    */
-  projects?: Omit<ProjectsOptions, 'pool' | 'limits' | 'waits' | 'watch' | 'audit' | 'observer'>
+  projects?: Omit<ProjectsOptions, 'pool' | 'limits' | 'waits' | 'watch' | 'audit' | 'observer' | 'floor'>
+  /**
+   * The operator's floor (`hookd serve --floor DIR`, hooks/floor.ts): a hooks folder whose hooks run
+   * first in every session of every tenant and project, and that nothing below can remove, reorder,
+   * shadow or skip.
+   */
+  floor?: string
+  /** The floor's news (its hooks' loads and reloads). Default: `hookd: floor: ...` lines on stderr. */
+  floorReport?(line: string): void
 }
 
 /** How long a drain waits for open sessions by default (`hookd serve --grace-ms`). */
@@ -117,6 +128,8 @@ export class Sidecar {
     private readonly readiness: Readiness,
     private readonly observer: Observer,
     tap?: () => StreamTap,
+    /** The operator's floor, and the workers that load its hooks when the sidecar has no pool of its own. */
+    private readonly floorParts?: { floor: Floor; pool?: WorkerPool | undefined },
   ) {
     addHookExecutor(this.server, tenancy, this.sessions, observer, tap)
     this.health = healthFollowing(readiness)
@@ -157,7 +170,19 @@ export class Sidecar {
     try {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (audit) observer.auditLog(() => audit.totalUnwritten)
+      // The floor's hooks are loaded (checked) on workers of its own when no pool is the sidecar's; they
+      // run on each tenant's.
+      const floorFor = async (pool?: WorkerPool): Promise<{ floor: Floor; pool?: WorkerPool } | undefined> => {
+        if (options.floor === undefined) return undefined
+        const loaded = readiness.loading("the operator's floor")
+        const own = pool ? undefined : started.add(new WorkerPool({ ...options.pool, size: 1 }), (p) => p.close())
+        await own?.start()
+        const floor = await openFloor(options.floor, options.hooks, (pool ?? own) as WorkerPool, limits, watch, options.floorReport, started)
+        loaded()
+        return { floor, ...(own ? { pool: own } : {}) }
+      }
       if (options.tenants !== undefined) {
+        const floorParts = await floorFor()
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
         // The file itself, then each tenant's hooks folder in its place (readiness names the tenants still loading).
         const loaded = readiness.loading('the tenants file')
@@ -173,11 +198,13 @@ export class Sidecar {
           },
           ...(audit ? { audit } : {}),
           ...(options.observer ? { observer } : {}),
+          ...(floorParts ? { floor: floorParts.floor } : {}),
         })
         loaded()
-        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
+        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer, undefined, floorParts)
       }
       if (options.projects !== undefined) {
+        const floorParts = await floorFor()
         const projects = new Projects({
           ...options.projects,
           pool: options.pool ?? {},
@@ -186,8 +213,9 @@ export class Sidecar {
           watch,
           ...(audit ? { audit } : {}),
           ...(options.observer ? { observer } : {}),
+          ...(floorParts ? { floor: floorParts.floor } : {}),
         })
-        return new Sidecar(projects, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
+        return new Sidecar(projects, undefined, [], graceMs, options.pool ?? {}, readiness, observer, undefined, floorParts)
       }
       const loaded = readiness.loading('hooks')
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
@@ -196,8 +224,10 @@ export class Sidecar {
       const diagnostics = await registry.loadAll()
       observer.served({ tenant: undefined, registry, pool })
       if (watch !== false) await registry.watch(watch)
+      const floorParts = await floorFor(pool)
       loaded()
-      return new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
+      const tenant = new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default', floorParts?.floor)
+      return new Sidecar(tenant, pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap, floorParts)
     } catch (err) {
       await started.undo()
       throw err
@@ -208,6 +238,11 @@ export class Sidecar {
   get registry(): Registry {
     if (this.tenancy instanceof SingleTenant) return this.tenancy.registry
     throw new HookdError('failed-precondition', 'this sidecar serves tenants, each with its own registry; use sidecar.tenants.registryOf(id)')
+  }
+
+  /** The operator's floor, when the sidecar was started with one. */
+  get floor(): Floor | undefined {
+    return this.floorParts?.floor
   }
 
   /** The tenants, when the sidecar was started with a tenants file. */
@@ -329,6 +364,8 @@ export class Sidecar {
       })
       await frontDoor
       await this.tenancy.close()
+      await this.floorParts?.floor.close()
+      await this.floorParts?.pool?.close()
       await this.workerPool?.close()
       this.observer.drained({ ms: Date.now() - began, cut })
       for (const listener of this.healthListeners) await listener.close()
@@ -347,4 +384,38 @@ export class Sidecar {
       return registry && pool ? [{ tenant, registry, pool }] : []
     })
   }
+}
+
+/**
+ * Opens the operator's floor: its folder must be there, and not the sidecar's own hooks folder (every
+ * hook would run twice, once as the floor's). Its hooks load on `pool`; their load failures and
+ * reloads are the floor's news.
+ */
+async function openFloor(
+  dir: string,
+  hooks: string | undefined,
+  pool: WorkerPool,
+  limits: Limits,
+  watch: false | WatchOptions,
+  report: ((line: string) => void) | undefined,
+  started: Started,
+): Promise<Floor> {
+  const say = report ?? ((line: string) => void process.stderr.write(`hookd: floor: ${inert(line)}\n`))
+  if (hooks !== undefined && resolve(hooks) === resolve(dir)) {
+    throw new HookdError('invalid-argument', `the floor ${dir} is the hooks folder itself; give the floor a folder of its own (its hooks run first in every session, ahead of the hooks folder's)`)
+  }
+  try {
+    await readdir(dir)
+  } catch (err) {
+    throw new HookdError('not-found', `cannot read the floor folder ${dir} (${(err as Error).message}); create it or fix the path`)
+  }
+  const registry = started.add(new Registry(dir, { loader: pool, runner: pool, limits }), (r) => r.close())
+  for (const d of await registry.loadAll()) {
+    say(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}; until it loads, every gate call is refused unless its hook.json says "onError": "skip"`)
+  }
+  if (watch !== false) await registry.watch(watch)
+  registry.subscribe((event) => say(event.diagnostic.message))
+  const names = registry.list().map((h) => h.name)
+  say(`serving ${names.length} floor hook(s) from ${registry.root}, first in every session: ${names.join(', ') || 'none yet'}`)
+  return new Floor(registry)
 }

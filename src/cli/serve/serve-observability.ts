@@ -109,6 +109,8 @@ export async function startObservability(settings: ObservabilitySettings, io: Cl
       if (typeof options.tenants === 'object') wired.tenants = { ...options.tenants, report: (line) => void stderr.write(`hookd: ${inert(line)}\n`) }
       // So does the audit log's (it cannot write, writes again, how many it did not write).
       if (options.audit) wired.audit = { ...options.audit, report: (line) => void stderr.write(`hookd: ${inert(line)}\n`) }
+      // And the floor's (its hooks' loads and reloads).
+      if (options.floor !== undefined) wired.floorReport = (line) => void stderr.write(`hookd: floor: ${inert(line)}\n`)
       return wired
     },
     close: async () => {

@@ -13,6 +13,7 @@ import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
 import { type SourceMap, mapPosition } from './source-map.js'
+import { HOOK_MODES, type HookMode } from '../chain/layer.js'
 
 /** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
 export const HOOK_JSON_DEPTH = 64
@@ -37,6 +38,12 @@ export const hookJsonSchema = z.strictObject({
    * The session's or operator's "refuse" wins over "skip".
    */
   onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
+  /**
+   * "shadow" runs the hook on real traffic and records what it would have decided (the audit log's
+   * `would`, the operator log, hookd_shadow_decisions_total), enforcing nothing (chain.ts, would.ts;
+   * docs/writing-hooks.md "Shadow mode"). Default "enforce".
+   */
+  mode: z.enum(HOOK_MODES, { error: 'expected "enforce" or "shadow"' }).optional(),
 })
 
 /** The served version's name: a content hash of index.js and hook.json. */
@@ -50,7 +57,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; mode?: HookMode }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -65,13 +72,14 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, description, remote, onError } = parsed.data
+    const { config, description, remote, onError, mode } = parsed.data
     return {
       ok: true,
       config,
       ...(description !== undefined ? { description } : {}),
       ...(remote !== undefined ? { remote } : {}),
       ...(onError !== undefined ? { onError } : {}),
+      ...(mode !== undefined ? { mode } : {}),
     }
   }
   const issue = parsed.error.issues[0]
@@ -79,7 +87,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote" and "onError")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError" and "mode")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

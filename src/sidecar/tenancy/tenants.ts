@@ -15,6 +15,7 @@ import { readdir } from 'node:fs/promises'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
+import type { Floor } from '../hooks/floor.js'
 import { Registry } from '../hooks/registry.js'
 import { tenantRemoteAllow } from '../runners/remote/remote-allow.js'
 import type { Tenancy, Tenant } from '../tenant.js'
@@ -64,6 +65,8 @@ export interface TenantsDeps {
    * called for tenants added later: they are not served before their hooks have loaded anyway.
    */
   firstLoad?: (tenant: string) => () => void
+  /** The operator's floor (hooks/floor.ts): its hooks run first in every tenant's sessions. */
+  floor?: Floor
 }
 
 const defaultReport = (line: string): void => {
@@ -205,7 +208,7 @@ export class Tenants implements Tenancy {
       current.delete(config.id)
       const served = prepared.get(config.id)
       if (!existing) {
-        next.push(new TenantState(config, served as Served, this.limitsFor(config), this.base.waits, this.base.audit))
+        next.push(new TenantState(config, served as Served, this.limitsFor(config), this.base.waits, this.base.audit, this.base.floor))
         summary.push(`added '${config.id}'`)
         continue
       }
