@@ -35,7 +35,7 @@ export interface DecidedBy {
 }
 
 /** A chain's result, with the sidecar's own records of it. */
-export type ChainResult = PointResultData & { trace: ChainTrace[]; decidedBy?: DecidedBy }
+export type ChainResult = Omit<PointResultData, 'trace'> & { trace: ChainTrace[]; decidedBy?: DecidedBy }
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export interface ChainHook {
