@@ -6,8 +6,7 @@
  * This file composes the parts and owns their lifetimes: `create` starts them (and stops what it
  * started when a later part fails), `listen` binds an address, `stop` drains and closes.
  */
-import { chmod, readdir } from 'node:fs/promises'
-import { resolve } from 'node:path'
+import { chmod } from 'node:fs/promises'
 import * as grpc from '@grpc/grpc-js'
 import type { HealthImplementation } from 'grpc-health-check'
 import { formatAddress, parseAddress } from '../protocol/address.js'
@@ -20,11 +19,10 @@ import { OpenStreams } from './grpc/open-streams.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import type { StreamTap } from './grpc/session-stream.js'
-import { Floor } from './hooks/floor.js'
+import { type Floor, openFloor } from './floor.js'
 import { Registry } from './hooks/registry.js'
 import type { WatchOptions } from './hooks/hook-watcher.js'
 import { DEFAULT_WAITS, type HostWaits, type Limits, resolveLimits } from './limits.js'
-import { inert } from '../protocol/text.js'
 import { healthFollowing } from './observability/health-status.js'
 import { NO_OBSERVER, type Observer, type Served } from './observability/observer.js'
 import { Readiness } from './observability/readiness.js'
@@ -85,7 +83,7 @@ export interface SidecarOptions {
    */
   projects?: Omit<ProjectsOptions, 'pool' | 'limits' | 'waits' | 'watch' | 'audit' | 'observer' | 'floor'>
   /**
-   * The operator's floor (`hookd serve --floor DIR`, hooks/floor.ts): a hooks folder whose hooks run
+   * The operator's floor (`hookd serve --floor DIR`, src/sidecar/floor.ts): a hooks folder whose hooks run
    * first in every session of every tenant and project, and that nothing below can remove, reorder,
    * shadow or skip.
    */
@@ -177,7 +175,7 @@ export class Sidecar {
         const loaded = readiness.loading("the operator's floor")
         const own = pool ? undefined : started.add(new WorkerPool({ ...options.pool, size: 1 }), (p) => p.close())
         await own?.start()
-        const floor = await openFloor(options.floor, options.hooks, (pool ?? own) as WorkerPool, limits, watch, options.floorReport, started)
+        const floor = started.add(await openFloor(options.floor, { hooks: options.hooks, pool: (pool ?? own) as WorkerPool, limits, watch, report: options.floorReport }), (f) => f.close())
         loaded()
         return { floor, ...(own ? { pool: own } : {}) }
       }
@@ -386,36 +384,3 @@ export class Sidecar {
   }
 }
 
-/**
- * Opens the operator's floor: its folder must be there, and not the sidecar's own hooks folder (every
- * hook would run twice, once as the floor's). Its hooks load on `pool`; their load failures and
- * reloads are the floor's news.
- */
-async function openFloor(
-  dir: string,
-  hooks: string | undefined,
-  pool: WorkerPool,
-  limits: Limits,
-  watch: false | WatchOptions,
-  report: ((line: string) => void) | undefined,
-  started: Started,
-): Promise<Floor> {
-  const say = report ?? ((line: string) => void process.stderr.write(`hookd: floor: ${inert(line)}\n`))
-  if (hooks !== undefined && resolve(hooks) === resolve(dir)) {
-    throw new HookdError('invalid-argument', `the floor ${dir} is the hooks folder itself; give the floor a folder of its own (its hooks run first in every session, ahead of the hooks folder's)`)
-  }
-  try {
-    await readdir(dir)
-  } catch (err) {
-    throw new HookdError('not-found', `cannot read the floor folder ${dir} (${(err as Error).message}); create it or fix the path`)
-  }
-  const registry = started.add(new Registry(dir, { loader: pool, runner: pool, limits }), (r) => r.close())
-  for (const d of await registry.loadAll()) {
-    say(`hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}; until it loads, every gate call is refused unless its hook.json says "onError": "skip"`)
-  }
-  if (watch !== false) await registry.watch(watch)
-  registry.subscribe((event) => say(event.diagnostic.message))
-  const names = registry.list().map((h) => h.name)
-  say(`serving ${names.length} floor hook(s) from ${registry.root}, first in every session: ${names.join(', ') || 'none yet'}`)
-  return new Floor(registry)
-}

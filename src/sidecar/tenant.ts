@@ -6,7 +6,7 @@
  */
 import type { CapabilityArgs, CapabilityName } from '../protocol/capabilities.js'
 import type { HookdError } from '../protocol/status.js'
-import type { Floor } from './hooks/floor.js'
+import type { Floor } from './floor.js'
 import type { Registry } from './hooks/registry.js'
 import type { HostWaits, Limits } from './limits.js'
 import type { HookRunner } from './runners/hook-runner.js'
@@ -23,7 +23,7 @@ export interface Tenant {
   /** Its hooks. Read it at each use: a tenants-file edit may give the tenant a new registry. */
   readonly registry: Registry
   /**
-   * The operator's floor (`hookd serve --floor`, hooks/floor.ts): hooks that run first in every session,
+   * The operator's floor (`hookd serve --floor`, src/sidecar/floor.ts): hooks that run first in every session,
    * ahead of the registry's. Absent: none.
    */
   readonly floor?: Floor | undefined

@@ -13,7 +13,7 @@ import { type CapabilityArgs, type CapabilityName, policyClassOf, quoted } from 
 import { HookdError } from '../../protocol/status.js'
 import { inert } from '../../protocol/text.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
-import type { Floor } from '../hooks/floor.js'
+import type { Floor } from '../floor.js'
 import { Registry } from '../hooks/registry.js'
 import type { HostWaits, Limits } from '../limits.js'
 import type { Observer } from '../observability/observer.js'
@@ -36,7 +36,7 @@ export interface ProjectsOptions {
   idleMs?: number
   /** News for the operator. Default: stderr. */
   report?(line: string): void
-  /** The operator's floor (hooks/floor.ts): its hooks run first in every project's sessions. */
+  /** The operator's floor (src/sidecar/floor.ts): its hooks run first in every project's sessions. */
   floor?: Floor
 }
 

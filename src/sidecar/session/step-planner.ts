@@ -1,6 +1,6 @@
 /**
  * A session's step planner: what the chain (chain/chain.ts) runs for one point call. First the
- * operator's floor hooks (hooks/floor.ts), read at each call, in the order of their folder names;
+ * operator's floor hooks (src/sidecar/floor.ts), read at each call, in the order of their folder names;
  * then one ChainStep per declared hook that serves the point (directly, or through the step point it
  * aliases), in declared order, a declared name that is a floor hook's being the floor's (it already
  * ran). Each runs by its hook's runner with the ctx data it sees (a sandboxed floor hook on the

@@ -9,7 +9,7 @@
  */
 import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
 import type { HookdError } from '../../protocol/status.js'
-import type { Floor } from '../hooks/floor.js'
+import type { Floor } from '../floor.js'
 import type { Registry } from '../hooks/registry.js'
 import type { HostWaits, Limits } from '../limits.js'
 import type { WorkerPool } from '../worker/pool/worker-pool.js'

@@ -15,7 +15,7 @@ import { readdir } from 'node:fs/promises'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
-import type { Floor } from '../hooks/floor.js'
+import type { Floor } from '../floor.js'
 import { Registry } from '../hooks/registry.js'
 import { tenantRemoteAllow } from '../runners/remote/remote-allow.js'
 import type { Tenancy, Tenant } from '../tenant.js'
@@ -65,7 +65,7 @@ export interface TenantsDeps {
    * called for tenants added later: they are not served before their hooks have loaded anyway.
    */
   firstLoad?: (tenant: string) => () => void
-  /** The operator's floor (hooks/floor.ts): its hooks run first in every tenant's sessions. */
+  /** The operator's floor (src/sidecar/floor.ts): its hooks run first in every tenant's sessions. */
   floor?: Floor
 }
 
