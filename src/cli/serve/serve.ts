@@ -118,6 +118,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     if (clash) throw new UsageError(`--${clash} does not apply with --projects: each project's own hooks folder is served, with this user's token in the state folder`)
     if (argv.some((a) => a === '--listen' || a.startsWith('--listen='))) throw new UsageError("--listen does not apply with --projects: the user's hookd serves the front door on its socket, no gRPC")
   }
+  if (values.floor === '') throw new UsageError("--floor needs the operator's hooks folder, e.g. --floor /etc/hookd/floor")
   const listenAddress = addressFlag('listen', values.listen, io.cwd)
   const limits: Partial<Limits> = {}
   const set = (key: keyof Limits, flag: string, v: string | undefined): void => {
