@@ -7,7 +7,7 @@
  * the workdir the session named, seq, point, the hooks that were consulted with their versions,
  * outcomes and layers (a shadow hook's with what it `would` have decided), the decision for gates
  * (allowed, refused, or asked: left to the agent's own prompt, with the questions), the layer that
- * decided (`layer`: floor, tenant, project, session, hookd, or null when no hook changed anything),
+ * decided (`layer`: floor, tenant, project, session or hookd; absent when no hook changed anything),
  * the kinds of the diagnostics, and the duration. Payloads, results and diagnostic messages
  * (which can quote a payload) are logged only with `--audit-payloads`.
  *
@@ -98,9 +98,9 @@ export interface AuditLine {
   /**
    * The layer whose hook made the result what it is: the one that refused a gate (also when hookd
    * refused because that hook could not decide), else the last one that changed something; `hookd`
-   * for a quota or a cancel; null when no hook changed anything.
+   * for a quota or a cancel; absent when no hook changed anything.
    */
-  layer: DecidedBy['layer'] | null
+  layer?: DecidedBy['layer']
   diagnostics: Array<{ hook: string; kind: string; message?: string }>
   durationUs: number
   payload?: unknown
@@ -151,13 +151,13 @@ export class AuditLog {
         ...(t.layer !== undefined ? { layer: t.layer } : {}),
         ...(t.would !== undefined ? { would: t.would } : {}),
       })),
-      layer: null,
       diagnostics: result.diagnostics.map((d) => (this.payloads ? { hook: d.hook, kind: d.kind, message: d.message } : { hook: d.hook, kind: d.kind })),
       durationUs: result.durationUs,
     }
     const decision = gateDecision(result.point, result.result)
     if (decision) line.decision = auditDecision(decision, asked)
-    line.layer = result.decidedBy?.layer ?? (decision?.allow === false ? 'hookd' : null)
+    const layer = result.decidedBy?.layer ?? (decision?.allow === false ? 'hookd' : undefined)
+    if (layer !== undefined) line.layer = layer
     if (this.payloads) {
       line.payload = payload
       line.result = result.result
