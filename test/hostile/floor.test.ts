@@ -51,7 +51,7 @@ describe('a sidecar without tenants, through gRPC', () => {
     floor = await writeTree(FLOOR)
     hooks = await writeTree(BELOW)
     log = join(hooks, '..', `floor-audit-${process.pid}.jsonl`)
-    running = await startSidecar({ hooks, floor, watch: false, audit: { to: log } })
+    running = await startSidecar({ hooks, floor, floorReport: () => {}, watch: false, audit: { to: log } })
   }, 60_000)
 
   afterAll(async () => {
@@ -147,7 +147,7 @@ describe('tenants, through gRPC and the front door', () => {
 
   beforeAll(async () => {
     floor = await writeTree(FLOOR)
-    t = await startTenants([{ id: 'acme', hooks: BELOW }, { id: 'beta', hooks: { 'allow-all/index.js': BELOW['allow-all/index.js'] } }], { floor, watch: false })
+    t = await startTenants([{ id: 'acme', hooks: BELOW }, { id: 'beta', hooks: { 'allow-all/index.js': BELOW['allow-all/index.js'] } }], { floor, floorReport: () => {}, watch: false })
     url = await t.sidecar.listenHttp('127.0.0.1', 0, { report: () => {} })
   }, 60_000)
 
@@ -217,7 +217,7 @@ describe('a sidecar without tenants, through the front door', () => {
   beforeAll(async () => {
     floor = await writeTree(FLOOR)
     hooks = await writeTree(BELOW)
-    running = await startSidecar({ hooks, floor, watch: false })
+    running = await startSidecar({ hooks, floor, floorReport: () => {}, watch: false })
     url = await running.sidecar.listenHttp('127.0.0.1', 0, { token: TOKEN, report: () => {} })
   }, 60_000)
 
