@@ -19,6 +19,7 @@ import { OpenStreams } from './grpc/open-streams.js'
 import { addReflection } from './grpc/reflection.js'
 import { prepareSocket } from './grpc/socket.js'
 import type { StreamTap } from './grpc/session-stream.js'
+import { type Floor, openFloor } from './floor.js'
 import { Registry } from './hooks/registry.js'
 import { inert } from '../protocol/text.js'
 import { Admission, type PinningOptions } from './pinning/admission.js'
@@ -89,7 +90,15 @@ export interface SidecarOptions {
    * tenants: each front-door request names its project, whose own hooks folder it runs. Only the HTTP
    * front door serves them.
    */
-  projects?: Omit<ProjectsOptions, 'pool' | 'limits' | 'waits' | 'watch' | 'audit' | 'observer'>
+  projects?: Omit<ProjectsOptions, 'pool' | 'limits' | 'waits' | 'watch' | 'audit' | 'observer' | 'floor'>
+  /**
+   * The operator's floor (`hookd serve --floor DIR`, src/sidecar/floor.ts): a hooks folder whose hooks run
+   * first in every session of every tenant and project, and that nothing below can remove, reorder,
+   * shadow or skip.
+   */
+  floor?: string
+  /** The floor's news (its hooks' loads and reloads). Default: `hookd: floor: ...` lines on stderr. */
+  floorReport?(line: string): void
 }
 
 /** How long a drain waits for open sessions by default (`hookd serve --grace-ms`). */
@@ -128,6 +137,8 @@ export class Sidecar {
     private readonly readiness: Readiness,
     private readonly observer: Observer,
     tap?: () => StreamTap,
+    /** The operator's floor, and the workers that load its hooks when the sidecar has no pool of its own. */
+    private readonly floorParts?: { floor: Floor; pool?: WorkerPool | undefined },
   ) {
     addHookExecutor(this.server, tenancy, this.sessions, observer, tap)
     this.health = healthFollowing(readiness)
@@ -168,7 +179,19 @@ export class Sidecar {
     try {
       const audit = options.audit ? started.add(await AuditLog.open(options.audit), (a) => a.close()) : undefined
       if (audit) observer.auditLog(() => audit.totalUnwritten)
+      // The floor's hooks are loaded (checked) on workers of its own when no pool is the sidecar's; they
+      // run on each tenant's.
+      const floorFor = async (pool?: WorkerPool): Promise<{ floor: Floor; pool?: WorkerPool } | undefined> => {
+        if (options.floor === undefined) return undefined
+        const loaded = readiness.loading("the operator's floor")
+        const own = pool ? undefined : started.add(new WorkerPool({ ...options.pool, size: 1 }), (p) => p.close())
+        await own?.start()
+        const floor = started.add(await openFloor(options.floor, { hooks: options.hooks, pool: (pool ?? own) as WorkerPool, limits, watch, report: options.floorReport }), (f) => f.close())
+        loaded()
+        return { floor, ...(own ? { pool: own } : {}) }
+      }
       if (options.tenants !== undefined) {
+        const floorParts = await floorFor()
         const tenantsOptions = typeof options.tenants === 'string' ? { file: options.tenants } : options.tenants
         // The file itself, then each tenant's hooks folder in its place (readiness names the tenants still loading).
         const loaded = readiness.loading('the tenants file')
@@ -184,11 +207,13 @@ export class Sidecar {
           },
           ...(audit ? { audit } : {}),
           ...(options.observer ? { observer } : {}),
+          ...(floorParts ? { floor: floorParts.floor } : {}),
         })
         loaded()
-        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
+        return new Sidecar(tenants, undefined, [], graceMs, options.pool ?? {}, readiness, observer, undefined, floorParts)
       }
       if (options.projects !== undefined) {
+        const floorParts = await floorFor()
         const projects = new Projects({
           ...options.projects,
           pool: options.pool ?? {},
@@ -197,8 +222,9 @@ export class Sidecar {
           watch,
           ...(audit ? { audit } : {}),
           ...(options.observer ? { observer } : {}),
+          ...(floorParts ? { floor: floorParts.floor } : {}),
         })
-        return new Sidecar(projects, undefined, [], graceMs, options.pool ?? {}, readiness, observer)
+        return new Sidecar(projects, undefined, [], graceMs, options.pool ?? {}, readiness, observer, undefined, floorParts)
       }
       const loaded = readiness.loading(options.hooksFrom ? 'the hooks bundle' : 'hooks')
       const report = options.report ?? ((line: string) => void process.stderr.write(`hookd: ${inert(line)}\n`))
@@ -213,6 +239,7 @@ export class Sidecar {
       )
       const diagnostics = await registry.loadAll()
       observer.served({ tenant: undefined, registry, pool })
+      const floorParts = await floorFor(pool)
       let bundles: BundleSource | undefined
       if (options.hooksFrom) {
         const source = await BundleSource.start(registry, options.hooksFrom, report, (revision) => {
@@ -225,7 +252,8 @@ export class Sidecar {
         if (watch !== false) await registry.watch(watch)
         loaded()
       }
-      const sidecar = new Sidecar(new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default'), pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap)
+      const tenant = new SingleTenant(registry, pool, limits, waits, audit, options.onError ?? 'default', floorParts?.floor)
+      const sidecar = new Sidecar(tenant, pool, diagnostics, graceMs, options.pool ?? {}, readiness, observer, options.tap, floorParts)
       sidecar.bundles = bundles
       return sidecar
     } catch (err) {
@@ -238,6 +266,11 @@ export class Sidecar {
   get registry(): Registry {
     if (this.tenancy instanceof SingleTenant) return this.tenancy.registry
     throw new HookdError('failed-precondition', 'this sidecar serves tenants, each with its own registry; use sidecar.tenants.registryOf(id)')
+  }
+
+  /** The operator's floor, when the sidecar was started with one. */
+  get floor(): Floor | undefined {
+    return this.floorParts?.floor
   }
 
   /** The tenants, when the sidecar was started with a tenants file. */
@@ -359,6 +392,8 @@ export class Sidecar {
       })
       await frontDoor
       await this.tenancy.close()
+      await this.floorParts?.floor.close()
+      await this.floorParts?.pool?.close()
       await this.workerPool?.close()
       this.observer.drained({ ms: Date.now() - began, cut })
       for (const listener of this.healthListeners) await listener.close()
@@ -378,3 +413,4 @@ export class Sidecar {
     })
   }
 }
+

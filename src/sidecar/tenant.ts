@@ -6,6 +6,7 @@
  */
 import type { CapabilityArgs, CapabilityName } from '../protocol/capabilities.js'
 import type { HookdError } from '../protocol/status.js'
+import type { Floor } from './floor.js'
 import type { Registry } from './hooks/registry.js'
 import type { HostWaits, Limits } from './limits.js'
 import type { HookRunner } from './runners/hook-runner.js'
@@ -21,6 +22,16 @@ export interface Tenant {
   readonly who?: string
   /** Its hooks. Read it at each use: a tenants-file edit may give the tenant a new registry. */
   readonly registry: Registry
+  /**
+   * The operator's floor (`hookd serve --floor`, src/sidecar/floor.ts): hooks that run first in every session,
+   * ahead of the registry's. Absent: none.
+   */
+  readonly floor?: Floor | undefined
+  /**
+   * The layer its registry's hooks are of, in decision records (chain/layer.ts). Absent: `tenant` for
+   * a tenant with an id, `session` for the one implicit tenant.
+   */
+  readonly layer?: 'tenant' | 'project' | undefined
   /** Per-invocation limits of its hooks (edited in place when the tenants file changes). */
   readonly limits: Limits
   readonly waits: HostWaits
@@ -81,6 +92,7 @@ export class SingleTenant implements Tenancy, Tenant {
     readonly waits: HostWaits,
     readonly audit: AuditLog | undefined,
     readonly onError: 'default' | 'refuse' = 'default',
+    readonly floor?: Floor,
   ) {}
 
   identify(): Tenant {

@@ -53,14 +53,19 @@ export class Stage {
     return new Stage(root, dir)
   }
 
-  /** Stages (again) the hook `name` of the author's hooks folder `from`. */
-  async stage(from: string, name: string): Promise<StageProblem | undefined> {
+  /**
+   * Stages (again) the hook `name` of the author's hooks folder `from`. `enforce`: a hook.json "mode"
+   * is dropped, so that a candidate written to go out in shadow runs as it would once it enforces
+   * (`hookd test --shadow`).
+   */
+  async stage(from: string, name: string, options: { enforce?: boolean } = {}): Promise<StageProblem | undefined> {
     const source = join(from, name)
     const target = join(this.root, name)
     await rm(target, { recursive: true, force: true })
     await mkdir(target)
     const hookJsonFile = await readRegularFile(join(source, 'hook.json'), COPY_MAX_BYTES)
-    const hookJsonText = hookJsonFile.ok ? remoteMadeAbsolute(hookJsonFile.text, source) : undefined
+    const read = hookJsonFile.ok ? remoteMadeAbsolute(hookJsonFile.text, source) : undefined
+    const hookJsonText = read !== undefined && options.enforce ? withoutMode(read) : read
     const parsed = hookJsonText === undefined ? undefined : parseJson(hookJsonText, 'hook.json')
     const hookJson = parsed?.ok && isObject(parsed.value) ? parsed.value : undefined
     const staged: StagedHook = { name, hookJsonText, hookJson, current: hookJsonText }
@@ -138,4 +143,12 @@ function remoteMadeAbsolute(text: string, folder: string): string {
   const remote = parsed.value.remote
   if (typeof remote !== 'string' || !remote.startsWith('unix:') || isAbsolute(remote.slice(5))) return text
   return `${JSON.stringify({ ...parsed.value, remote: `unix:${join(folder, remote.slice(5))}` }, null, 2)}\n`
+}
+
+/** hook.json without its "mode" (it then enforces), when it is an object that has one. */
+function withoutMode(text: string): string {
+  const parsed = parseJson(text, 'hook.json')
+  if (!parsed.ok || !isObject(parsed.value) || !('mode' in parsed.value)) return text
+  const { mode: _mode, ...rest } = parsed.value
+  return `${JSON.stringify(rest, null, 2)}\n`
 }

@@ -105,6 +105,7 @@ describe('hookd serve --log-format json', () => {
     const hookEntry = (name: string, outcome: string, kind?: string) => ({
       hook: name,
       version: expect.stringMatching(/\S/),
+      layer: 'session',
       outcome,
       ...(kind ? { kind } : {}),
       duration_ms: expect.any(Number),

@@ -62,10 +62,11 @@ describe('without payloads', () => {
       seq: 1,
       point: 'beforeToolExecute',
       hooks: [
-        { hook: 'thrower', version: refused.trace[0]?.version, digest: refused.trace[0]?.digest, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
-        { hook: 'guard', version: refused.trace[1]?.version, digest: refused.trace[1]?.digest, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
+        { hook: 'thrower', version: refused.trace[0]?.version, digest: refused.trace[0]?.digest, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number), layer: 'tenant' },
+        { hook: 'guard', version: refused.trace[1]?.version, digest: refused.trace[1]?.digest, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number), layer: 'tenant' },
       ],
       decision: { outcome: 'refused', allow: false, reason: 'no rm', by: 'guard' },
+      layer: 'tenant',
       diagnostics: [{ hook: 'thrower', kind: 'throw' }],
       durationUs: refused.durationUs,
     })

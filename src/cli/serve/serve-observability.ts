@@ -111,6 +111,8 @@ export async function startObservability(settings: ObservabilitySettings, io: Cl
       if (options.audit) wired.audit = { ...options.audit, report: (line) => void stderr.write(`hookd: ${inert(line)}\n`) }
       // And the news of pinning and bundles (a lock file that cannot be read, a bundle refused or served).
       wired.report = (line) => void stderr.write(`hookd: ${inert(line)}\n`)
+      // And the floor's (its hooks' loads and reloads).
+      if (options.floor !== undefined) wired.floorReport = (line) => void stderr.write(`hookd: floor: ${inert(line)}\n`)
       return wired
     },
     close: async () => {

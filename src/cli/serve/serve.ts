@@ -23,6 +23,12 @@ Runs the hookd sidecar: serves hookd.v1.HookExecutor and grpc.health.v1.Health o
 hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
 
   --hooks DIR              hooks folder (default: ./hooks; not with --tenants)
+  --floor DIR              the operator's floor: a hooks folder of its own whose hooks run first at
+                           every point they serve, in every session of every tenant and project, in
+                           the order of their folder names; no session, tenant, profile, route or
+                           project can remove, reorder, shadow or skip them, and a later hook cannot
+                           undo their refusal. A floor hook's failure at a gate refuses the call
+                           unless its hook.json says "onError": "skip" (docs/operations.md, "Layers")
   --listen ADDR            unix:PATH or HOST:PORT (default: ${DEFAULT_ADDRESS})
   --projects               serve this user's agents in every project instead (what 'hookd up' runs):
                            the front door on the socket front.sock in the user's state folder
@@ -78,6 +84,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
       strict: true,
       options: {
         hooks: { type: 'string' },
+        floor: { type: 'string' },
         listen: { type: 'string', default: DEFAULT_ADDRESS },
         workers: { type: 'string' },
         'memory-mb': { type: 'string' },
@@ -114,6 +121,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     if (clash) throw new UsageError(`--${clash} does not apply with --projects: each project's own hooks folder is served, with this user's token in the state folder`)
     if (argv.some((a) => a === '--listen' || a.startsWith('--listen='))) throw new UsageError("--listen does not apply with --projects: the user's hookd serves the front door on its socket, no gRPC")
   }
+  if (values.floor === '') throw new UsageError("--floor needs the operator's hooks folder, e.g. --floor /etc/hookd/floor")
   const listenAddress = addressFlag('listen', values.listen, io.cwd)
   const limits: Partial<Limits> = {}
   const set = (key: keyof Limits, flag: string, v: string | undefined): void => {
@@ -178,6 +186,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
     ...(values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}),
     ...(values.projects ? { projects: workers !== undefined ? { workers } : {} } : {}),
+    ...(values.floor !== undefined ? { floor: resolve(io.cwd, values.floor) } : {}),
   }
 
   // The last line of defence: a promise hookd forgot to handle must cost a log line, never the process

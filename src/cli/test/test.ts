@@ -1,6 +1,8 @@
 /**
  * `hookd test [DIR | HOOK...]`: runs the hooks' test cases (HOOK/tests/*.json, docs/writing-hooks.md)
  * through an embedded sidecar, the same sandbox `hookd serve` runs them in, and reports each case.
+ * With `--shadow NEW_DIR` it replays the same cases against the candidate versions in NEW_DIR too, and
+ * says case by case what would change (testing/shadow-compare.ts).
  */
 import { writeFile } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path'
@@ -10,11 +12,13 @@ import { didYouMean } from '../../protocol/did-you-mean.js'
 import { TESTS_FOLDER } from '../../testing/load-cases.js'
 import { caseLines, junitXml, problemLines, summaryLine } from '../../testing/report.js'
 import { type RunReport, TestRunner } from '../../testing/test-runner.js'
+import { type ShadowReport, compareShadow, shadowCaseLines, shadowSummary } from '../../testing/shadow-compare.js'
 import { UsageError, parse } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 import { isDirectory, isHookFolder } from '../common/hook-paths.js'
 
 export const TEST_HELP = `Usage: hookd test [DIR | HOOK...] [--json] [--junit FILE] [--watch]
+       hookd test --shadow NEW_DIR [DIR | HOOK...] [--json]
 
 Runs the test cases of hooks: every HOOK/tests/*.json file, one case each (the format is in
 docs/writing-hooks.md). Each case runs in the real sandbox, as 'hookd serve' would run it: an embedded
@@ -28,11 +32,19 @@ bundled first.
   --json        print the report as JSON instead of lines
   --junit FILE  also write the report as JUnit XML to FILE
   --watch       run again whenever a file in the hooks folder changes (Ctrl-C stops)
+  --shadow NEW_DIR
+                replay the cases (those of the hooks folder, where captured cases go: 'hookd serve
+                --capture') against the serving hooks and against the candidate versions in the
+                hooks folder NEW_DIR (a hook it does not hold is the serving one; its hook.json
+                "mode" is ignored: it runs as it would once it enforces), and print per case SAME or
+                CHANGED with what would change (result from X to Y, diagnostics), or ERROR. The
+                cases' "expect" is not checked: the serving answer is the expectation
   -h, --help    show this help
 
 Prints one line per case (PASS or FAIL, the case file, its name), what differs under a failed case,
 and a summary. Exit status: 0 when every case passed, 1 when any failed (or no case was found), 2 for
-a usage error.`
+a usage error. With --shadow: 0 when every case answers the same with the candidate, 1 when any
+would change or could not run (or no case was found), 2 for a usage error.`
 
 export async function test(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(TEST_HELP, {
@@ -44,6 +56,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
       json: { type: 'boolean', default: false },
       junit: { type: 'string' },
       watch: { type: 'boolean', default: false },
+      shadow: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -53,8 +66,19 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
   }
   if (values.junit === '') throw new UsageError('--junit needs a file name, e.g. --junit hookd-tests.xml')
   const { root, selected } = await targets(positionals, values.hooks, io.cwd)
-  const rel = relative(io.cwd, root)
-  const hooksShown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? root : rel
+  const hooksShown = shown(io.cwd, root)
+  if (values.shadow !== undefined) {
+    if (values.watch || values.junit !== undefined) throw new UsageError('--shadow compares two versions once: it takes --json, not --watch or --junit')
+    const candidate = resolve(io.cwd, values.shadow)
+    if (values.shadow === '' || !(await isDirectory(candidate))) throw new UsageError(`--shadow needs the candidate hooks folder; '${values.shadow}' is not a folder`)
+    if (candidate === root) throw new UsageError(`--shadow ${values.shadow} is the hooks folder itself; give the folder that holds the new versions`)
+    const report = await compareShadow(
+      { root, hooksShown, candidate, candidateShown: shown(io.cwd, candidate), onCase: values.json ? undefined : (c) => io.stdout.write(shadowCaseLines(c)) },
+      selected,
+    )
+    shadowOutput(report, values.json, io)
+    return report.cases.length === 0 || report.changed > 0 || report.problems.length > 0 ? 1 : 0
+  }
 
   const runner = await TestRunner.start({
     root,
@@ -81,6 +105,23 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
   } finally {
     await runner.close()
   }
+}
+
+/** A folder as the user sees it: relative to where the command runs when inside it. */
+function shown(cwd: string, dir: string): string {
+  const rel = relative(cwd, dir)
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? dir : rel
+}
+
+function shadowOutput(report: ShadowReport, json: boolean, io: CliIo): void {
+  if (json) {
+    const { hooksShown, candidateShown, cases, problems, changed } = report
+    io.stdout.write(`${JSON.stringify({ hooks: hooksShown, candidate: candidateShown, changed, cases, problems }, null, 2)}\n`)
+    return
+  }
+  io.stdout.write(report.problems.map((p) => `ERROR   ${p.file}: ${p.message}\n`).join(''))
+  if (report.cases.length === 0) io.stdout.write(`no test cases in ${report.hooksShown} to replay: move captured cases ('hookd serve --capture DIR') into a hook's ${TESTS_FOLDER}/ folder\n`)
+  else io.stdout.write(shadowSummary(report))
 }
 
 async function output(report: RunReport, json: boolean, junit: string | undefined, io: CliIo): Promise<void> {

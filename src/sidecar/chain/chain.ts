@@ -1,6 +1,12 @@
 /**
  * Runs one point through a session's hooks, in declared order: each hook's validated answer becomes
  * the next hook's input; a failing hook becomes a diagnostic and is skipped; a refusal stops the chain.
+ *
+ * Two kinds of step are the layers' (docs/operations.md, "Layers"): a floor hook's refusal at a gate
+ * ends the chain whatever the point's own rule (an event gate otherwise lets a later hook mutate
+ * `block` back), so no later hook's answer can undo it; a shadow hook runs in its place and sees what
+ * it would see, but its answer is only recorded as what it `would` have done (would.ts), and its
+ * failure never refuses.
  */
 import type { Diagnostic, DiagnosticKind } from '../../protocol/diagnostic.js'
 import { type AnyPoint, type PointName, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
@@ -10,6 +16,26 @@ import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
 import { MESSAGE_CHARS, clip, quoted } from '../../protocol/text.js'
 import { hintFor } from '../hooks/author-hints.js'
+import type { HookMode, Layer } from './layer.js'
+import { type Would, wouldOf } from './would.js'
+
+export type { HookMode, Layer } from './layer.js'
+
+/** One hook's line of a chain's trace, with what only the sidecar's records carry (not the wire's). */
+export interface ChainTrace extends HookTrace {
+  layer?: Layer
+  /** A shadow hook: what it would have decided. */
+  would?: Would
+}
+
+/** Who made a result what it is: the hook whose answer (or failure, refused by hookd) stands, and its layer. */
+export interface DecidedBy {
+  hook: string
+  layer: Layer | 'hookd'
+}
+
+/** A chain's result, with the sidecar's own records of it. */
+export type ChainResult = Omit<PointResultData, 'trace'> & { trace: ChainTrace[]; decidedBy?: DecidedBy }
 
 /** What the chain reads of a hook (a sandbox worker running a chain has no more of it). */
 export interface ChainHook {
@@ -22,6 +48,10 @@ export interface ChainHook {
   onError?: OnError
   /** The content digest of this version (src/sidecar/pinning/content-digest.ts), for the trace. */
   digest?: string
+  /** hook.json "mode": `shadow` records what the hook would decide and enforces nothing. */
+  mode?: HookMode
+  /** Its layer; a `floor` hook's refusal ends the chain. Absent: `session`. */
+  layer?: Layer
 }
 
 export interface ChainStep {
@@ -172,22 +202,29 @@ export async function runChain(
   initial: unknown,
   steps: readonly ChainStep[],
   options: ChainOptions,
-): Promise<PointResultData> {
+): Promise<ChainResult> {
   const { signal, jsonDepth } = options
   const gate = isGate(point)
   const started = process.hrtime.bigint()
   const diagnostics: Diagnostic[] = []
-  const trace: HookTrace[] = []
+  const trace: ChainTrace[] = []
   let state = initial
+  /** Set once a floor hook refused the gate: no later hook runs. */
+  let sealed = false
+  let decidedBy: DecidedBy | undefined
+  /** The gate is refused already: who refused it stays the one who decided. */
+  const settled = (): boolean => gate && point.refused?.(state) === true
 
   for (const { hook, invoke } of steps) {
-    const base = { hook: hook.name, version: hook.version, ...(hook.digest ? { digest: hook.digest } : {}) }
+    const layer = hook.layer ?? 'session'
+    const shadow = hook.mode === 'shadow'
+    const base = { hook: hook.name, version: hook.version, ...(hook.digest ? { digest: hook.digest } : {}), ...(hook.layer ? { layer } : {}), ...(shadow ? { would: 'none' as const } : {}) }
     const handler = handlerFor(point, hook.points)
     if (!handler) continue
     const alias = handler === point.name ? undefined : point.alias
     // The step point whose rules judge the answer: the point itself, or the alias's.
     const judge = alias ? (getPoint(alias.point) as AnyPoint) : point
-    if (point.stopped(state) || alias?.skip(state)) {
+    if (sealed || point.stopped(state) || alias?.skip(state)) {
       trace.push({ ...base, outcome: 'not-run', durationUs: 0, cpuUs: 0 })
       continue
     }
@@ -201,13 +238,18 @@ export async function runChain(
       if (line !== undefined) d.line = line
       diagnostics.push(d)
     }
-    /** The hook failed: a diagnostic, and at a gate, a refusal when the failure policy says so. */
+    /**
+     * The hook failed: a diagnostic, and at a gate, a refusal when the failure policy says so (never
+     * for a shadow hook, which decides nothing).
+     */
     const failed = (kind: DiagnosticKind, message: string, timing: { durationUs: number; cpuUs: number }, line?: number, file?: string): void => {
       diagnostic(kind, message, line, file)
-      trace.push({ ...base, outcome: kind === 'cancelled' ? 'cancelled' : 'failed', ...timing })
-      if (gate && !point.refused?.(state) && failureRefuses(options.onError?.(hook) ?? 'default', kind)) {
+      trace.push({ ...base, outcome: kind === 'cancelled' ? 'cancelled' : 'failed', ...timing, ...(shadow ? { would: 'failed' as const } : {}) })
+      if (!shadow && gate && !point.refused?.(state) && failureRefuses(options.onError?.(hook) ?? 'default', kind)) {
         state = point.refuse(state, couldNotDecide(hook.name, kind), 'hookd')
+        decidedBy = { hook: hook.name, layer }
       }
+      if (layer === 'floor' && settled()) sealed = true
     }
 
     let report: InvocationReport
@@ -277,13 +319,24 @@ export async function runChain(
       trace.push({ ...base, outcome: 'no-opinion', ...timing })
       continue
     }
-    state = point.apply(state, changes, hook.name)
-    trace.push({ ...base, outcome: point.stopped(state) ? 'refused' : 'changed', ...timing })
+    const next = point.apply(state, changes, hook.name)
+    if (shadow) {
+      // Recorded, not applied: the chain goes on as if the hook had no opinion.
+      trace.push({ ...base, outcome: 'no-opinion', ...timing, would: wouldOf(point, state, next, changes) })
+      continue
+    }
+    if (!settled()) decidedBy = { hook: hook.name, layer }
+    state = next
+    trace.push({ ...base, outcome: point.stopped(state) || (layer === 'floor' && settled()) ? 'refused' : 'changed', ...timing })
+    if (layer === 'floor' && settled()) sealed = true
   }
 
   // A cancelled (or interrupted: the host went away) gate never comes back allowed, whatever the failure
   // policy: what its hooks had not decided, hookd refuses. A refusal a hook made stands as it is.
-  if (gate && signal?.aborted && !point.refused?.(state)) state = point.refuse(state, CANCELLED_REASON, 'hookd')
+  if (gate && signal?.aborted && !point.refused?.(state)) {
+    state = point.refuse(state, CANCELLED_REASON, 'hookd')
+    decidedBy = { hook: 'hookd', layer: 'hookd' }
+  }
 
   return {
     seq,
@@ -292,5 +345,6 @@ export async function runChain(
     diagnostics,
     trace,
     durationUs: Math.round(Number(process.hrtime.bigint() - started) / 1000),
+    ...(decidedBy ? { decidedBy } : {}),
   }
 }

@@ -13,6 +13,7 @@ import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
 import { type SourceMap, mapPosition } from './source-map.js'
+import { HOOK_MODES, type HookMode } from '../chain/layer.js'
 
 /** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
 export const HOOK_JSON_DEPTH = 64
@@ -43,6 +44,12 @@ export const hookJsonSchema = z.strictObject({
    * (src/sidecar/pinning/admission.ts).
    */
   permissions: z.unknown().optional(),
+  /**
+   * "shadow" runs the hook on real traffic and records what it would have decided (the audit log's
+   * `would`, the operator log, hookd_shadow_decisions_total), enforcing nothing (chain.ts, would.ts;
+   * docs/writing-hooks.md "Shadow mode"). Default "enforce".
+   */
+  mode: z.enum(HOOK_MODES, { error: 'expected "enforce" or "shadow"' }).optional(),
 })
 
 /** The served version's name: a content hash of index.js and hook.json. */
@@ -56,7 +63,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; permissions?: unknown }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; permissions?: unknown; mode?: HookMode }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -71,7 +78,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, description, remote, onError, permissions } = parsed.data
+    const { config, description, remote, onError, permissions, mode } = parsed.data
     return {
       ok: true,
       config,
@@ -79,6 +86,7 @@ export function checkHookJson(text: string): HookJsonCheck {
       ...(description !== undefined ? { description } : {}),
       ...(remote !== undefined ? { remote } : {}),
       ...(onError !== undefined ? { onError } : {}),
+      ...(mode !== undefined ? { mode } : {}),
     }
   }
   const issue = parsed.error.issues[0]
@@ -86,7 +94,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError" and "permissions")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError", "permissions" and "mode")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

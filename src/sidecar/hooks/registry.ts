@@ -349,19 +349,20 @@ export class Registry {
   /**
    * Loads a snapshot of a present folder: checks what every kind relies on (the folder readable,
    * hook.json valid), then has the kind that claims the folder load it, and attaches hook.json's
-   * "onError" and "description" to what it made (a failure keeps "onError" too).
+   * "onError", "mode" and "description" to what it made (a failure keeps "onError" too).
    */
   private async load(files: HookFiles): Promise<LoadResult> {
     const { name } = files
     const jsonFile = `${name}/hook.json`
     if (files.sourceError !== undefined) return editFailure(files.sourceError, `${name}/index.js`)
     if (files.configError !== undefined) return editFailure(files.configError, jsonFile)
-    const settings: HookSettings = { config: {}, onError: 'default' }
+    const settings: HookSettings = { config: {}, onError: 'default', mode: 'enforce' }
     if (files.configText !== undefined) {
       const checked = checkHookJson(files.configText)
       if (!checked.ok) return editFailure(checked.message, jsonFile, checked.line)
       settings.config = checked.config ?? {}
       settings.onError = checked.onError ?? 'default'
+      settings.mode = checked.mode ?? 'enforce'
       settings.description = checked.description
       settings.remote = checked.remote
     }
@@ -374,7 +375,7 @@ export class Registry {
     if (!result.ok) return { ...result, onError: settings.onError }
     const { description } = settings
     const pinned = { ...(files.content ? { digest: files.content.digest } : {}), ...(permissions !== undefined ? { permissions } : {}) }
-    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}), ...pinned } }
+    return { ...result, hook: { ...result.hook, onError: settings.onError, mode: settings.mode, ...(description !== undefined ? { description } : {}), ...pinned } }
   }
 
   private emit(event: RegistryEvent): void {

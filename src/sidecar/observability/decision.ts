@@ -46,9 +46,11 @@ export function decisionFacts(result: DecidedResult): DecisionFacts {
   const failed: Array<{ hook: string; kind: DiagnosticKind }> = []
   const failedKinds = new Map<string, DiagnosticKind>()
   let quota = false
+  // A shadow hook decides nothing: its failure neither closes nor opens a gate.
+  const shadows = new Set(result.trace.filter((t) => t.would !== undefined).map((t) => t.hook))
   for (const d of result.diagnostics) {
     if (d.kind === 'quota') quota = true
-    if (!d.hook || NOT_FAILURES.has(d.kind)) continue
+    if (!d.hook || NOT_FAILURES.has(d.kind) || shadows.has(d.hook)) continue
     failed.push({ hook: d.hook, kind: d.kind })
     if (!failedKinds.has(d.hook)) failedKinds.set(d.hook, d.kind)
   }

@@ -76,6 +76,7 @@ export class Metrics implements Part {
   private readonly workerRestarts: Counter<'tenant' | 'reason'>
   private readonly hookLoads: Counter<'tenant' | 'hook' | 'result'>
   private readonly lastLoad: Gauge<'tenant' | 'hook'>
+  private readonly shadowDecisions: Counter<'tenant' | 'hook' | 'would'>
 
   constructor(options: MetricsOptions) {
     this.labels = new TenantHookLabels(options.maxTenants ?? 100, options.maxHooksPerTenant ?? 100)
@@ -115,6 +116,12 @@ export class Metrics implements Part {
       help: "Time to run a point call's chain of hooks, in seconds (host waits included).",
       labelNames: ['tenant', 'point'],
       buckets: DURATION_BUCKETS,
+      registers,
+    })
+    this.shadowDecisions = new Counter({
+      name: 'hookd_shadow_decisions_total',
+      help: 'What shadow hooks (hook.json "mode": "shadow") would have decided, enforcing nothing: refuse, rewrite, replace-result, context, ask, failed, none.',
+      labelNames: ['tenant', 'hook', 'would'],
       registers,
     })
     this.hookInvocations = new Counter({
@@ -272,6 +279,7 @@ export class Metrics implements Part {
       const hook = this.labels.hook(tenant, t.hook)
       this.hookInvocations.inc({ tenant, point, hook, outcome: t.outcome })
       if (RAN.has(t.outcome)) this.hookDuration.observe({ tenant, hook }, t.durationUs / 1e6)
+      if (t.would !== undefined) this.shadowDecisions.inc({ tenant, hook, would: t.would })
     }
     for (const d of result.diagnostics) this.diagnostics.inc({ tenant, kind: d.kind })
     if (facts.refusedBy !== undefined) {

@@ -11,6 +11,7 @@
 import type { AskOutcome, OutcomeBy } from '../../protocol/ask-outcomes.js'
 import type { Registry } from '../hooks/registry.js'
 import type { PointResultData } from '../../protocol/wire.js'
+import type { ChainTrace, DecidedBy } from '../chain/chain.js'
 import type { WorkerPool } from '../worker/pool/worker-pool.js'
 
 /** How a session reached the sidecar. */
@@ -46,7 +47,13 @@ export interface AskedQuestion {
  * agent's prompt during it. A gate that let the call through with questions deferred was asked, not
  * allowed: the agent's person decides (decision.ts).
  */
-export type DecidedResult = PointResultData & { decisionId: string; asked?: readonly AskedQuestion[] }
+export type DecidedResult = Omit<PointResultData, 'trace'> & {
+  /** Each hook consulted, with its layer and, for a shadow hook, what it would have decided. */
+  trace: ChainTrace[]
+  decisionId: string
+  asked?: readonly AskedQuestion[]
+  decidedBy?: DecidedBy | undefined
+}
 
 /**
  * What became of an asked decision, as the agent reported it (or a gRPC host, or hookd concluded): the

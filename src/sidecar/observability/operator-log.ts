@@ -62,6 +62,7 @@ export class OperatorLog implements Part {
   }
 
   private decided({ result, facts, context, sessionId, traceId, spanId }: Decision): void {
+    this.shadows({ result, facts, context, sessionId })
     const level: LogLevel = facts.failedKinds.size > 0 || facts.quota ? 'warn' : 'info'
     if (!this.logger.enabled(level)) return
     const by = facts.refusedBy !== undefined ? ` by ${facts.refusedBy === 'hookd' ? 'hookd' : `'${facts.refusedBy}'`}` : ''
@@ -85,9 +86,12 @@ export class OperatorLog implements Part {
       fail_kind: facts.failure?.kind,
       quota: facts.quota || undefined,
       duration_ms: ms(result.durationUs),
+      layer: result.decidedBy?.layer,
       hooks: result.trace.map((t) => ({
         hook: t.hook,
         version: t.version,
+        layer: t.layer,
+        would: t.would,
         outcome: t.outcome,
         kind: t.outcome === 'failed' ? facts.failedKinds.get(t.hook) : undefined,
         duration_ms: ms(t.durationUs),
@@ -96,6 +100,28 @@ export class OperatorLog implements Part {
       trace_id: traceId,
       span_id: spanId,
     })
+  }
+
+  /**
+   * One line per shadow hook that would have done something (hook.json "mode": "shadow"), at info: what
+   * it would have decided, which it did not enforce. A shadow hook that would do nothing says nothing.
+   */
+  private shadows({ result, context, sessionId }: Pick<Decision, 'result' | 'facts' | 'context' | 'sessionId'>): void {
+    if (!this.logger.enabled('info')) return
+    for (const t of result.trace) {
+      if (t.would === undefined || t.would === 'none') continue
+      const what = t.would === 'failed' ? 'failed (it could not decide)' : `would ${t.would}`
+      this.logger.log('info', 'shadow', `${prefix(context.tenant)}shadow hook '${t.hook}' ${what} at ${result.point} (decision ${result.decisionId}); not enforced`, {
+        decision_id: result.decisionId,
+        tenant: context.tenant ?? null,
+        session: clip(sessionId, 128),
+        seq: result.seq,
+        point: result.point,
+        hook: t.hook,
+        version: t.version,
+        would: t.would,
+      })
+    }
   }
 
   /** The outcome of an ask: `decision ID (asked): denied by the agent (PostToolBatch)`. */

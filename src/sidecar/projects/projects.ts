@@ -13,6 +13,7 @@ import { type CapabilityArgs, type CapabilityName, policyClassOf, quoted } from 
 import { HookdError } from '../../protocol/status.js'
 import { inert } from '../../protocol/text.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
+import type { Floor } from '../floor.js'
 import { Registry } from '../hooks/registry.js'
 import type { HostWaits, Limits } from '../limits.js'
 import type { Observer } from '../observability/observer.js'
@@ -35,6 +36,8 @@ export interface ProjectsOptions {
   idleMs?: number
   /** News for the operator. Default: stderr. */
   report?(line: string): void
+  /** The operator's floor (src/sidecar/floor.ts): its hooks run first in every project's sessions. */
+  floor?: Floor
 }
 
 /** A project as an event names it, checked (http/project-ref.ts): its real folder and its hooks folder. */
@@ -46,6 +49,7 @@ export interface ProjectRef {
 /** One project while it is served: the `Tenant` its calls run as. */
 class ProjectTenant implements Tenant {
   readonly onError = 'default' as const
+  readonly layer = 'project' as const
   readonly audit: AuditLog | undefined
   readonly who: string
   private readonly ends = new Set<(err: HookdError) => void>()
@@ -57,6 +61,7 @@ class ProjectTenant implements Tenant {
     readonly limits: Limits,
     readonly waits: HostWaits,
     audit: AuditLog | undefined,
+    readonly floor: Floor | undefined,
   ) {
     this.audit = audit
     this.who = `project ${id}`
@@ -212,7 +217,7 @@ export class Projects implements Tenancy {
       if (this.options.observer) this.options.observer.served({ tenant: id, registry, pool })
       else registry.subscribe((event) => this.report(`project ${id}: ${event.diagnostic.message}`))
       this.report(`serving project ${id} (hooks: ${registry.list().map((h) => h.name).join(', ') || 'none'})`)
-      return new ProjectTenant(id, registry, pool, this.options.limits, this.options.waits, this.options.audit)
+      return new ProjectTenant(id, registry, pool, this.options.limits, this.options.waits, this.options.audit, this.options.floor)
     } catch (err) {
       await registry?.close()
       await pool.close()

@@ -11,6 +11,7 @@ import * as z from 'zod'
 import type { CapabilityCode } from '../../protocol/capability-errors.js'
 import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
 import type { OnError } from '../../protocol/wire.js'
+import type { HookMode, Layer } from '../chain/layer.js'
 import type { Limits } from '../limits.js'
 
 /** The plain data from which the hook's `ctx` is built (see worker/isolate/surface.ts). */
@@ -105,6 +106,9 @@ export interface ChainRequest {
       ctx: CtxData
       /** What the hook's failure does at a gate (chain.ts OnError), so the runner's chain agrees. */
       onError: OnError
+      /** hook.json "mode" and the hook's layer (chain.ts), so the runner's chain agrees. */
+      mode?: HookMode
+      layer?: Layer
     }
   >
   /** Per invocation, for each step. */

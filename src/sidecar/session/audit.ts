@@ -4,9 +4,11 @@
  * `PointResult.decision_id`, so a host's own records can point at the sidecar's line.
  *
  * A line holds: time, decisionId, tenant (null on a sidecar without tenants), session, the agent and
- * the workdir the session named, seq, point, the hooks that were consulted with their versions and
- * outcomes, the decision for gates (allowed, refused, or asked: left to the agent's own prompt, with the
- * questions), the kinds of the diagnostics, and the duration. Payloads, results and diagnostic messages
+ * the workdir the session named, seq, point, the hooks that were consulted with their versions,
+ * outcomes and layers (a shadow hook's with what it `would` have decided), the decision for gates
+ * (allowed, refused, or asked: left to the agent's own prompt, with the questions), the layer that
+ * decided (`layer`: floor, tenant, project, session or hookd; absent when no hook changed anything),
+ * the kinds of the diagnostics, and the duration. Payloads, results and diagnostic messages
  * (which can quote a payload) are logged only with `--audit-payloads`.
  *
  * An asked decision gets a second line once its outcome is known (`recordOutcome`): the same
@@ -20,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { PointResultData } from '../../protocol/wire.js'
+import type { ChainTrace, DecidedBy } from '../chain/chain.js'
 import { getPoint, isGate } from '../../protocol/points/points.js'
 import { clip, inert } from '../../protocol/text.js'
 import type { AskedQuestion, OutcomeReport } from '../observability/observer.js'
@@ -92,8 +95,18 @@ export interface AuditLine {
     cpuUs: number
     /** Confirms no person saw (the auto-approve flag answered): each answer, and the question with payloads. */
     autoConfirms?: Array<{ approved: boolean; title?: string; body?: string }>
+    /** Where the hook comes from (chain/layer.ts). */
+    layer?: string
+    /** A shadow hook: what it would have decided (chain/would.ts); it enforced nothing. */
+    would?: string
   }>
   decision?: AuditDecision
+  /**
+   * The layer whose hook made the result what it is: the one that refused a gate (also when hookd
+   * refused because that hook could not decide), else the last one that changed something; `hookd`
+   * for a quota or a cancel; absent when no hook changed anything.
+   */
+  layer?: DecidedBy['layer']
   diagnostics: Array<{ hook: string; kind: string; message?: string }>
   durationUs: number
   payload?: unknown
@@ -124,7 +137,7 @@ export class AuditLog {
   }
 
   /** Writes one result's line; `asked` are the questions deferred to the agent's prompt during it. */
-  record(who: AuditContext, result: PointResultData & { decisionId: string }, payload: unknown, asked: readonly AskedQuestion[] = []): void {
+  record(who: AuditContext, result: AuditedResult, payload: unknown, asked: readonly AskedQuestion[] = []): void {
     const line: AuditLine = {
       time: new Date().toISOString(),
       decisionId: result.decisionId,
@@ -135,7 +148,7 @@ export class AuditLog {
       seq: result.seq,
       point: result.point,
       ...(who.revision !== undefined ? { revision: clip(who.revision, 128) } : {}),
-      hooks: result.trace.map((t) => ({
+      hooks: result.trace.map((t: ChainTrace) => ({
         hook: t.hook,
         version: t.version,
         ...(t.digest ? { digest: t.digest } : {}),
@@ -143,12 +156,16 @@ export class AuditLog {
         durationUs: t.durationUs,
         cpuUs: t.cpuUs,
         ...(t.autoConfirms ? { autoConfirms: t.autoConfirms.map((c) => (this.payloads ? c : { approved: c.approved })) } : {}),
+        ...(t.layer !== undefined ? { layer: t.layer } : {}),
+        ...(t.would !== undefined ? { would: t.would } : {}),
       })),
       diagnostics: result.diagnostics.map((d) => (this.payloads ? { hook: d.hook, kind: d.kind, message: d.message } : { hook: d.hook, kind: d.kind })),
       durationUs: result.durationUs,
     }
     const decision = gateDecision(result.point, result.result)
     if (decision) line.decision = auditDecision(decision, asked)
+    const layer = result.decidedBy?.layer ?? (decision?.allow === false ? 'hookd' : undefined)
+    if (layer !== undefined) line.layer = layer
     if (this.payloads) {
       line.payload = payload
       line.result = result.result
@@ -180,6 +197,9 @@ export class AuditLog {
     return this.sink.close()
   }
 }
+
+/** A result as the audit log records it: with its decision id, and who decided it when the chain says. */
+export type AuditedResult = PointResultData & { decisionId: string; decidedBy?: DecidedBy | undefined }
 
 /**
  * The decision in a gate's result: `{allow, reason, refusedBy}` (step point), or the changed fields of a
@@ -215,13 +235,13 @@ function auditDecision(decision: GateDecision, asked: readonly AskedQuestion[]):
  * result, by the session, just before the result is sent. `asked` are the questions the session's link
  * deferred to the agent's prompt: with them, an allowed gate is recorded as asked.
  */
-export function decide(
-  result: PointResultData,
+export function decide<R extends PointResultData & { decidedBy?: DecidedBy | undefined }>(
+  result: R,
   who: AuditContext,
   payload: unknown,
   audit: AuditLog | undefined,
   asked: readonly AskedQuestion[] = [],
-): PointResultData & { decisionId: string; asked?: readonly AskedQuestion[] } {
+): R & { decisionId: string; asked?: readonly AskedQuestion[] } {
   const decided = { ...result, decisionId: randomUUID(), ...(asked.length ? { asked } : {}) }
   audit?.record(who, decided, payload, asked)
   return decided

@@ -27,6 +27,7 @@ import type { AskedQuestion, SessionObserver } from '../observability/observer.j
 import type { CapabilityReply } from '../runners/hook-runner.js'
 import type { Tenant } from '../tenant.js'
 import { type SessionPolicy, refusal } from './policy.js'
+import { shadowRefusal } from './shadow-policy.js'
 import type { LinkReply, SessionLink } from './session-link.js'
 
 /**
@@ -55,6 +56,8 @@ export interface PointCallAsks {
   readonly asked: AskedQuestion[]
   /** Whether the host (not the link) answered a confirm `deferred`: the outcome is then its to report. */
   hostDeferred: boolean
+  /** The shadow hooks that asked the human (ctx.confirm, refused to them): their `would` is `ask`. */
+  readonly shadowAsks: Set<string>
 }
 
 /** What the broker reads of its session. */
@@ -86,7 +89,7 @@ export class CapabilityBroker {
 
   /** Starts gathering point call `seq`'s record; `end(seq)` stops. */
   begin(seq: number): PointCallAsks {
-    const asks: PointCallAsks = { autoConfirms: [], asked: [], hostDeferred: false }
+    const asks: PointCallAsks = { autoConfirms: [], asked: [], hostDeferred: false, shadowAsks: new Set() }
     this.calls.set(seq, asks)
     return asks
   }
@@ -95,17 +98,20 @@ export class CapabilityBroker {
     this.calls.delete(seq)
   }
 
-  /** A hook's capability call, made during point call `seq`. Never rejects: a refusal is a failed reply. */
-  async call(seq: number, hook: string, point: string, capability: string, raw: unknown): Promise<CapabilityReply> {
+  /**
+   * A hook's capability call, made during point call `seq`. Never rejects: a refusal is a failed reply.
+   * A `shadow` hook's call is also held to shadow-policy.ts.
+   */
+  async call(seq: number, hook: string, point: string, capability: string, raw: unknown, shadow = false): Promise<CapabilityReply> {
     // Only what the host serves is forwarded to it (every capability, today: capabilities.ts).
     if (!isHostCapabilityName(capability)) {
       this.session.observe.capability(capability, 'invalid')
       return { ok: false, code: 'invalid', message: `ctx has no capability '${capability}'` }
     }
-    return this.forward(seq, hook, point, capability, raw)
+    return this.forward(seq, hook, point, capability, raw, shadow)
   }
 
-  private async forward<N extends HostCapabilityName>(seq: number, hook: string, point: string, capability: N, raw: unknown): Promise<CapabilityReply> {
+  private async forward<N extends HostCapabilityName>(seq: number, hook: string, point: string, capability: N, raw: unknown, shadow: boolean): Promise<CapabilityReply> {
     const { tenant, open, observe } = this.session
     const parsed = parseCapabilityArgs(capability, raw)
     if (!parsed.success) {
@@ -113,6 +119,12 @@ export class CapabilityBroker {
       return { ok: false, code: 'invalid', message: `ctx.${capability}: invalid ${issueText(parsed.error, 'arguments')}` }
     }
     const args = parsed.data
+    const inShadow = shadow ? shadowRefusal(capability, CAPABILITIES[capability].policy) : undefined
+    if (inShadow) {
+      if (questionOf(capability, args)) this.calls.get(seq)?.shadowAsks.add(hook)
+      observe.capability(capability, 'denied')
+      return { ok: false, code: 'denied', message: inShadow }
+    }
     // The hooks folder is read at each call: a tenants-file edit may move it.
     const place = { workdir: open.workdir, roots: [hooksRoot(tenant.registry.root), ...this.stateRoots] }
     const why = refusal(this.session.policy, capability, args, place) ?? tenant.refusal(capability, args)

@@ -1,7 +1,8 @@
 /**
  * The checks of a session's open request, before anything of the session exists: the protocol
  * version, the run's id and absolute workdir, each hook declared once and known to the tenant's
- * registry. Each refusal is a HookdError saying what was wrong and what to send instead.
+ * registry (or the operator's floor, whose hooks run first whether declared or not). Each refusal is
+ * a HookdError saying what was wrong and what to send instead.
  */
 import { isAbsolute } from 'node:path'
 import { HookdError } from '../../protocol/status.js'
@@ -30,7 +31,9 @@ export function checkOpen(tenant: Tenant, open: OpenSessionWire): HookInfoData[]
     seen.add(name)
   }
   const registry = tenant.registry
-  const missing = open.hooks.filter((name) => !registry.has(name))
+  const floor = tenant.floor
+  // A floor hook's name is the floor's: declaring it is allowed (it runs first anyway) and changes nothing.
+  const missing = open.hooks.filter((name) => !registry.has(name) && !floor?.has(name))
   if (missing.length) {
     const known = registry.list().map((h) => h.name)
     const where = tenant.id === undefined ? registry.root : `tenant '${tenant.id}''s hooks`
@@ -40,5 +43,6 @@ export function checkOpen(tenant: Tenant, open: OpenSessionWire): HookInfoData[]
     )
   }
   const infos = registry.list()
-  return open.hooks.map((name) => infos.find((h) => h.name === name) as HookInfoData)
+  const floorInfos = floor?.hooks() ?? []
+  return open.hooks.map((name) => (floorInfos.find((h) => h.name === name) ?? infos.find((h) => h.name === name)) as HookInfoData)
 }

@@ -8,6 +8,7 @@
  * stream (or the unary Invoke, or the front door) supplies a `SessionLink` to reach the host.
  */
 import { parseJson } from '../../protocol/bounded-json.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { type AnyPoint, getPoint, isGate } from '../../protocol/points/points.js'
 import { HookdError } from '../../protocol/status.js'
@@ -69,8 +70,8 @@ export class Session {
       open,
       hooks: this.hooks,
       env: this.env,
-      host: (seq, hook, point) => ({
-        onCapability: (capability, args) => this.broker.call(seq, hook, point, capability, args),
+      host: (seq, hook, point, shadow) => ({
+        onCapability: (capability, args) => this.broker.call(seq, hook, point, capability, args, shadow),
         onLog: (message) => this.link.log({ seq, hook, point, message, timeMs: Date.now() }),
       }),
     })
@@ -84,6 +85,10 @@ export class Session {
     // A declared hook that exists but never loaded is reported now and skipped on every point.
     // A stale hook (its newest edit failed to load) is served in its older version: say so too.
     for (const info of hooks) if (info.status !== 'ready' && info.lastError) link.diagnostic(info.lastError)
+    // A declared name that is a floor hook's is the floor's; a hook of the tenant's by that name is never run.
+    for (const name of open.hooks) {
+      if (tenant.floor?.has(name) && tenant.registry.has(name)) link.diagnostic(floorShadows(tenant, name))
+    }
     return { session, hooks }
   }
 
@@ -94,9 +99,15 @@ export class Session {
    */
   followRegistry(): void {
     if (this.unfollow || this.closed) return
-    this.unfollow = this.tenant.registry.subscribe((event) => {
+    const own = this.tenant.registry.subscribe((event) => {
       if (this.hooks.includes(event.name)) this.link.diagnostic(event.diagnostic)
     })
+    // The floor's hooks run in every session: their news is every session's.
+    const floor = this.tenant.floor?.registry.subscribe((event) => this.link.diagnostic(event.diagnostic))
+    this.unfollow = () => {
+      own()
+      floor?.()
+    }
   }
 
   /** Runs a point call. Protocol errors throw HookdError; hook failures are diagnostics. */
@@ -184,12 +195,14 @@ export class Session {
     const asks = this.broker.begin(seq)
     try {
       const steps = this.planner.steps(seq, point, payload, abort.signal)
-      const onError = (hook: ChainHook): OnError => this.planner.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
+      const onError = (hook: ChainHook): OnError => this.planner.onErrorFor(hook)
       const result = await runChain(point, seq, payload, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
       // A confirm that no person saw is part of what the hook did: the trace says so.
       for (const entry of result.trace) {
         const asked = asks.autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)
         if (asked.length) entry.autoConfirms = asked
+        // A shadow hook that asked the human would have asked, unless its answer would refuse.
+        if (entry.would !== undefined && entry.would !== 'refuse' && asks.shadowAsks.has(entry.hook)) entry.would = 'ask'
       }
       // A gate let through with questions deferred was asked, not allowed (audit.ts, decision.ts).
       const decided = this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asks.asked : []))
@@ -260,5 +273,16 @@ export class Session {
     this.observe.ended()
     for (const controller of this.running.values()) controller.abort()
     this.broker.abort()
+  }
+}
+
+/** The diagnostic of a declared name that is both a floor hook's and one of the tenant's own hooks. */
+function floorShadows(tenant: Tenant, name: string): Diagnostic {
+  const where = tenant.who ?? (tenant.id === undefined ? 'the hooks folder' : `tenant '${tenant.id}''s hooks`)
+  return {
+    hook: name,
+    point: '',
+    kind: 'load',
+    message: `hook '${name}' of ${where} is not run: the operator's floor has a hook of that name, which runs first in every session (and the session's '${name}' is the floor's); rename the folder to run yours as well`,
   }
 }

@@ -1,16 +1,19 @@
 /**
- * A session's step planner: what the chain (chain/chain.ts) runs for one point call. One ChainStep per
- * declared hook that serves the point (directly, or through the step point it aliases), in declared
- * order, each run by its hook's runner with the ctx data it sees; a removed hook, or one that never
- * loaded and must not be skipped, becomes a step that reports its failure. It also says what a hook's
- * failure does at a gate (`onErrorOf`: the operator's floor, the session's choice, the hook's own).
+ * A session's step planner: what the chain (chain/chain.ts) runs for one point call. First the
+ * operator's floor hooks (src/sidecar/floor.ts), read at each call, in the order of their folder names;
+ * then one ChainStep per declared hook that serves the point (directly, or through the step point it
+ * aliases), in declared order, a declared name that is a floor hook's being the floor's (it already
+ * ran). Each runs by its hook's runner with the ctx data it sees (a sandboxed floor hook on the
+ * tenant's own workers); a removed hook, or one that never loaded and must not be skipped, becomes a
+ * step that reports its failure. It also says what a hook's failure does at a gate (`onErrorFor`: the
+ * operator's floor, the session's choice, the hook's own; a floor hook's refuses unless it says skip).
  */
 import { arch, platform } from 'node:os'
 import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
-import type { ChainStep } from '../chain/chain.js'
-import type { LoadedHook } from '../hooks/registry.js'
+import type { ChainHook, ChainStep, Layer } from '../chain/chain.js'
+import type { LoadedHook, Registry } from '../hooks/registry.js'
 import { type ChainRun, type CtxData, type HookRunner, type InvocationHost, type InvocationReport, failedReport } from '../runners/hook-runner.js'
 import type { Tenant } from '../tenant.js'
 
@@ -22,8 +25,11 @@ export interface PlannerSession {
   readonly hooks: readonly string[]
   /** The env values the session's hooks see (the policy's and the tenant's allowlists applied). */
   readonly env: Record<string, string>
-  /** What a hook's invocation during point call `seq` reaches: its capability calls and log lines. */
-  host(seq: number, hook: string, point: string): InvocationHost
+  /**
+   * What a hook's invocation during point call `seq` reaches: its capability calls and log lines. A
+   * `shadow` hook's capability calls that would change anything outside it are refused (shadow-policy.ts).
+   */
+  host(seq: number, hook: string, point: string, shadow: boolean): InvocationHost
 }
 
 /** One step's run by itself (a retry, `retries` 0, is the rerun of a chain step lost with its worker). */
@@ -44,30 +50,37 @@ export class StepPlanner {
     const { tenant } = this.session
     const pointName = point.name
     const steps: ChainStep[] = []
-    const served: Array<{ hook: LoadedHook; ctx: CtxData; host: InvocationHost }> = []
+    const served: Array<{ hook: LoadedHook; layer: Layer; runner: HookRunner; ctx: CtxData; host: InvocationHost }> = []
     /** Each step's run, by itself (the chain's fallback), in step order; undefined for removed hooks. */
     const runs: Array<StepRun | undefined> = []
     let removed = false
-    for (const name of this.session.hooks) {
+    const floor = tenant.floor
+    const floorNames = floor ? floor.hooks().map((h) => h.name) : []
+    const own = this.layer
+    const layered: Array<{ name: string; layer: Layer; registry: Registry }> = [
+      ...floorNames.map((name) => ({ name, layer: 'floor' as const, registry: (floor as NonNullable<typeof floor>).registry })),
+      // A declared name that is a floor hook's is the floor's: it ran first already.
+      ...this.session.hooks.filter((name) => !floorNames.includes(name)).map((name) => ({ name, layer: own, registry: tenant.registry })),
+    ]
+    for (const { name, layer, registry } of layered) {
       // The version current when the call started is the one that runs.
-      const hook = tenant.registry.get(name)
+      const hook = registry.get(name)
       if (!hook) {
         // Removed while this session used it: a `hook-removed` diagnostic on each point it handled.
-        const gone = tenant.registry.removed(name)
+        // (A floor hook removed is no longer the floor's: the operator took it away.)
+        const gone = layer === 'floor' ? undefined : registry.removed(name)
         if (gone && handlerFor(point, gone.points)) {
-          steps.push({ hook: gone, invoke: () => Promise.resolve(removedReport(tenant.registry.root, name)) })
+          steps.push({ hook: { ...gone, layer }, invoke: () => Promise.resolve(removedReport(registry.root, name)) })
           runs.push(undefined)
           removed = true
         }
         // Declared, but it never loaded: which points it would serve is unknown. A hook that must not be
-        // skipped (onError "refuse") refuses every gate call meanwhile.
-        const broken = tenant.registry.list().find((h) => h.name === name)
-        if (!gone && broken && isGate(point) && this.onErrorOf(tenant.registry.onErrorOf(name)) === 'refuse') {
+        // skipped (onError "refuse", and a floor hook unless it says "skip") refuses every gate call meanwhile.
+        const broken = registry.list().find((h) => h.name === name)
+        const stub: ChainHook = { name, version: '', filename: `${name}/index.js`, points: new Set([point.name as PointName]), onError: registry.onErrorOf(name), layer }
+        if (!gone && broken && isGate(point) && this.onErrorFor(stub) === 'refuse') {
           const message = `it did not load (${broken.lastError?.message ?? 'no version of it ever loaded'})`
-          steps.push({
-            hook: { name, version: '', filename: `${name}/index.js`, points: new Set([point.name as PointName]), onError: 'refuse' },
-            invoke: () => Promise.resolve(failedReport('load', message)),
-          })
+          steps.push({ hook: { ...stub, onError: 'refuse' }, invoke: () => Promise.resolve(failedReport('load', message)) })
           runs.push(undefined)
           removed = true
         }
@@ -75,12 +88,14 @@ export class StepPlanner {
       }
       if (!handlerFor(point, hook.points)) continue
       const ctx = this.ctxFor(hook, pointName)
-      const host = this.session.host(seq, name, pointName)
-      served.push({ hook, ctx, host })
+      const host = this.session.host(seq, name, pointName, hook.mode === 'shadow')
+      // A sandboxed floor hook runs on the tenant's own workers (its lane), never on a pool tenants share.
+      const runner = layer === 'floor' && hook.remote === undefined ? tenant.runner : hook.runner
+      served.push({ hook, layer, runner, ctx, host })
       const code = { name, version: hook.version, filename: hook.filename, source: hook.source }
       const limits = tenant.limits
       const run: StepRun = (handler, args, resultArg, retries) =>
-        hook.runner.invoke({
+        runner.invoke({
           ...host,
           hook: code,
           ctx,
@@ -92,10 +107,10 @@ export class StepPlanner {
           ...(retries !== undefined ? { retries, alone: true } : {}),
         })
       runs.push(run)
-      steps.push({ hook, invoke: (handler, args, resultArg) => run(handler, args, resultArg) })
+      steps.push({ hook: { ...hook, layer }, invoke: (handler, args, resultArg) => run(handler, args, resultArg) })
     }
-    const runner: HookRunner | undefined = served[0]?.hook.runner
-    if (removed || served.length < 2 || !runner?.invokeChain || served.some((s) => s.hook.runner !== runner)) return steps
+    const runner: HookRunner | undefined = served[0]?.runner
+    if (removed || served.length < 2 || !runner?.invokeChain || served.some((s) => s.runner !== runner)) return steps
 
     // Started by the first step the chain invokes: the runner's chain skips the same steps before it.
     let run: ChainRun | undefined
@@ -103,12 +118,14 @@ export class StepPlanner {
       (run ??= (runner.invokeChain as NonNullable<HookRunner['invokeChain']>).call(runner, {
         point: pointName,
         initial,
-        steps: served.map(({ hook, ctx, host }) => ({
+        steps: served.map(({ hook, layer, ctx, host }) => ({
           ...host,
           hook: { name: hook.name, version: hook.version, filename: hook.filename, source: hook.source },
           points: [...hook.points],
           ctx,
-          onError: this.onErrorOf(hook.onError),
+          onError: this.onErrorFor({ ...hook, layer }),
+          ...(hook.mode === 'shadow' ? { mode: hook.mode } : {}),
+          layer,
         })),
         limits: tenant.limits,
         signal,
@@ -125,6 +142,30 @@ export class StepPlanner {
         return run(handler, args, resultArg, chain.lost(i) ? 0 : undefined)
       },
     }))
+  }
+
+  /** The layer of the session's declared hooks (chain/layer.ts): its tenant's, a project's, or its own. */
+  get layer(): Layer {
+    const { tenant } = this.session
+    return tenant.layer ?? (tenant.id === undefined ? 'session' : 'tenant')
+  }
+
+  /**
+   * What a failure of `hook` does at a gate. A shadow hook's never refuses (chain.ts skips it). A floor
+   * hook's refuses (fail closed) unless its own hook.json says "skip", and then only the operator or
+   * the session can make it refuse again: nothing below the floor loosens it. Any other hook's is
+   * `onErrorOf` its hook.json "onError".
+   */
+  onErrorFor(hook: Pick<ChainHook, 'name' | 'onError' | 'layer' | 'mode'>): OnError {
+    if (hook.mode === 'shadow') return 'skip'
+    const { tenant } = this.session
+    if (hook.layer === 'floor') {
+      const own = hook.onError ?? tenant.floor?.registry.onErrorOf(hook.name) ?? 'default'
+      if (own !== 'skip') return 'refuse'
+      const session = this.session.open.onError
+      return tenant.onError === 'refuse' || session === 'refuse' ? 'refuse' : 'skip'
+    }
+    return this.onErrorOf(hook.onError ?? tenant.registry.onErrorOf(hook.name))
   }
 
   /**

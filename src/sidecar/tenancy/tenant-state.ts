@@ -9,6 +9,7 @@
  */
 import type { CapabilityArgs, CapabilityName } from '../../protocol/capabilities.js'
 import type { HookdError } from '../../protocol/status.js'
+import type { Floor } from '../floor.js'
 import type { Registry } from '../hooks/registry.js'
 import type { HostWaits, Limits } from '../limits.js'
 import type { WorkerPool } from '../worker/pool/worker-pool.js'
@@ -39,6 +40,8 @@ export class TenantState implements Tenant {
     readonly limits: Limits,
     readonly waits: HostWaits,
     readonly audit: AuditLog | undefined,
+    /** The operator's floor: its hooks run first in every session of the tenant. */
+    readonly floor?: Floor,
   ) {
     this.quota = new Quota(config.id, config.limits)
   }

@@ -15,6 +15,7 @@ import { readdir } from 'node:fs/promises'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { HookdError } from '../../protocol/status.js'
 import { FairQueue } from './fair-queue.js'
+import type { Floor } from '../floor.js'
 import { Registry } from '../hooks/registry.js'
 import { Admission } from '../pinning/admission.js'
 import { readTrustedKeys } from '../pinning/signing.js'
@@ -66,6 +67,8 @@ export interface TenantsDeps {
    * called for tenants added later: they are not served before their hooks have loaded anyway.
    */
   firstLoad?: (tenant: string) => () => void
+  /** The operator's floor (src/sidecar/floor.ts): its hooks run first in every tenant's sessions. */
+  floor?: Floor
 }
 
 const defaultReport = (line: string): void => {
@@ -207,7 +210,7 @@ export class Tenants implements Tenancy {
       current.delete(config.id)
       const served = prepared.get(config.id)
       if (!existing) {
-        next.push(new TenantState(config, served as Served, this.limitsFor(config), this.base.waits, this.base.audit))
+        next.push(new TenantState(config, served as Served, this.limitsFor(config), this.base.waits, this.base.audit, this.base.floor))
         summary.push(`added '${config.id}'`)
         continue
       }

@@ -6,6 +6,7 @@
  * The worker runs hook code, so the sidecar treats what a worker sends as untrusted and validates it with
  * the schemas below. The worker trusts the sidecar.
  */
+import type { HookMode, Layer } from '../chain/layer.js'
 import * as z from 'zod'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
@@ -89,6 +90,9 @@ export interface ChainStepData {
   ctx: CtxData
   /** What the hook's failure does at a gate, as the sidecar's chain judges it. */
   onError: OnError
+  /** A shadow hook (its answer is not applied) or a floor hook (its refusal ends the chain), as chain.ts reads them. */
+  mode?: HookMode
+  layer?: Layer
 }
 
 // ------------------------------------------------------------------------------------------------

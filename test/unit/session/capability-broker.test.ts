@@ -204,7 +204,7 @@ describe('the host\'s answers', () => {
     const reply = b.call(5, 'guard', 'tool:gate', 'confirm', [{ ...question, title: 't'.repeat(300) }])
     b.answerFromHost(1, { value: json(true), deferred: true })
     expect(await reply).toEqual({ ok: true, value: true })
-    expect(asks).toEqual({ autoConfirms: [], asked: [{ hook: 'guard', title: `${'t'.repeat(256)}... (44 more characters)`, body: 'rm -rf build' }], hostDeferred: true })
+    expect(asks).toEqual({ autoConfirms: [], asked: [{ hook: 'guard', title: `${'t'.repeat(256)}... (44 more characters)`, body: 'rm -rf build' }], hostDeferred: true, shadowAsks: new Set() })
     // A plain yes is no deferral, whatever its object holds besides.
     const plain = b.call(5, 'guard', 'tool:gate', 'confirm', [question])
     b.answer(2, { ok: true, value: true, deferred: true } as CapabilityReply)
@@ -238,6 +238,6 @@ describe('a point call\'s record', () => {
     expect(first.asked).toHaveLength(16)
     expect(first.asked[15]).toEqual({ hook: 'h15', title: 'q15', body: '' })
     expect(first.hostDeferred).toBe(false)
-    expect(other).toEqual({ autoConfirms: [], asked: [], hostDeferred: false })
+    expect(other).toEqual({ autoConfirms: [], asked: [], hostDeferred: false, shadowAsks: new Set() })
   })
 })

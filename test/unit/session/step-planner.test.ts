@@ -139,7 +139,7 @@ describe('steps', () => {
     const strict = await planner(broken, ['broken'], { open: { onError: 'refuse' }, loader })
     const [step, ...rest] = strict.planner.steps(1, point('tool:gate'), gateEvent, signal)
     expect(rest).toEqual([])
-    expect(step?.hook).toEqual({ name: 'broken', version: '', filename: 'broken/index.js', points: new Set(['tool:gate']), onError: 'refuse' })
+    expect(step?.hook).toEqual({ name: 'broken', version: '', filename: 'broken/index.js', points: new Set(['tool:gate']), onError: 'refuse', layer: 'session' })
     expect((await step?.invoke('beforeToolExecute', [call], undefined))?.outcome).toMatchObject({ ok: false, kind: 'load', message: expect.stringMatching(/^it did not load \(SyntaxError: Unexpected end of input/) })
     expect(strict.planner.steps(2, point('afterRun'), {}, signal)).toEqual([])
     const lenient = await planner(broken, ['broken'], { loader })

@@ -8,6 +8,7 @@
  */
 import type { PointName } from '../../../protocol/points/points.js'
 import type { OnError } from '../../../protocol/wire.js'
+import type { HookMode } from '../../chain/layer.js'
 import type { HookRunner, RunnableHook } from '../../runners/hook-runner.js'
 import type { HookFiles } from '../hook-folder.js'
 import type { SourceMap } from '../source-map.js'
@@ -26,6 +27,8 @@ export interface LoadedHook extends RunnableHook {
   remote?: string
   /** hook.json "onError": what this hook's failure does at a gate (chain.ts). */
   onError: OnError
+  /** hook.json "mode": `shadow` records what it would decide and enforces nothing (chain.ts); absent: enforce. */
+  mode?: HookMode
   /** One line about the hook: hook.json "description", else a remote hook's own (its Describe). */
   description?: string
   /** A bundled hook's source map (version 3, JSON text): `source` is then esbuild's bundle. */
@@ -42,6 +45,8 @@ export interface HookSettings {
   config: unknown
   /** "onError", 'default' when absent. */
   onError: OnError
+  /** "mode", 'enforce' when absent. */
+  mode: HookMode
   /** "description". */
   description?: string | undefined
   /** "remote" as written: the remote kind's claim. */

@@ -255,7 +255,14 @@ export class WorkerPool implements HookRunner {
           ...deadlineIn(request.steps.length * request.limits.wallMs + this.hangGraceMs, memoryMb),
         },
         (id) => {
-          const steps = request.steps.map((step) => ({ hook: worker.codeFor(step.hook), points: [...step.points], ctx: step.ctx, onError: step.onError }))
+          const steps = request.steps.map((step) => ({
+            hook: worker.codeFor(step.hook),
+            points: [...step.points],
+            ctx: step.ctx,
+            onError: step.onError,
+            ...(step.mode ? { mode: step.mode } : {}),
+            ...(step.layer ? { layer: step.layer } : {}),
+          }))
           return { $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits }
         },
       )

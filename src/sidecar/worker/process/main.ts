@@ -109,7 +109,14 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
     if (point) {
       expectChain(message.limits.memoryMb, message.steps.length)
       const steps: ChainStep[] = message.steps.map((data, step) => ({
-        hook: { name: data.hook.name, version: data.hook.version, filename: data.hook.filename, points: new Set(data.points as PointName[]) },
+        hook: {
+          name: data.hook.name,
+          version: data.hook.version,
+          filename: data.hook.filename,
+          points: new Set(data.points as PointName[]),
+          ...(data.mode ? { mode: data.mode } : {}),
+          ...(data.layer ? { layer: data.layer } : {}),
+        },
         invoke: async (handler, args, resultArg): Promise<InvocationReport> => {
           const hook = code[step]
           let report: InvocationReport
