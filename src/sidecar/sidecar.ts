@@ -63,6 +63,12 @@ export interface SidecarOptions {
    * session or a hook asks (`hookd serve --fail-closed`). With tenants, each tenant's "onError" says it.
    */
   onError?: 'default' | 'refuse'
+  /**
+   * Every hook must declare its permissions (hook.json "permissions", `hookd serve
+   * --require-permissions`): one without them does not load. With tenants, for every tenant (each may
+   * also require them itself, "requirePermissions").
+   */
+  requirePermissions?: boolean
   /** Metrics, traces and the operator log (observability/observability.ts). Default: none. */
   observer?: Observer
   /**
@@ -166,6 +172,7 @@ export class Sidecar {
           limits,
           waits,
           watch,
+          ...(options.requirePermissions ? { requirePermissions: true } : {}),
           firstLoad: (tenant) => {
             const done = readiness.loading(`the hooks of tenant '${tenant}'`)
             loaded()
@@ -184,6 +191,7 @@ export class Sidecar {
           limits,
           waits,
           watch,
+          ...(options.requirePermissions ? { requirePermissions: true } : {}),
           ...(audit ? { audit } : {}),
           ...(options.observer ? { observer } : {}),
         })
@@ -192,7 +200,13 @@ export class Sidecar {
       const loaded = readiness.loading('hooks')
       const pool = started.add(new WorkerPool({ ...options.pool, ...(options.workers !== undefined ? { size: options.workers } : {}) }), (p) => p.close())
       await pool.start()
-      const registry = started.add(new Registry(options.hooks as string, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true }), (r) => r.close())
+      const registry = started.add(new Registry(options.hooks as string, {
+          loader: pool,
+          runner: pool,
+          limits,
+          followSymlinks: options.followSymlinks === true,
+          requirePermissions: options.requirePermissions === true,
+        }), (r) => r.close())
       const diagnostics = await registry.loadAll()
       observer.served({ tenant: undefined, registry, pool })
       if (watch !== false) await registry.watch(watch)

@@ -10,6 +10,7 @@ import { parseJson } from '../../protocol/bounded-json.js'
 import { CONFIG_MAX_BYTES } from './hook-folder.js'
 import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
+import { type HookPermissions, hookPermissions, permissionsSchema } from '../../protocol/hook-permissions.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
 import { type SourceMap, mapPosition } from './source-map.js'
@@ -37,6 +38,8 @@ export const hookJsonSchema = z.strictObject({
    * The session's or operator's "refuse" wins over "skip".
    */
   onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
+  /** What the hook may touch and decide (src/protocol/hook-permissions.ts); absent: what the session allows. */
+  permissions: permissionsSchema.optional(),
 })
 
 /** The served version's name: a content hash of index.js and hook.json. */
@@ -50,7 +53,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; permissions?: HookPermissions }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -65,13 +68,14 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, description, remote, onError } = parsed.data
+    const { config, description, remote, onError, permissions } = parsed.data
     return {
       ok: true,
       config,
       ...(description !== undefined ? { description } : {}),
       ...(remote !== undefined ? { remote } : {}),
       ...(onError !== undefined ? { onError } : {}),
+      ...(permissions !== undefined ? { permissions: hookPermissions(permissions) } : {}),
     }
   }
   const issue = parsed.error.issues[0]
@@ -79,7 +83,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote" and "onError")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError" and "permissions")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

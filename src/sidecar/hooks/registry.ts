@@ -62,6 +62,11 @@ export interface RegistryOptions extends SandboxedOptions, RemoteOptions {
    * Default false. Never with tenants: a tenant's link could read another tenant's files.
    */
   followSymlinks?: boolean
+  /**
+   * Every hook must declare its permissions (hook.json "permissions"; `hookd serve
+   * --require-permissions`, a tenant's `requirePermissions`): one without them does not load.
+   */
+  requirePermissions?: boolean
 }
 
 export class Registry {
@@ -76,9 +81,11 @@ export class Registry {
   private readonly sources: HookSources
   /** The hook kinds, asked in this order which one a folder is (the last claims every folder). */
   private readonly kinds: readonly HookKind[]
+  private readonly requirePermissions: boolean
 
   constructor(root: string, options: RegistryOptions) {
     this.root = resolve(root)
+    this.requirePermissions = options.requirePermissions === true
     this.sources = new HookSources(this.root, { followSymlinks: options.followSymlinks === true })
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
     this.kinds = [new RemoteKind(this.root, options, reload), new SandboxedKind(options, (name, version) => this.records.get(name)?.sourceMap(version))]
@@ -265,12 +272,20 @@ export class Registry {
       settings.onError = checked.onError ?? 'default'
       settings.description = checked.description
       settings.remote = checked.remote
+      settings.permissions = checked.permissions
+    }
+    if (this.requirePermissions && settings.permissions === undefined) {
+      const file = files.configText !== undefined ? jsonFile : `${name}/index.js`
+      return { ok: false, message: permissionsRequired(files.configText !== undefined), file, remedy: { skipped: `add "permissions" to ${jsonFile} and save it`, stale: `add "permissions" to ${jsonFile} and save it again` }, onError: settings.onError }
     }
     const kind = this.kinds.find((k) => k.claims(files, settings)) as HookKind
     const result = await kind.load(files, settings)
     if (!result.ok) return { ...result, onError: settings.onError }
-    const { description } = settings
-    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}) } }
+    const { description, permissions } = settings
+    return {
+      ...result,
+      hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}), ...(permissions !== undefined ? { permissions } : {}) },
+    }
   }
 
   private emit(event: RegistryEvent): void {
@@ -282,4 +297,13 @@ export class Registry {
       }
     }
   }
+}
+
+/** Why a hook without a permissions block does not load where they are required, and what to add. */
+function permissionsRequired(hasJson: boolean): string {
+  const where = hasJson ? 'its hook.json has no "permissions" block' : 'it has no hook.json'
+  return (
+    `this sidecar requires every hook to declare its permissions (hookd serve --require-permissions, or the tenant's requirePermissions), and ${where}; ` +
+    `add one listing what the hook may touch and decide, e.g. "permissions": {"decide": {"refuse": true}} (docs/writing-hooks.md, "Permissions")`
+  )
 }

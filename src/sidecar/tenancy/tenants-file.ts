@@ -43,6 +43,8 @@ export interface TenantConfig {
   onError: 'default' | 'refuse'
   /** Sandbox worker processes of the tenant's own: no other tenant's hooks ever run in them. */
   workers: number
+  /** Every hook of the tenant must declare its permissions (hook.json "permissions"); one without does not load. */
+  requirePermissions: boolean
 }
 
 /** The most worker processes one tenant may have. */
@@ -107,6 +109,7 @@ const tenantSchema = z.strictObject({
   remoteHooks: remoteHooksSchema,
   onError: z.enum(['default', 'refuse'], { error: 'expected "refuse" (every failed hook refuses gate calls) or "default"' }).default('default'),
   workers: positiveInt.max(MAX_TENANT_WORKERS, { error: `expected at most ${MAX_TENANT_WORKERS} (the tenant's own worker processes)` }).default(1),
+  requirePermissions: z.boolean({ error: 'expected true (every hook must declare "permissions" in its hook.json) or false' }).default(false),
 })
 
 const fileSchema = z.strictObject({
@@ -177,6 +180,7 @@ export function parseTenants(text: string, file: string, folder = dirname(resolv
       remoteHooks: t.remoteHooks.map((text) => remotePattern(text, base)),
       onError: t.onError,
       workers: t.workers,
+      requirePermissions: t.requirePermissions,
     }
   })
 }

@@ -6,6 +6,7 @@
  * else (hook.json, versions served and stale, removals, events, watching) is the registry's, the same
  * for every kind, so a third kind is one more file here and one line in the registry's list of kinds.
  */
+import type { HookPermissions } from '../../../protocol/hook-permissions.js'
 import type { PointName } from '../../../protocol/points/points.js'
 import type { OnError } from '../../../protocol/wire.js'
 import type { HookRunner, RunnableHook } from '../../runners/hook-runner.js'
@@ -30,6 +31,8 @@ export interface LoadedHook extends RunnableHook {
   description?: string
   /** A bundled hook's source map (version 3, JSON text): `source` is then esbuild's bundle. */
   sourceMap?: string
+  /** hook.json "permissions"; undefined: the hook may do what the session allows (no block). */
+  permissions?: HookPermissions | undefined
 }
 
 /** What hook.json says, checked before a kind is chosen (hook-files.ts checkHookJson). */
@@ -42,6 +45,8 @@ export interface HookSettings {
   description?: string | undefined
   /** "remote" as written: the remote kind's claim. */
   remote?: string | undefined
+  /** "permissions", parsed; undefined when hook.json has none. */
+  permissions?: HookPermissions | undefined
 }
 
 /** What a load failure's message tells the reader to do; `stale` when an older version still serves. */
