@@ -43,7 +43,7 @@ describe('what a hook did not declare', () => {
     const run = await runHooks(running, ['undeclared-origin'], {
       policy: { httpOrigins: ['https://allowed.example', 'https://declared.example'] },
       capabilities: {
-        fetch: (url) => {
+        fetch: async (url) => {
           fetched.push(url)
           return { status: 200, headers: {}, body: 'the host answered' }
         },

@@ -23,6 +23,11 @@ export interface CtxData {
   env: Record<string, string>
   /** The hook's own name and the point it runs for. */
   hook: { name: string; version: string; point: string }
+  /**
+   * For a hook that declares its permissions: each env name the session would show it but it did not
+   * declare, with the message reading `ctx.env.NAME` throws (code 'denied'). Absent: no such names.
+   */
+  envRefusals?: Record<string, string>
 }
 
 /** A hook as a runner runs it: its name and version, and, for a sandboxed hook, its code. */

@@ -69,8 +69,8 @@ export class Session {
       open,
       hooks: this.hooks,
       env: this.env,
-      host: (seq, hook, point) => ({
-        onCapability: (capability, args) => this.broker.call(seq, hook, point, capability, args),
+      host: (seq, hook, point, granted) => ({
+        onCapability: (capability, args) => this.broker.call(seq, hook, point, capability, args, granted),
         onLog: (message) => this.link.log({ seq, hook, point, message, timeMs: Date.now() }),
       }),
     })

@@ -9,6 +9,8 @@ import { arch, platform } from 'node:os'
 import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
+import { envRefusals, grantedEnv } from './permission-rules.js'
 import type { ChainStep } from '../chain/chain.js'
 import type { LoadedHook } from '../hooks/registry.js'
 import { type ChainRun, type CtxData, type HookRunner, type InvocationHost, type InvocationReport, failedReport } from '../runners/hook-runner.js'
@@ -22,8 +24,11 @@ export interface PlannerSession {
   readonly hooks: readonly string[]
   /** The env values the session's hooks see (the policy's and the tenant's allowlists applied). */
   readonly env: Record<string, string>
-  /** What a hook's invocation during point call `seq` reaches: its capability calls and log lines. */
-  host(seq: number, hook: string, point: string): InvocationHost
+  /**
+   * What a hook's invocation during point call `seq` reaches: its capability calls (judged by
+   * `granted`, its declared permissions, when it declares any) and log lines.
+   */
+  host(seq: number, hook: string, point: string, granted: HookPermissions | undefined): InvocationHost
 }
 
 /** One step's run by itself (a retry, `retries` 0, is the rerun of a chain step lost with its worker). */
@@ -75,7 +80,7 @@ export class StepPlanner {
       }
       if (!handlerFor(point, hook.points)) continue
       const ctx = this.ctxFor(hook, pointName)
-      const host = this.session.host(seq, name, pointName)
+      const host = this.session.host(seq, name, pointName, hook.permissions)
       served.push({ hook, ctx, host })
       const code = { name, version: hook.version, filename: hook.filename, source: hook.source }
       const limits = tenant.limits
@@ -140,9 +145,16 @@ export class StepPlanner {
     return 'default'
   }
 
-  /** The ctx data `hook` sees at `point`: the run's, the system's, its own config and name. */
+  /**
+   * The ctx data `hook` sees at `point`: the run's, the system's, its own config and name. A hook that
+   * declares its permissions sees only the env names it declared; reading another name the session
+   * would show throws (CtxData.envRefusals).
+   */
   ctxFor(hook: LoadedHook, point: string): CtxData {
-    const { open, env } = this.session
+    const { open } = this.session
+    const granted = hook.permissions
+    const env = grantedEnv(granted, this.session.env)
+    const refusals = envRefusals(granted, hook.name, [...(open.policy?.env ?? []), ...Object.keys(this.session.env)])
     return {
       workdir: open.workdir,
       session: { id: open.sessionId, interactive: open.interactive, autoApprove: open.autoApprove },
@@ -151,6 +163,7 @@ export class StepPlanner {
       system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
       env,
       hook: { name: hook.name, version: hook.version, point },
+      ...(refusals !== undefined ? { envRefusals: refusals } : {}),
     }
   }
 }
