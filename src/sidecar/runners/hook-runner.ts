@@ -10,6 +10,7 @@
 import * as z from 'zod'
 import type { CapabilityCode } from '../../protocol/capability-errors.js'
 import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 
@@ -110,8 +111,15 @@ export interface ChainRequest {
       ctx: CtxData
       /** What the hook's failure does at a gate (chain.ts OnError), so the runner's chain agrees. */
       onError: OnError
+      /** hook.json "permissions" (the decisions it may make), so the runner's chain agrees. */
+      permissions?: HookPermissions | undefined
     }
   >
+  /**
+   * A person can be asked at this gate (chain.ts ChainOptions.ask): the runner's chain keeps a shell
+   * rewrite that is being asked about, as the caller's does until the person says no.
+   */
+  canAsk?: boolean
   /** Per invocation, for each step. */
   limits: Limits
   signal?: AbortSignal

@@ -112,6 +112,12 @@ export class CapabilityBroker {
     return this.forward(seq, hook, point, capability, raw, granted, false)
   }
 
+  /** True when the session's policy and its tenant's let a question reach a person (ctx.confirm). */
+  mayConfirm(): boolean {
+    const probe: [{ title: string }] = [{ title: '' }]
+    return refusal(this.session.policy, 'confirm', probe) === undefined && this.session.tenant.refusal('confirm', probe) === undefined
+  }
+
   /**
    * hookd's own question to the person about what `hook` did (a shell command it rewrote without the
    * permission, chain.ts): asked like the hook's ctx.confirm would be, but never answered by

@@ -182,9 +182,16 @@ export class Session {
     this.running.set(seq, abort)
     const asks = this.broker.begin(seq)
     try {
-      const steps = this.planner.steps(seq, point, payload, abort.signal)
+      // A person can be asked at a gate of an interactive session whose policy (and tenant's) allows ctx.confirm.
+      const canAsk = isGate(point) && this.open.interactive && this.broker.mayConfirm()
+      const steps = this.planner.steps(seq, point, payload, abort.signal, canAsk)
       const onError = (hook: ChainHook): OnError => this.planner.onErrorOf(hook.onError ?? this.tenant.registry.onErrorOf(hook.name))
-      const result = await runChain(point, seq, payload, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
+      const result = await runChain(point, seq, payload, steps, {
+        signal: abort.signal,
+        jsonDepth: this.tenant.limits.jsonDepth,
+        onError,
+        ...(canAsk ? { ask: (hook: ChainHook, question: { title: string; body: string }) => this.broker.ask(seq, hook.name, point.name, question) } : {}),
+      })
       // A confirm that no person saw is part of what the hook did: the trace says so.
       for (const entry of result.trace) {
         const asked = asks.autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)

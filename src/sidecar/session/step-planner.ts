@@ -45,7 +45,7 @@ export class StepPlanner {
    * still judges every answer with the catalog's rules. A step the runner did not run (its worker died
    * mid-chain, or a cancel raced it) is invoked on its own, as always.
    */
-  steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal): ChainStep[] {
+  steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal, canAsk = false): ChainStep[] {
     const { tenant } = this.session
     const pointName = point.name
     const steps: ChainStep[] = []
@@ -114,9 +114,11 @@ export class StepPlanner {
           points: [...hook.points],
           ctx,
           onError: this.onErrorOf(hook.onError),
+          ...(hook.permissions ? { permissions: hook.permissions } : {}),
         })),
         limits: tenant.limits,
         signal,
+        ...(canAsk ? { canAsk: true } : {}),
       }))
     // A step the chain's runner did not run goes on its own; the step that was running when the runner
     // lost the chain (a worker died) runs once more, and that is its retry.

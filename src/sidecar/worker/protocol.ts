@@ -7,6 +7,7 @@
  * the schemas below. The worker trusts the sidecar.
  */
 import * as z from 'zod'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 import { type CapabilityReply, type CtxData, invokeOutcome } from '../runners/hook-runner.js'
@@ -75,6 +76,8 @@ export type ToWorker =
       initial: string
       steps: ChainStepData[]
       limits: Limits
+      /** A person can be asked at this gate: a shell rewrite being asked about is kept (chain.ts ChainOptions.ask). */
+      canAsk?: boolean
     }
   | { $: 'capabilityResult'; id: number; callId: number; reply: CapabilityReply }
   | { $: 'cancel'; id: number }
@@ -89,6 +92,8 @@ export interface ChainStepData {
   ctx: CtxData
   /** What the hook's failure does at a gate, as the sidecar's chain judges it. */
   onError: OnError
+  /** hook.json "permissions": the decisions it may make, as the sidecar's chain judges them. */
+  permissions?: HookPermissions
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -255,8 +255,14 @@ export class WorkerPool implements HookRunner {
           ...deadlineIn(request.steps.length * request.limits.wallMs + this.hangGraceMs, memoryMb),
         },
         (id) => {
-          const steps = request.steps.map((step) => ({ hook: worker.codeFor(step.hook), points: [...step.points], ctx: step.ctx, onError: step.onError }))
-          return { $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits }
+          const steps = request.steps.map((step) => ({
+            hook: worker.codeFor(step.hook),
+            points: [...step.points],
+            ctx: step.ctx,
+            onError: step.onError,
+            ...(step.permissions ? { permissions: step.permissions } : {}),
+          }))
+          return { $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits, ...(request.canAsk ? { canAsk: true } : {}) }
         },
       )
       request.signal?.addEventListener('abort', onAbort, { once: true })

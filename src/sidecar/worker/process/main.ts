@@ -109,7 +109,13 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
     if (point) {
       expectChain(message.limits.memoryMb, message.steps.length)
       const steps: ChainStep[] = message.steps.map((data, step) => ({
-        hook: { name: data.hook.name, version: data.hook.version, filename: data.hook.filename, points: new Set(data.points as PointName[]) },
+        hook: {
+          name: data.hook.name,
+          version: data.hook.version,
+          filename: data.hook.filename,
+          points: new Set(data.points as PointName[]),
+          ...(data.permissions ? { permissions: data.permissions } : {}),
+        },
         invoke: async (handler, args, resultArg): Promise<InvocationReport> => {
           const hook = code[step]
           let report: InvocationReport
@@ -132,6 +138,8 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
         signal: abort.signal,
         jsonDepth: message.limits.jsonDepth,
         onError: (hook) => onError.get(hook.name) ?? 'default',
+        // The sidecar asks the person; here a rewrite being asked about stays, as it does there until a no.
+        ...(message.canAsk ? { ask: () => Promise.resolve(true) } : {}),
       })
     }
   } finally {
