@@ -56,12 +56,16 @@ export function permittedChanges(
     }
     const { did, add } = decisionWords(made)
     const denied = `${did}, which its hook.json "permissions" do not allow`
+    // One note per decision: `allow: false` with its `reason` is one refusal.
+    const note = (text: string): void => {
+      if (!out.notes.includes(text)) out.notes.push(text)
+    }
     if (!asked(made)) {
-      out.notes.push(`${denied}; dropped (to allow it, ${add})`)
+      note(`${denied}; dropped (to allow it, ${add})`)
       continue
     }
     if (!canAsk) {
-      out.notes.push(`${denied}; dropped, since nobody can be asked to approve it here (to allow it, ${add})`)
+      note(`${denied}; dropped, since nobody can be asked to approve it here (to allow it, ${add})`)
       continue
     }
     out.kept[field] = value
