@@ -217,6 +217,30 @@ export function widenedPermissions(locked: HookPermissions | undefined, next: Ho
   return out
 }
 
+/**
+ * A block in one line, for `hookd list`, `hookd check` and the audit log: "files read (src/**);
+ * origins https://a.example; env A; confirm; decides refuse, rewriteArguments shell". What it does not
+ * name, the hook may not do; a block that names nothing reads "nothing: it only observes".
+ */
+export function describePermissions(p: HookPermissions): string {
+  const parts: string[] = []
+  if (p.files !== 'none') parts.push(`files ${p.files}${p.paths ? ` (${listed(p.paths)})` : ''}`)
+  if (p.origins.length) parts.push(`origins ${listed(p.origins)}`)
+  if (p.env.length) parts.push(`env ${listed(p.env)}`)
+  if (p.confirm) parts.push('confirm')
+  if (p.notify) parts.push('notify')
+  const d = p.decide
+  const decides = [
+    d.refuse ? 'refuse' : undefined,
+    d.rewriteArguments.length ? `rewriteArguments ${d.rewriteArguments.join(' ')}` : undefined,
+    d.rewriteResults ? 'rewriteResults' : undefined,
+    d.rewriteModelText ? 'rewriteModelText' : undefined,
+    d.addContext ? 'addContext' : undefined,
+  ].filter((x) => x !== undefined)
+  if (decides.length) parts.push(`decides ${decides.join(', ')}`)
+  return parts.length ? parts.join('; ') : 'nothing: it only observes'
+}
+
 function fileWords(access: FileAccess): string {
   return access === 'read-write' ? 'reads and writes files' : access === 'read' ? 'reads files' : 'no file access'
 }

@@ -198,8 +198,10 @@ export const hookInfoWire = unsetWhenEmpty(
     loadedAtMs: u64,
     /** One line about the hook (hook.json "description"). Absent from an older sidecar; bounded like every text a peer sends. */
     description: z.string().max(2000).optional(),
+    /** hook.json "permissions" in one line (hook-permissions.ts describePermissions); absent: none declared, or an older sidecar. */
+    permissions: z.string().max(4000).optional(),
   }),
-  { lastError: null, description: '' },
+  { lastError: null, description: '', permissions: '' },
 )
 export type HookInfoData = z.output<typeof hookInfoWire>
 export type HookInfoOut = z.input<typeof hookInfoWire>

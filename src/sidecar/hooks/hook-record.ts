@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { describePermissions } from '../../protocol/hook-permissions.js'
 import type { HookInfoData, HookStatus, OnError } from '../../protocol/wire.js'
 import type { HookFiles } from './hook-folder.js'
 import type { LoadedHook, Remedy } from './kinds/hook-kind.js'
@@ -106,6 +107,7 @@ export class HookRecord {
       loadedAtMs: served?.loadedAtMs ?? 0,
     }
     if (served?.description) info.description = served.description
+    if (served?.permissions) info.permissions = describePermissions(served.permissions)
     if (this.folder?.lastError) info.lastError = this.folder.lastError
     return info
   }

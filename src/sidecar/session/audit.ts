@@ -6,7 +6,9 @@
  * A line holds: time, decisionId, tenant (null on a sidecar without tenants), session, the agent and
  * the workdir the session named, seq, point, the hooks that were consulted with their versions and
  * outcomes, the decision for gates (allowed, refused, or asked: left to the agent's own prompt, with the
- * questions), the kinds of the diagnostics, and the duration. Payloads, results and diagnostic messages
+ * questions), the kinds of the diagnostics, and the duration. Each consulted hook carries its declared
+ * permissions in one line (hook-permissions.ts describePermissions), or null when its hook.json has
+ * none (it may do whatever the session allows). Payloads, results and diagnostic messages
  * (which can quote a payload) are logged only with `--audit-payloads`.
  *
  * An asked decision gets a second line once its outcome is known (`recordOutcome`): the same
@@ -22,6 +24,7 @@ import { randomUUID } from 'node:crypto'
 import type { PointResultData } from '../../protocol/wire.js'
 import { getPoint, isGate } from '../../protocol/points/points.js'
 import { clip, inert } from '../../protocol/text.js'
+import { type HookPermissions, describePermissions } from '../../protocol/hook-permissions.js'
 import type { AskedQuestion, OutcomeReport } from '../observability/observer.js'
 import { type AuditSink, openAuditSink } from './audit-file.js'
 
@@ -86,6 +89,8 @@ export interface AuditLine {
     cpuUs: number
     /** Confirms no person saw (the auto-approve flag answered): each answer, and the question with payloads. */
     autoConfirms?: Array<{ approved: boolean; title?: string; body?: string }>
+    /** hook.json "permissions" in one line; null: the hook declares none. Absent when the session did not say. */
+    permissions?: string | null
   }>
   decision?: AuditDecision
   diagnostics: Array<{ hook: string; kind: string; message?: string }>
@@ -117,8 +122,17 @@ export class AuditLog {
     return this.sink.totalUnwritten
   }
 
-  /** Writes one result's line; `asked` are the questions deferred to the agent's prompt during it. */
-  record(who: AuditContext, result: PointResultData & { decisionId: string }, payload: unknown, asked: readonly AskedQuestion[] = []): void {
+  /**
+   * Writes one result's line; `asked` are the questions deferred to the agent's prompt during it,
+   * `granted` the declared permissions of the hooks that ran (undefined: none declared).
+   */
+  record(
+    who: AuditContext,
+    result: PointResultData & { decisionId: string },
+    payload: unknown,
+    asked: readonly AskedQuestion[] = [],
+    granted?: ReadonlyMap<string, HookPermissions | undefined>,
+  ): void {
     const line: AuditLine = {
       time: new Date().toISOString(),
       decisionId: result.decisionId,
@@ -135,6 +149,7 @@ export class AuditLog {
         durationUs: t.durationUs,
         cpuUs: t.cpuUs,
         ...(t.autoConfirms ? { autoConfirms: t.autoConfirms.map((c) => (this.payloads ? c : { approved: c.approved })) } : {}),
+        ...(granted?.has(t.hook) ? { permissions: permissionsLine(granted.get(t.hook)) } : {}),
       })),
       diagnostics: result.diagnostics.map((d) => (this.payloads ? { hook: d.hook, kind: d.kind, message: d.message } : { hook: d.hook, kind: d.kind })),
       durationUs: result.durationUs,
@@ -194,6 +209,14 @@ export function gateDecision(point: string, result: unknown): GateDecision | und
   return d
 }
 
+/** A hook's permissions in its audit entry: one line, clipped; null for a hook that declares none. */
+function permissionsLine(granted: HookPermissions | undefined): string | null {
+  return granted === undefined ? null : clip(describePermissions(granted), PERMISSIONS_CHARS)
+}
+
+/** How long a hook's permissions may be in a line (the block itself is bounded: hook-permissions.ts). */
+const PERMISSIONS_CHARS = 2048
+
 /** A gate's decision as its audit line says it: asked when the chain let it through with questions deferred. */
 function auditDecision(decision: GateDecision, asked: readonly AskedQuestion[]): AuditDecision {
   if (!decision.allow) {
@@ -213,8 +236,9 @@ export function decide(
   payload: unknown,
   audit: AuditLog | undefined,
   asked: readonly AskedQuestion[] = [],
+  granted?: ReadonlyMap<string, HookPermissions | undefined>,
 ): PointResultData & { decisionId: string; asked?: readonly AskedQuestion[] } {
   const decided = { ...result, decisionId: randomUUID(), ...(asked.length ? { asked } : {}) }
-  audit?.record(who, decided, payload, asked)
+  audit?.record(who, decided, payload, asked, granted)
   return decided
 }

@@ -198,7 +198,9 @@ export class Session {
         if (asked.length) entry.autoConfirms = asked
       }
       // A gate let through with questions deferred was asked, not allowed (audit.ts, decision.ts).
-      const decided = this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asks.asked : []))
+      // The permissions of the versions that ran, for the audit line.
+      const granted = new Map(steps.map((step) => [step.hook.name, step.hook.permissions]))
+      const decided = this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asks.asked : [], granted))
       // Deferred by the host: its outcome is the host's to report.
       if (asks.hostDeferred && decided.asked && gateDecision(point.name, decided.result)?.allow === true) this.reports.add(decided.decisionId)
       return decided
