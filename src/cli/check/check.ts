@@ -238,7 +238,7 @@ const MAX_EXPORT_WARNINGS = 20
 
 /** What `hookd check` says of a hook without a permissions block: one line, with what to add. */
 const UNDECLARED =
-  'the hook declares no "permissions", so it may touch and decide whatever a session allows; add a "permissions" block to its hook.json listing what it needs (docs/writing-hooks.md, "Permissions"), which `hookd serve --require-permissions` requires'
+  'no "permissions" in its hook.json, so the hook may touch and decide whatever a session allows; add a "permissions" block listing what it needs (docs/writing-hooks.md#permissions)'
 
 function formatReport(report: CheckReport): string {
   const lines = report.problems.map(
