@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Diagnostic } from '../../src/protocol/diagnostic.js'
 import type { CapabilityHandlers, Message, SessionOptions } from '../../src/host/index.js'
+import { decisionLine } from '../support/audit-lines.js'
 import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 
 const json = (value: unknown): string => JSON.stringify(value)
@@ -39,6 +40,7 @@ beforeAll(async () => {
     'probe-nothing/index.js': PROBE,
     'probe-nothing/hook.json': json({ permissions: { decide: { rewriteArguments: ['probe'] } } }),
     'probe-undeclared/index.js': PROBE,
+    'observer/index.js': hook({ beforeToolExecute: `() => undefined` }),
     'shell-rewriter/index.js': hook({ beforeToolExecute: `(ctx, call) => ({ arguments: { command: ${json(REWRITTEN)} } })` }),
     'shell-rewriter/hook.json': json({ permissions: { decide: { refuse: true } } }),
     'shell-allowed/index.js': hook({ beforeToolExecute: `(ctx, call) => ({ arguments: { command: call.arguments.command + ' --ci' } })` }),
@@ -59,13 +61,14 @@ beforeAll(async () => {
   })
   workdir = await mkdtemp(join(tmpdir(), 'hookd-perms-workdir-'))
   await writeFile(join(workdir, 'README.md'), 'readme')
-  running = await startSidecar({ hooks, workers: 1 })
+  running = await startSidecar({ hooks, workers: 1, audit: { to: join(workdir, '..', `${workdir.split('/').pop()}-audit.jsonl`) } })
 })
 
 afterAll(async () => {
   await running?.stop()
   await rm(hooks, { recursive: true, force: true })
   await rm(workdir, { recursive: true, force: true })
+  await rm(join(workdir, '..', `${workdir.split('/').pop()}-audit.jsonl`), { force: true })
 })
 
 async function gate(hookNames: string[], call: object, extra: Partial<SessionOptions> = {}): Promise<{ result: Record<string, unknown>; diagnostics: Diagnostic[] }> {
@@ -246,6 +249,24 @@ describe('a shell rewrite the hook may not make, where a person can be asked', (
     const guarded = await gate(['shell-rewriter', 'pipe-guard'], SHELL, { interactive: true, capabilities: asked(questions, true) })
     expect(questions).toEqual([QUESTION])
     expect(guarded.result).toEqual({ allow: false, arguments: { command: REWRITTEN }, refusedBy: 'pipe-guard', reason: 'pipe into sh' })
+  })
+})
+
+describe('the audit log', () => {
+  it("carries each consulted hook's permissions in one line, and null for a hook that declares none", async () => {
+    const session = await running.client.openSession(sessionOptions(['shell-rewriter', 'observer', 'pipe-guard'], { workdir, autoApprove: true }))
+    try {
+      const out = await session.call('beforeToolExecute', SHELL)
+      const line = await decisionLine(join(workdir, '..', `${workdir.split('/').pop()}-audit.jsonl`), out.decisionId)
+      expect((line.hooks as Array<Record<string, unknown>>).map((h) => [h.hook, h.outcome, h.permissions])).toEqual([
+        ['shell-rewriter', 'no-opinion', 'decides refuse'],
+        ['observer', 'no-opinion', null],
+        ['pipe-guard', 'no-opinion', 'decides refuse'],
+      ])
+      expect(line.diagnostics).toEqual([{ hook: 'shell-rewriter', kind: 'not-permitted' }])
+    } finally {
+      session.abandon()
+    }
   })
 })
 

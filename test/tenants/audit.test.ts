@@ -62,8 +62,9 @@ describe('without payloads', () => {
       seq: 1,
       point: 'beforeToolExecute',
       hooks: [
-        { hook: 'thrower', version: refused.trace[0]?.version, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
-        { hook: 'guard', version: refused.trace[1]?.version, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number) },
+        // Neither declares permissions (hook.json "permissions"): null, it may do what the session allows.
+        { hook: 'thrower', version: refused.trace[0]?.version, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number), permissions: null },
+        { hook: 'guard', version: refused.trace[1]?.version, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number), permissions: null },
       ],
       decision: { outcome: 'refused', allow: false, reason: 'no rm', by: 'guard' },
       diagnostics: [{ hook: 'thrower', kind: 'throw' }],

@@ -30,6 +30,7 @@ describe('parseTenants', () => {
       remoteHooks: [],
       onError: 'default',
       workers: 1,
+      requirePermissions: false,
     })
   })
 
@@ -55,7 +56,7 @@ describe('parseTenants', () => {
     expect(parse([{ ...good, remoteHooks: ['127.0.0.1:70000'] }])).toBe("tenants[0].remoteHooks[0]: '127.0.0.1:70000': port 70000 is above 65535")
     expect(parse([{ ...good, remoteHooks: [7] }])).toBe('tenants[0].remoteHooks[0]: expected a string: unix:PATH or HOST:PORT')
     expect(parse([{ ...good, remotehooks: [] }])).toBe(
-      "tenants[0]: unknown field 'remotehooks' (known fields: id, tokenHash, hooks, limits, policy, remoteHooks, onError, workers)",
+      "tenants[0]: unknown field 'remotehooks' (known fields: id, tokenHash, hooks, limits, policy, remoteHooks, onError, workers, requirePermissions)",
     )
   })
 

@@ -68,6 +68,7 @@ describe('open', () => {
             lastError: null,
             loadedAtMs: expect.any(Number),
             description: '',
+            permissions: '',
           })),
           sidecarVersion: HOOKD_VERSION,
           protocolVersion: PROTOCOL_VERSION,
