@@ -11,6 +11,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Diagnostic } from '../../src/protocol/diagnostic.js'
 import type { CapabilityHandlers, Message, SessionOptions } from '../../src/host/index.js'
+import { startTenants } from '../tenants/support.js'
+import { serveInProcess } from '../support/processes.js'
 import { decisionLine } from '../support/audit-lines.js'
 import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
 
@@ -295,6 +297,44 @@ describe('a sidecar that requires permissions', () => {
       }
     } finally {
       await strict.stop()
+    }
+  })
+
+  it("a tenant's requirePermissions keeps its own hooks without them from loading, and no other tenant's", async () => {
+    const plain = hook({ beforeToolExecute: `() => ({ allow: false, reason: 'plain refuses' })` })
+    const files = { 'plain/index.js': plain, 'declared/index.js': plain, 'declared/hook.json': json({ permissions: { decide: { refuse: true } } }) }
+    const t = await startTenants([
+      { id: 'strict', hooks: files, requirePermissions: true },
+      { id: 'lax', hooks: files },
+    ])
+    try {
+      const status = (tenant: string): Array<[string, string]> => (t.sidecar.tenants?.registryOf(tenant)?.list() ?? []).map((h) => [h.name, h.status])
+      expect(status('strict')).toEqual([['declared', 'ready'], ['plain', 'broken']])
+      expect(status('lax')).toEqual([['declared', 'ready'], ['plain', 'ready']])
+      expect(t.reports.join('\n')).toContain(`tenant 'strict': hook 'plain' failed to load (plain/index.js): this sidecar requires every hook to declare its permissions`)
+      const client = await t.client('strict')
+      const session = await client.openSession(sessionOptions(['plain', 'declared'], { workdir }))
+      try {
+        const out = await session.call('beforeToolExecute', SHELL)
+        expect(out.result).toEqual({ allow: false, arguments: SHELL.arguments, reason: 'plain refuses', refusedBy: 'declared' })
+        expect(out.trace.map((h) => h.hook)).toEqual(['declared'])
+      } finally {
+        session.abandon()
+      }
+    } finally {
+      await t.stop()
+    }
+  })
+
+  it('hookd serve --require-permissions says on stderr which hook did not load and what to add', async () => {
+    const serving = await serveInProcess(['--hooks', hooks, '--workers', '1', '--require-permissions', '--listen', `unix:${join(workdir, 'strict.sock')}`])
+    try {
+      expect(serving.output.stderr).toContain(
+        `hook 'observer' failed to load (observer/index.js): this sidecar requires every hook to declare its permissions (hookd serve --require-permissions, or the tenant's requirePermissions), and it has no hook.json; add one listing what the hook may touch and decide, e.g. "permissions": {"decide": {"refuse": true}}`,
+      )
+      expect(serving.output.stderr).not.toContain("hook 'shell-allowed' failed to load")
+    } finally {
+      await serving.stop()
     }
   })
 })

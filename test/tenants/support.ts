@@ -20,6 +20,8 @@ export interface TenantSpec {
   remoteHooks?: string[]
   /** Its own worker processes (default 1). */
   workers?: number
+  /** Every hook must declare its permissions (hook.json "permissions"). */
+  requirePermissions?: boolean
 }
 
 export interface TenantFixture {
@@ -61,6 +63,7 @@ export async function startTenants(
     if (spec.policy) e.policy = spec.policy
     if (spec.remoteHooks) e.remoteHooks = spec.remoteHooks
     if (spec.workers !== undefined) e.workers = spec.workers
+    if (spec.requirePermissions !== undefined) e.requirePermissions = spec.requirePermissions
     return e
   }
   const entries = await Promise.all(specs.map(entry))
