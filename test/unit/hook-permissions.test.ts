@@ -1,6 +1,11 @@
-/** hook.json's "permissions" block (src/protocol/hook-permissions.ts): its schema, its parsed form, and what a new version asks for beyond an older one. */
+/**
+ * hook.json's "permissions" block (src/protocol/hook-permissions.ts): its schema, its parsed form, what a
+ * new version asks for beyond an older one, and the rules that judge a capability call against it
+ * (src/sidecar/session/permission-rules.ts).
+ */
 import { describe, expect, it } from 'vitest'
 import { issueText } from '../../src/protocol/issue-text.js'
+import { globMatches, permissionRefusal } from '../../src/sidecar/session/permission-rules.js'
 import { type HookPermissions, MAX_ENV_NAMES, MAX_GLOB_CHARS, NO_PERMISSIONS, parsePermissions, widenedPermissions } from '../../src/protocol/hook-permissions.js'
 
 function parsed(raw: unknown): HookPermissions {
@@ -100,5 +105,51 @@ describe('widenedPermissions', () => {
     expect(widenedPermissions(base, parsed({ files: 'read', paths: ['src/**', 'docs/**'] }))).toEqual(['file paths docs/**'])
     expect(widenedPermissions(base, parsed({ decide: { rewriteArguments: ['*'] } }))).toEqual(["rewrites every tool's arguments"])
     expect(widenedPermissions(base, undefined)).toEqual(['declares no permissions, so it may do whatever the session allows'])
+  })
+})
+
+describe('path globs (permission-rules.ts)', () => {
+  it('match within a folder with * and ?, across folders with **, and name a folder with dir/**', () => {
+    const yes: Array<[string, string]> = [
+      ['src/**', 'src/a.ts'],
+      ['src/**', 'src/deep/er/b.ts'],
+      ['src/**', 'src'],
+      ['*.md', 'README.md'],
+      ['**/*.md', 'README.md'],
+      ['**/*.md', 'docs/x/y.md'],
+      ['docs/?.md', 'docs/a.md'],
+      ['logs/**/*.log', 'logs/a.log'],
+      ['**', '.'],
+    ]
+    const no: Array<[string, string]> = [
+      ['src/**', 'srcx/a.ts'],
+      ['*.md', 'docs/a.md'],
+      ['docs/?.md', 'docs/ab.md'],
+      ['src/*.ts', 'src/a/b.ts'],
+      ['package.json', 'package.json5'],
+    ]
+    for (const [glob, path] of yes) expect(globMatches(glob, path), `${glob} ${path}`).toBe(true)
+    for (const [glob, path] of no) expect(globMatches(glob, path), `${glob} ${path}`).toBe(false)
+  })
+
+  it('take time bounded by the lengths, whatever the glob (no backtracking)', () => {
+    const glob = '*a'.repeat(60)
+    const path = 'a'.repeat(16 * 1024)
+    expect(globMatches(glob, `${path}b`)).toBe(false)
+    expect(globMatches(`**${'**a'.repeat(40)}`, `${'a/'.repeat(4000)}b`)).toBe(false)
+  })
+})
+
+describe('permissionRefusal', () => {
+  const granted = parsed({ files: 'read', paths: ['src/**'], origins: ['https://a.example'], decide: {} })
+
+  it('judges each capability by the permission its record names, and nothing for a hook without a block', () => {
+    expect(permissionRefusal(granted, 'h', 'file.read', ['src/x.ts'])).toBeUndefined()
+    expect(permissionRefusal(granted, 'h', 'file.read', ['./src/../src/x.ts'])).toBeUndefined()
+    expect(permissionRefusal(granted, 'h', 'file.read', ['src/../secret.txt'])).toMatch(/declares no path that matches 'secret.txt'/)
+    expect(permissionRefusal(granted, 'h', 'http.fetch', ['https://a.example/x'])).toBeUndefined()
+    expect(permissionRefusal(granted, 'h', 'http.fetch', ['https://b.example/x'])).toMatch(/does not declare origin https:\/\/b.example/)
+    expect(permissionRefusal(granted, 'h', 'notify', [{ title: 't' }])).toMatch(/does not declare "notify": true/)
+    expect(permissionRefusal(undefined, 'h', 'file.write', ['anything', 'x'])).toBeUndefined()
   })
 })
