@@ -294,7 +294,7 @@ export async function runChain(
     }
     state = point.apply(state, changes, hook.name)
     // A rewrite the hook may not make, kept only if the person approves it: a no refuses the call.
-    if (ask && options.ask && gate && !(await options.ask(hook, { title: ask.title, body: ask.body }))) {
+    if (ask && options.ask && gate && !point.refused?.(state) && !(await options.ask(hook, { title: ask.title, body: ask.body }))) {
       state = point.refuse(state, ask.refusal, 'hookd')
     }
     trace.push({ ...base, outcome: point.stopped(state) ? 'refused' : 'changed', ...timing })
