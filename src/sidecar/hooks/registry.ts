@@ -304,6 +304,6 @@ function permissionsRequired(hasJson: boolean): string {
   const where = hasJson ? 'its hook.json has no "permissions" block' : 'it has no hook.json'
   return (
     `this sidecar requires every hook to declare its permissions (hookd serve --require-permissions, or the tenant's requirePermissions), and ${where}; ` +
-    `add one listing what the hook may touch and decide, e.g. "permissions": {"decide": {"refuse": true}} (docs/writing-hooks.md, "Permissions")`
+    `add one listing what the hook may touch and decide, e.g. "permissions": {"decide": {"refuse": true}} (docs/writing-hooks.md#permissions)`
   )
 }
