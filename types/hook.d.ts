@@ -61,7 +61,10 @@ export interface FetchResponse {
  * system error code (ENOENT, EISDIR, ENOTDIR, EACCES, ...).
  */
 export type CapabilityErrorCode =
-  /** The session's policy or the host refused the call. Uncaught, it ends the hook with a `capability-denied` diagnostic. */
+  /**
+   * The session's policy, the hook's own hook.json "permissions" or the host refused the call. Uncaught,
+   * it ends the hook with a `capability-denied` diagnostic.
+   */
   | 'denied'
   /** A limit was hit (capability calls per invocation, reply size). Uncaught: a `limit` diagnostic. */
   | 'limit'
@@ -146,7 +149,11 @@ export interface Ctx<Config = DefaultConfig> {
     readonly arch: string
     readonly hookdVersion: string
   }
-  /** Only the environment variables the session allows; others are absent. */
+  /**
+   * Only the environment variables the session allows; others are absent. A hook whose hook.json
+   * declares "permissions" sees only the names in its "env": reading another name the session allows
+   * throws an error with `code` 'denied'.
+   */
   readonly env: { readonly [name: string]: string }
   readonly file: CtxFile
   readonly http: CtxHttp

@@ -1,13 +1,14 @@
 /**
  * The capabilities a hook can call through `ctx`, one record each: the call's name (its `ctx` path:
  * `file.read` is `ctx.file.read`), the zod schema of its arguments as they travel in
- * CapabilityCall.args, what it is answered with, the policy class whose rule judges it, and who serves
- * it (the host, or the sidecar itself). Everything else is derived from these records or tested against
- * them:
+ * CapabilityCall.args, what it is answered with, the policy class whose rule judges it, the permission
+ * a hook that declares its permissions needs for it (hook.json "permissions"), and who serves it (the
+ * host, or the sidecar itself). Everything else is derived from these records or tested against them:
  *
  * - the sidecar validates a call against `args`, judges it by its class's rule
- *   (src/sidecar/session/policy.ts: a class without a rule is refused) and checks the host's answer
- *   against `result`;
+ *   (src/sidecar/session/policy.ts: a class without a rule is refused), then, for a hook that declares
+ *   its permissions, by its permission's rule (src/sidecar/session/permission-rules.ts), and checks the
+ *   host's answer against `result`;
  * - the host library's handler table (src/host/capability-table.ts) is a mapped type over the names
  *   the host serves: a missing handler is a compile error. The host session, the front door
  *   (src/sidecar/http/sidecar-run.ts) and `hookd test` (through the host session) dispatch through it;
@@ -78,6 +79,25 @@ export interface PolicyClasses {
 }
 export type PolicyClass = keyof PolicyClasses
 
+/**
+ * The permission a capability needs of a hook that declares its permissions (hook.json "permissions",
+ * hook-permissions.ts): each has one rule in src/sidecar/session/permission-rules.ts, which reads the
+ * arguments below (the path a glob must match, the URL whose origin must be declared).
+ */
+export interface PermissionNeeds {
+  /** "files": "read" or "read-write", and the path matches "paths" when there are any. */
+  'files-read': readonly [path: string, ...unknown[]]
+  /** "files": "read-write", and the path matches "paths" when there are any. */
+  'files-write': readonly [path: string, ...unknown[]]
+  /** The URL's origin is in "origins". */
+  origin: readonly [url: string, ...unknown[]]
+  /** "confirm": true. */
+  confirm: readonly unknown[]
+  /** "notify": true. */
+  notify: readonly unknown[]
+}
+export type PermissionNeed = keyof PermissionNeeds
+
 /** Who answers a capability: the host (forwarded as a CapabilityCall), or the sidecar itself. */
 export type CapabilityServer = 'host' | 'sidecar'
 
@@ -87,10 +107,21 @@ export type CapabilityServer = 'host' | 'sidecar'
  */
 const NOTHING = { schema: z.unknown(), example: 'null' }
 
-/** One capability's record. `C` ties the arguments to what its class's rule reads. */
-function capability<C extends PolicyClass, A extends z.ZodType<PolicyClasses[C]>, R extends z.ZodType, S extends CapabilityServer>(record: {
+/**
+ * One capability's record. `C` ties the arguments to what its class's rule reads, `P` to what its
+ * permission's rule reads.
+ */
+function capability<
+  C extends PolicyClass,
+  P extends PermissionNeed,
+  A extends z.ZodType<PolicyClasses[C] & PermissionNeeds[P]>,
+  R extends z.ZodType,
+  S extends CapabilityServer,
+>(record: {
   /** The class whose rule judges the call. */
   policy: C
+  /** What a hook that declares its permissions must have declared to make the call. */
+  permission: P
   /** The call's arguments, in order, as they travel (JSON array). */
   args: A
   /** What the host answers with (CapabilityResult.value), and how the error message shows it. */
@@ -101,20 +132,22 @@ function capability<C extends PolicyClass, A extends z.ZodType<PolicyClasses[C]>
 }
 
 export const CAPABILITIES = {
-  confirm: capability({ policy: 'ask', args: z.tuple([message]), result: { schema: z.boolean(), example: 'true or false' }, server: 'host' }),
-  notify: capability({ policy: 'notify', args: z.tuple([message]), result: NOTHING, server: 'host' }),
-  'file.read': capability({ policy: 'file-read', args: z.tuple([path]), result: { schema: z.string(), example: 'the text as a JSON string' }, server: 'host' }),
-  'file.write': capability({ policy: 'file-write', args: z.tuple([path, text('the text', MAX_TEXT_CHARS)]), result: NOTHING, server: 'host' }),
-  'file.append': capability({ policy: 'file-write', args: z.tuple([path, text('the text', MAX_TEXT_CHARS)]), result: NOTHING, server: 'host' }),
-  'file.exists': capability({ policy: 'file-read', args: z.tuple([path]), result: { schema: z.boolean(), example: 'true or false' }, server: 'host' }),
+  confirm: capability({ policy: 'ask', permission: 'confirm', args: z.tuple([message]), result: { schema: z.boolean(), example: 'true or false' }, server: 'host' }),
+  notify: capability({ policy: 'notify', permission: 'notify', args: z.tuple([message]), result: NOTHING, server: 'host' }),
+  'file.read': capability({ policy: 'file-read', permission: 'files-read', args: z.tuple([path]), result: { schema: z.string(), example: 'the text as a JSON string' }, server: 'host' }),
+  'file.write': capability({ policy: 'file-write', permission: 'files-write', args: z.tuple([path, text('the text', MAX_TEXT_CHARS)]), result: NOTHING, server: 'host' }),
+  'file.append': capability({ policy: 'file-write', permission: 'files-write', args: z.tuple([path, text('the text', MAX_TEXT_CHARS)]), result: NOTHING, server: 'host' }),
+  'file.exists': capability({ policy: 'file-read', permission: 'files-read', args: z.tuple([path]), result: { schema: z.boolean(), example: 'true or false' }, server: 'host' }),
   'file.list': capability({
     policy: 'file-read',
+    permission: 'files-read',
     args: z.tuple([text('the path', MAX_SHORT_CHARS).default('.')]),
     result: { schema: z.array(z.string()).max(MAX_LIST_ENTRIES), example: '["a.txt", "dir"]' },
     server: 'host',
   }),
   'http.fetch': capability({
     policy: 'network',
+    permission: 'origin',
     args: z.tuple([text('the URL', MAX_SHORT_CHARS).min(1, 'a URL is required'), fetchInit.optional()]),
     result: { schema: fetchResult, example: '{"status": 200, "headers": {}, "body": ""}' },
     server: 'host',
@@ -133,6 +166,7 @@ export type HostCapabilityName = { [N in CapabilityName]: Records[N]['server'] e
 /** A record seen through its name's own types: what lets a generic `N` reach them without casts. */
 export interface CapabilityRecord<N extends CapabilityName> {
   policy: PolicyClass
+  permission: PermissionNeed
   args: z.ZodType<CapabilityArgs<N>>
   result: { schema: z.ZodType; example: string }
   server: CapabilityServer

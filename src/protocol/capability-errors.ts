@@ -9,7 +9,7 @@
 
 /** hookd's own capability error codes, each with what it means. */
 export const CAPABILITY_ERROR_CODES = {
-  /** The session's policy (sidecar) or the host refused the call. Uncaught: `capability-denied`. */
+  /** The session's policy or the hook's declared permissions (sidecar), or the host, refused the call. Uncaught: `capability-denied`. */
   denied: 'denied',
   /** A per-invocation or per-call limit was hit. Uncaught: `limit`. */
   limit: 'limit',

@@ -24,6 +24,11 @@ export const DIAGNOSTIC_KINDS = [
   'unavailable',
   /** A multi-tenant sidecar answered without running any hook: the tenant is over a quota. */
   'quota',
+  /**
+   * A change the hook's hook.json "permissions" do not let it make (src/protocol/hook-permissions.ts):
+   * dropped, or (a shell command rewritten at a gate where a person can be asked) put to the person.
+   */
+  'not-permitted',
 ] as const
 
 export type DiagnosticKind = (typeof DIAGNOSTIC_KINDS)[number]

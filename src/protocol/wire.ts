@@ -205,8 +205,10 @@ export const hookInfoWire = unsetWhenEmpty(
     description: z.string().max(2000).optional(),
     /** The served version's content digest (`sha256:...`). Absent from an older sidecar. */
     digest: z.string().max(200).optional(),
+    /** hook.json "permissions" in one line (hook-permissions.ts describePermissions); absent: none declared, or an older sidecar. */
+    permissions: z.string().max(4000).optional(),
   }),
-  { lastError: null, description: '', digest: '' },
+  { lastError: null, description: '', digest: '', permissions: '' },
 )
 export type HookInfoData = z.output<typeof hookInfoWire>
 export type HookInfoOut = z.input<typeof hookInfoWire>

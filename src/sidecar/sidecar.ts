@@ -73,6 +73,12 @@ export interface SidecarOptions {
    * session or a hook asks (`hookd serve --fail-closed`). With tenants, each tenant's "onError" says it.
    */
   onError?: 'default' | 'refuse'
+  /**
+   * Every hook must declare its permissions (hook.json "permissions", `hookd serve
+   * --require-permissions`): one without them does not load. With tenants, for every tenant (each may
+   * also require them itself, "requirePermissions").
+   */
+  requirePermissions?: boolean
   /** Metrics, traces and the operator log (observability/observability.ts). Default: none. */
   observer?: Observer
   /**
@@ -200,6 +206,7 @@ export class Sidecar {
           limits,
           waits,
           watch,
+          ...(options.requirePermissions ? { requirePermissions: true } : {}),
           firstLoad: (tenant) => {
             const done = readiness.loading(`the hooks of tenant '${tenant}'`)
             loaded()
@@ -220,6 +227,7 @@ export class Sidecar {
           limits,
           waits,
           watch,
+          ...(options.requirePermissions ? { requirePermissions: true } : {}),
           ...(audit ? { audit } : {}),
           ...(options.observer ? { observer } : {}),
           ...(floorParts ? { floor: floorParts.floor } : {}),
@@ -234,7 +242,7 @@ export class Sidecar {
       // The lock beside the hooks folder is always read: a version asking for more permissions than its locked one is held.
       const admission = options.hooksFrom ? undefined : await Admission.open(root, options.pinning ?? {})
       const registry = started.add(
-        new Registry(root, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true, report, ...(admission ? { admission } : {}) }),
+        new Registry(root, { loader: pool, runner: pool, limits, followSymlinks: options.followSymlinks === true, report, requirePermissions: options.requirePermissions === true, ...(admission ? { admission } : {}) }),
         (r) => r.close(),
       )
       const diagnostics = await registry.loadAll()

@@ -39,6 +39,9 @@ it('reports each bundled hook problem at its file and line, and a file that ends
     `${at('misspelt/index.ts')}:1: warning: 'beforeToolExecut' is exported but is not a hook point, so it never runs; did you mean 'beforeToolExecute'?`,
     `${at('unclosed/index.js')}:4: error: SyntaxError: the file ends before its code is complete: a {, ( or [ is never closed, or the last statement is cut off. ${skipped}; fix unclosed/index.js and save it`,
     `${at('unclosed-ts/index.ts')}:4: error: Expected identifier but found end of file. ${skipped}; fix unclosed-ts/index.ts and save it`,
+    ...['misspelt', 'typed'].map(
+      (hook) => `${at(`${hook}/hook.json`)}: note: no "permissions" in its hook.json, so the hook may touch and decide whatever a session allows; add a "permissions" block listing what it needs (docs/writing-hooks.md#permissions)`,
+    ),
     `checked 6 hooks in ${root}: 2 would load, 4 would not; 1 warning`,
     '',
   ])

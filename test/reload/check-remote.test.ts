@@ -39,7 +39,7 @@ describe('hookd check on remote hooks', () => {
     const run = await hookd('check', join(root, 'scan'))
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
-    expect(run.stdout).toBe(`checked 1 hook in ${root}: 1 would load, 0 would not; 0 warnings\n`)
+    expect(run.stdout).toBe(`${join(root, 'scan', 'hook.json')}: note: no "permissions" in its hook.json, so the hook may touch and decide whatever a session allows; add a "permissions" block listing what it needs (docs/writing-hooks.md#permissions)\nchecked 1 hook in ${root}: 1 would load, 0 would not; 0 warnings\n`)
     const json = await hookd('check', '--json', join(root, 'scan'))
     expect((JSON.parse(json.stdout) as { hooks: unknown[] }).hooks).toEqual([
       // A remote hook's code is its server's: it may ask (ctx.confirm), for all hookd can read.

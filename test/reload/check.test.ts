@@ -45,12 +45,45 @@ afterAll(async () => {
   for (const dir of [good, warned, broken]) if (dir) await rm(dir, { recursive: true, force: true })
 })
 
+/** The line `hookd check` prints for a hook whose hook.json declares no permissions. */
+function undeclared(root: string, name: string): string {
+  return `${join(root, name, 'hook.json')}: note: no "permissions" in its hook.json, so the hook may touch and decide whatever a session allows; add a "permissions" block listing what it needs (docs/writing-hooks.md#permissions)`
+}
+
 describe('hookd check', () => {
+  it('prints what each hook declares it may touch and decide, and says so of a hook that declares nothing', async () => {
+    const declared = await writeTree({
+      'logger/index.js': guard('ok'),
+      'logger/hook.json': JSON.stringify({ onError: 'refuse', permissions: { files: 'read', paths: ['src/**'], env: ['TEAM'], decide: { refuse: true, rewriteArguments: ['write_file'] } } }),
+      'observer/index.js': guard('ok'),
+      'observer/hook.json': JSON.stringify({ onError: 'refuse', permissions: {} }),
+    })
+    try {
+      const run = await hookd('check', declared)
+      expect(run.code).toBe(0)
+      expect(run.stdout.trim().split('\n')).toEqual([
+        `${join(declared, 'logger', 'hook.json')}: permissions: files read (src/**); env TEAM; decides refuse, rewriteArguments write_file`,
+        `${join(declared, 'observer', 'hook.json')}: permissions: nothing: it only observes`,
+        `checked 2 hooks in ${declared}: 2 would load, 0 would not; 0 warnings`,
+      ])
+      const strict = await writeTree({ 'bad/index.js': guard('ok'), 'bad/hook.json': JSON.stringify({ permissions: { decide: { rewrite: true } } }) })
+      try {
+        const bad = await hookd('check', strict)
+        expect(bad.code).toBe(1)
+        expect(bad.stdout).toContain(`${join(strict, 'bad', 'hook.json')}:1: error: hook.json is invalid: permissions.decide: Unrecognized key: "rewrite"`)
+      } finally {
+        await rm(strict, { recursive: true, force: true })
+      }
+    } finally {
+      await rm(declared, { recursive: true, force: true })
+    }
+  })
+
   it('exits 0 and says so when every hook loads', async () => {
     const run = await hookd('check', good)
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
-    expect(run.stdout).toBe(`checked 2 hooks in ${good}: 2 would load, 0 would not; 0 warnings\n`)
+    expect(run.stdout).toBe(`${undeclared(good, 'configured')}\n${undeclared(good, 'guard')}\nchecked 2 hooks in ${good}: 2 would load, 0 would not; 0 warnings\n`)
   })
 
   it('warns about exports that are not points, with the closest point name, and still exits 0', async () => {
@@ -60,6 +93,7 @@ describe('hookd check', () => {
     expect(lines).toEqual([
       `${join(warned, 'typo', 'index.js')}:3: warning: 'beforeToolExecut' is exported but is not a hook point, so it never runs; did you mean 'beforeToolExecute'?`,
       `${join(warned, 'typo', 'index.js')}:4: warning: 'helper' is exported but is not a hook point, so it never runs; rename it to a point name or stop exporting it`,
+      undeclared(warned, 'typo'),
       `checked 1 hook in ${warned}: 1 would load, 0 would not; 2 warnings`,
     ])
   })
@@ -72,6 +106,7 @@ describe('hookd check', () => {
       expect(run.stdout.trim().split('\n')).toEqual([
         `${join(lax, 'env-guard', 'hook.json')}: warning: the hook guards beforeToolExecute and its hook.json sets no "onError": where a host keeps the seed's rule (gRPC hosts by default), a bug in it (a throw, an invalid answer, a failed load) lets the call through`,
         `  hint: add "onError": "refuse" to its hook.json (the agents' front door already refuses then), or "skip" to let calls through whenever it fails`,
+        undeclared(lax, 'env-guard'),
         `checked 1 hook in ${lax}: 1 would load, 0 would not; 1 warning`,
       ])
     } finally {
@@ -96,7 +131,7 @@ describe('hookd check', () => {
   it('checks a single hook folder', async () => {
     const one = await hookd('check', join(broken, 'fine'))
     expect(one.code).toBe(0)
-    expect(one.stdout).toBe(`checked 1 hook in ${broken}: 1 would load, 0 would not; 0 warnings\n`)
+    expect(one.stdout).toBe(`${undeclared(broken, 'fine')}\nchecked 1 hook in ${broken}: 1 would load, 0 would not; 0 warnings\n`)
     const bad = await hookd('check', join(broken, 'syntax'))
     expect(bad.code).toBe(1)
     expect(bad.stdout).toContain('syntax/index.js:3: error:')

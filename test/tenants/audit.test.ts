@@ -62,8 +62,9 @@ describe('without payloads', () => {
       seq: 1,
       point: 'beforeToolExecute',
       hooks: [
-        { hook: 'thrower', version: refused.trace[0]?.version, digest: refused.trace[0]?.digest, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number), layer: 'tenant' },
-        { hook: 'guard', version: refused.trace[1]?.version, digest: refused.trace[1]?.digest, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number), layer: 'tenant' },
+        // Neither declares permissions (hook.json "permissions"): null, it may do what the session allows.
+        { hook: 'thrower', version: refused.trace[0]?.version, digest: refused.trace[0]?.digest, outcome: 'failed', durationUs: expect.any(Number), cpuUs: expect.any(Number), layer: 'tenant', permissions: null },
+        { hook: 'guard', version: refused.trace[1]?.version, digest: refused.trace[1]?.digest, outcome: 'refused', durationUs: expect.any(Number), cpuUs: expect.any(Number), layer: 'tenant', permissions: null },
       ],
       decision: { outcome: 'refused', allow: false, reason: 'no rm', by: 'guard' },
       layer: 'tenant',

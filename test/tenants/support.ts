@@ -22,6 +22,8 @@ export interface TenantSpec {
   workers?: number
   /** More fields of its entry, as written ("requireSigned", "trustedKeys", ...). */
   fields?: Record<string, unknown>
+  /** Every hook must declare its permissions (hook.json "permissions"). */
+  requirePermissions?: boolean
 }
 
 export interface TenantFixture {
@@ -64,6 +66,7 @@ export async function startTenants(
     if (spec.remoteHooks) e.remoteHooks = spec.remoteHooks
     if (spec.workers !== undefined) e.workers = spec.workers
     Object.assign(e, spec.fields)
+    if (spec.requirePermissions !== undefined) e.requirePermissions = spec.requirePermissions
     return e
   }
   const entries = await Promise.all(specs.map(entry))

@@ -32,6 +32,7 @@ describe('parseTenants', () => {
       workers: 1,
       locked: false,
       requireSigned: false,
+      requirePermissions: false,
     })
   })
 
@@ -57,7 +58,7 @@ describe('parseTenants', () => {
     expect(parse([{ ...good, remoteHooks: ['127.0.0.1:70000'] }])).toBe("tenants[0].remoteHooks[0]: '127.0.0.1:70000': port 70000 is above 65535")
     expect(parse([{ ...good, remoteHooks: [7] }])).toBe('tenants[0].remoteHooks[0]: expected a string: unix:PATH or HOST:PORT')
     expect(parse([{ ...good, remotehooks: [] }])).toBe(
-      "tenants[0]: unknown field 'remotehooks' (known fields: id, tokenHash, hooks, limits, policy, remoteHooks, onError, workers, locked, requireSigned, trustedKeys)",
+      "tenants[0]: unknown field 'remotehooks' (known fields: id, tokenHash, hooks, limits, policy, remoteHooks, onError, workers, locked, requireSigned, trustedKeys, requirePermissions)",
     )
   })
 

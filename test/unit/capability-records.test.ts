@@ -13,6 +13,7 @@ import {
   CAPABILITY_NAMES,
   type CapabilityName,
   HOST_CAPABILITY_NAMES,
+  type PermissionNeed,
   type PolicyClass,
 } from '../../src/protocol/capabilities.js'
 import { Session } from '../../src/sidecar/session/session.js'
@@ -129,6 +130,21 @@ describe('docs/capabilities.md lists the records', () => {
     expect(documented[0]?.path).toBe('log')
     expect(documented[0]?.rule).toBe('always allowed')
     for (const { path, rule } of documented.slice(1)) expect(rule, path).toBe(CLASS_TEXT[CAPABILITIES[path as CapabilityName].policy])
+  })
+
+  it("the same table's last column: the permission each record needs of a hook that declares its permissions", async () => {
+    const PERMISSION_TEXT: Record<PermissionNeed, string> = {
+      'files-read': '`"files": "read"` or `"read-write"`, the path in `"paths"`',
+      'files-write': '`"files": "read-write"`, the path in `"paths"`',
+      origin: 'the URL\'s origin in `"origins"`',
+      confirm: '`"confirm": true`',
+      notify: '`"notify": true`',
+    }
+    const rows = tableUnder(await read('docs/capabilities.md'), '### Capabilities')
+    for (const [call, , , , needs] of rows.slice(1)) {
+      const path = /^`ctx\.([a-z.]+)\(/i.exec(call ?? '')?.[1] as CapabilityName
+      expect(needs, path).toBe(PERMISSION_TEXT[CAPABILITIES[path].permission])
+    }
   })
 
   it('the wire table: one row per capability the host serves', async () => {

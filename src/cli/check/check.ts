@@ -8,6 +8,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { inert, inertJson, quoted } from '../../protocol/text.js'
 import { splitHint } from '../../sidecar/hooks/author-hints.js'
 import { closestPoint } from '../../sidecar/hooks/hook-files.js'
+import { describePermissions } from '../../protocol/hook-permissions.js'
 import { mayAsk } from '../../sidecar/hooks/may-ask.js'
 import { HOOK_NAME } from '../../sidecar/hooks/hook-folder.js'
 import { type AnyPoint, getPoint, isGate, isPointName } from '../../protocol/points/points.js'
@@ -30,6 +31,11 @@ hook.json). Prints each problem as
                             version, or skips the hook if it never loaded)
   FILE:LINE: warning: ...   the hook loads, but something looks wrong: an exported function that is
                             not a hook point (with the closest point name), an ignored folder
+
+and, for each hook that loads, what its hook.json "permissions" let it touch and decide:
+
+  FILE: permissions: ...    what it declared (what it does not name, it may not do)
+  FILE: note: ...           it declares none, so it may do whatever a session allows; what to add
 
 Exit status: 0 when every hook would load (warnings alone included), 1 when any hook would not,
 2 for a usage error (an unknown option, DIR missing).
@@ -64,12 +70,16 @@ export interface CheckedHook {
   mayAsk: boolean
   /** A remote hook's address, as hook.json writes it. */
   remote?: string
+  /** hook.json "permissions" in one line; absent when it declares none (it may do whatever the session allows). */
+  permissions?: string
 }
 
 export interface CheckReport {
   root: string
   hooks: CheckedHook[]
   problems: CheckProblem[]
+  /** One line per hook that loads: its permissions, or that it declares none (not a warning). */
+  permissions: Array<{ hook: string; file: string; declared: boolean; line: string }>
   errors: number
   warnings: number
 }
@@ -146,13 +156,14 @@ export async function checkHooks(dir: string, cwd = process.cwd(), options: { fo
   const pinning = { locked: options.locked === true, ...(options.lockFile !== undefined ? { lockFile: options.lockFile } : {}) }
   const admission = await Admission.open(root, pinning)
   const asLocked = admission.lock && !pinning.locked ? await Admission.open(root, { ...pinning, locked: true }) : undefined
+  const permissions: CheckReport['permissions'] = []
   const pool = new WorkerPool({ size: 1 })
   await pool.start()
   try {
     // Each hook is loaded once: a remote hook that does not answer is reported, not asked again.
     const registry = new Registry(root, { loader: pool, runner: pool, limits: DEFAULT_LIMITS, retryRemotes: false, followSymlinks: options.followSymlinks === true, admission })
     try {
-      await checkEach(registry, names, hooks, problems, show)
+      await checkEach(registry, names, hooks, problems, show, permissions)
       if (asLocked) await unlockedChanges(registry, asLocked, hooks, problems, show)
     } finally {
       await registry.close()
@@ -169,11 +180,18 @@ export async function checkHooks(dir: string, cwd = process.cwd(), options: { fo
     })
   }
   const errors = problems.filter((p) => p.severity === 'error').length
-  return { root, hooks, problems, errors, warnings: problems.length - errors }
+  return { root, hooks, problems, permissions, errors, warnings: problems.length - errors }
 }
 
 /** Loads each named hook once, adding what it found to `hooks` and `problems`. */
-async function checkEach(registry: Registry, names: string[], hooks: CheckedHook[], problems: CheckProblem[], show: (file: string) => string): Promise<void> {
+async function checkEach(
+  registry: Registry,
+  names: string[],
+  hooks: CheckedHook[],
+  problems: CheckProblem[],
+  show: (file: string) => string,
+  permissions: CheckReport['permissions'],
+): Promise<void> {
   for (const name of names) {
     const failed = await registry.loadOne(name)
     const loaded = registry.get(name)
@@ -189,6 +207,11 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
       continue
     }
     if (!loaded) continue
+    const jsonFile = show(join(name, 'hook.json'))
+    if (loaded.permissions) {
+      checked.permissions = describePermissions(loaded.permissions)
+      permissions.push({ hook: name, file: jsonFile, declared: true, line: checked.permissions })
+    } else permissions.push({ hook: name, file: jsonFile, declared: false, line: UNDECLARED })
     // A guard whose own bug is skipped lets the call through where a host keeps the seed's rule.
     const gates = [...loaded.points].filter((p) => isPointName(p) && isGate(getPoint(p) as AnyPoint))
     if (gates.length && registry.onErrorOf(name) === 'default') {
@@ -234,15 +257,20 @@ async function unlockedChanges(registry: Registry, locked: Admission, hooks: Che
   for (const hook of hooks) {
     const served = registry.get(hook.name)
     if (!hook.ok || !served) continue
-    const held = locked.judge({ files: await registry.read(hook.name), permissions: served.permissions, served: false })
+    const held = locked.judge({ files: await registry.read(hook.name), permissions: served.writtenPermissions, served: false })
     if (held) problems.push({ severity: 'warning', hook: hook.name, file: show(held.file), message: held.message, hint: `${held.remedy.skipped.replace(/, then it loads$/, '')}; 'hookd serve --locked' holds it until then` })
   }
 }
+
+/** What `hookd check` says of a hook without a permissions block: one line, with what to add. */
+const UNDECLARED =
+  'no "permissions" in its hook.json, so the hook may touch and decide whatever a session allows; add a "permissions" block listing what it needs (docs/writing-hooks.md#permissions)'
 
 function formatReport(report: CheckReport): string {
   const lines = report.problems.map(
     (p) => inert(`${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.severity}: ${p.message}`) + (p.hint ? `\n  hint: ${inert(p.hint)}` : ''),
   )
+  for (const p of report.permissions) lines.push(inert(`${p.file}: ${p.declared ? 'permissions' : 'note'}: ${p.line}`))
   const ok = report.hooks.filter((h) => h.ok).length
   const broken = report.hooks.length - ok
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`

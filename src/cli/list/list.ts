@@ -10,6 +10,9 @@ import { inert, inertJson } from '../../protocol/text.js'
 /** How much of a description the table shows: enough for one line beside the other columns. */
 const DESCRIPTION_COLUMN = 60
 
+/** The permissions column of a hook whose hook.json has no "permissions" block. */
+const UNDECLARED = 'undeclared'
+
 function cut(text: string): string {
   return text.length > DESCRIPTION_COLUMN ? `${text.slice(0, DESCRIPTION_COLUMN - 3)}...` : text
 }
@@ -17,9 +20,10 @@ function cut(text: string): string {
 export const LIST_HELP = `Usage: hookd list [--addr ADDR] [--token TOKEN] [--tls | --tls-ca FILE] [--json]
 
 Lists the hooks a running sidecar serves: name, version, content digest (what hookd.lock pins, its
-first 12 hex digits; --json has all of it), status, points, description (hook.json
-"description", cut to ${DESCRIPTION_COLUMN} characters; --json has all of it) and the last load error. A
-sidecar with tenants lists the hooks of the tenant whose token is given.
+first 12 hex digits; --json has all of it), status, points, description (hook.json "description", cut
+to ${DESCRIPTION_COLUMN} characters; --json has all of it), permissions (what hook.json "permissions"
+let it touch and decide; "undeclared": it may do whatever the session allows) and the last load
+error. A sidecar with tenants lists the hooks of the tenant whose token is given.
 
   --addr ADDR            the sidecar (default: ${DEFAULT_ADDRESS})
 ${CONNECT_HELP}
@@ -60,9 +64,10 @@ export async function listHooks(argv: string[], io: CliIo): Promise<number> {
       h.status,
       h.points.join(',') || '-',
       h.description ? inert(cut(h.description)) : '-',
+      h.permissions ? inert(h.permissions) : h.version ? UNDECLARED : '-',
       inert(h.lastError?.message ?? ''),
     ])
-    const head = ['NAME', 'VERSION', 'DIGEST', 'STATUS', 'POINTS', 'DESCRIPTION', 'LAST ERROR']
+    const head = ['NAME', 'VERSION', 'DIGEST', 'STATUS', 'POINTS', 'DESCRIPTION', 'PERMISSIONS', 'LAST ERROR']
     const widths = head.map((_, i) => Math.max(head[i]?.length ?? 0, ...rows.map((r) => r[i]?.length ?? 0)))
     const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()
     io.stdout.write(`${[line(head), ...rows.map(line)].join('\n')}\n`)

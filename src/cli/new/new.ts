@@ -86,7 +86,7 @@ export async function newHook(argv: string[], io: CliIo): Promise<number> {
     [
       `created ${where}/`,
       `  ${values.ts ? 'index.ts' : 'index.js'}    ${points.join(', ')}`,
-      '  hook.json   its config (ctx.config)',
+      '  hook.json   its config (ctx.config) and permissions (what it may touch and decide)',
       ...(values.ts ? ['  tsconfig.json   for your editor and tsc (hookd reads none)'] : []),
       `  ${tests.join(', ')}`,
       ...(failsClosed(points) ? [FAILS_CLOSED] : []),
@@ -113,7 +113,7 @@ async function fromRule(rule: string, refuses: boolean, given: string, dir: stri
     [
       `created ${where}/ from the starter rule ${rule}`,
       `  ${files.filter((f) => !f.startsWith('tests/') && f !== 'hook.json').join(', ')}    the rule (read its opening comment: what it sees and what it cannot)`,
-      '  hook.json   its description, "onError" and config (ctx.config)',
+      '  hook.json   its description, "onError", permissions and config (ctx.config)',
       `  tests/      ${cases} ${cases === 1 ? 'case' : 'cases'}`,
       ...(refuses ? [FAILS_CLOSED] : []),
       'next:',

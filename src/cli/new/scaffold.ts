@@ -15,6 +15,8 @@ export const SCAFFOLD_POINTS: readonly StepPointName[] = ['beforeRun', 'afterRun
 interface PointTemplate {
   /** Config fields: name, TypeScript type, default value. */
   config: Array<[string, string, unknown]>
+  /** What its handler touches and decides, for hook.json "permissions" (merged over the chosen points). */
+  permissions: TemplatePermissions
   /** The handler's parameters after ctx. */
   params: string
   /** The handler's body lines (two-space indented inside the method). */
@@ -23,9 +25,17 @@ interface PointTemplate {
   cases: (name: string) => Record<string, unknown>
 }
 
+/** A template's share of hook.json "permissions" (src/protocol/hook-permissions.ts). */
+interface TemplatePermissions {
+  files?: 'read-write'
+  paths?: string[]
+  decide?: { refuse?: true; rewriteResults?: true; rewriteModelText?: true; addContext?: true }
+}
+
 const TEMPLATES: Record<StepPointName, PointTemplate> = {
   beforeRun: {
     config: [],
+    permissions: {},
     params: 'event',
     body: () => ["ctx.log('run', event.sessionId, 'starts with', event.modelId)"],
     cases: () => ({
@@ -39,6 +49,7 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
   },
   afterRun: {
     config: [['runLog', 'string', 'logs/runs.log']],
+    permissions: { files: 'read-write', paths: ['logs/**'] },
     params: 'event',
     body: () => ["ctx.file.append(ctx.config.runLog, ctx.session.id + ' ended: ' + event.reason + '\\n')"],
     cases: () => ({
@@ -53,6 +64,7 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
   },
   beforeModelRequest: {
     config: [['note', 'string', 'Answer in plain English.']],
+    permissions: { decide: { addContext: true } },
     params: 'request',
     body: () => ["return { system: request.system + '\\n\\n' + ctx.config.note }"],
     cases: () => ({
@@ -66,6 +78,7 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
   },
   afterModelResponse: {
     config: [],
+    permissions: { decide: { rewriteModelText: true } },
     params: 'response',
     body: () => [
       "const text = response.text.replace(/\\bsk-[A-Za-z0-9_-]{16,}/g, '[redacted]')",
@@ -82,6 +95,7 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
   },
   beforeToolExecute: {
     config: [['blocked', 'string[]', ['rm -rf', 'git push --force']]],
+    permissions: { decide: { refuse: true } },
     params: 'call',
     body: (name) => [
       "if (call.name !== 'shell') return",
@@ -109,6 +123,7 @@ const TEMPLATES: Record<StepPointName, PointTemplate> = {
   },
   afterToolExecute: {
     config: [['maxChars', 'number', 20000]],
+    permissions: { decide: { rewriteResults: true } },
     params: 'call, result',
     body: () => [
       'if (result.text.length <= ctx.config.maxChars) return',
@@ -154,6 +169,7 @@ export function scaffold({ name, points, typescript }: ScaffoldOptions): Record<
   files['hook.json'] = json({
     description: `${name}: what this hook does`,
     ...(failsClosed(chosen) ? { onError: 'refuse' } : {}),
+    permissions: permissionsOf(chosen),
     config: Object.fromEntries(config.map(([key, , value]) => [key, value])),
   })
   for (const point of chosen) {
@@ -167,6 +183,21 @@ export function scaffold({ name, points, typescript }: ScaffoldOptions): Record<
     })
   }
   return files
+}
+
+/**
+ * The hook.json "permissions" of a hook of these points: what each template's handler touches and
+ * decides, together, and nothing more (a new hook starts with least privilege; its author widens it).
+ */
+export function permissionsOf(points: readonly StepPointName[]): TemplatePermissions {
+  const out: TemplatePermissions = {}
+  for (const point of points) {
+    const p = TEMPLATES[point].permissions
+    if (p.files) out.files = p.files
+    if (p.paths) out.paths = [...(out.paths ?? []), ...p.paths]
+    if (p.decide) out.decide = { ...out.decide, ...p.decide }
+  }
+  return out
 }
 
 function json(value: unknown): string {

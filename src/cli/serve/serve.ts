@@ -60,6 +60,9 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --fail-closed            every session fails closed at gate points: any failure of any hook refuses
                            the call, whatever a session or a hook asks (with --tenants: a tenant's
                            "onError": "refuse" in the tenants file)
+  --require-permissions    every hook must declare what it may touch and decide ("permissions" in
+                           its hook.json, docs/writing-hooks.md); one without does not load (with
+                           --tenants: for every tenant; a tenant's "requirePermissions" asks it alone)
   --capture DIR            write every point call of every gRPC session (not yet the HTTP front
                            door's) to DIR as a ready-to-edit \`hookd test\` case: payload, what the
                            hooks read, the result it got (for development: the files hold the calls'
@@ -102,6 +105,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'no-watch': { type: 'boolean', default: false },
         'allow-symlinks': { type: 'boolean', default: false },
         'fail-closed': { type: 'boolean', default: false },
+        'require-permissions': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
         capture: { type: 'string' },
         projects: { type: 'boolean', default: false },
@@ -184,6 +188,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     },
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
+    ...(values['require-permissions'] ? { requirePermissions: true } : {}),
     ...(values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}),
     ...(values.projects ? { projects: workers !== undefined ? { workers } : {} } : {}),
     ...(values.floor !== undefined ? { floor: resolve(io.cwd, values.floor) } : {}),

@@ -10,7 +10,7 @@
  */
 import * as z from 'zod'
 import { type EventPayload, type EventState, type Fields, changedFields, eventSchema } from './event-points.js'
-import type { PointSpec } from './point-spec.js'
+import type { FieldDecision, PointSpec } from './point-spec.js'
 
 const text = z.string().max(100_000)
 
@@ -43,6 +43,22 @@ const AGENT_FIELDS = {
 
 export type AgentPointName = keyof typeof AGENT_FIELDS
 
+/**
+ * The decision each field makes (hook.json "permissions".decide, point-spec.ts FieldDecision): a
+ * dialog's decision approves or refuses, what stops or blocks something refuses, rewritten arguments
+ * rewrite the call, and text for the model to read first adds context.
+ */
+const DECIDES: { readonly [N in AgentPointName]: { readonly [K in keyof (typeof AGENT_FIELDS)[N]]: FieldDecision } } = {
+  'permission:request': { decision: 'permission', reason: 'refuse', arguments: 'rewriteArguments' },
+  'subagent:start': { context: 'context' },
+  'subagent:stop': { keepWorking: 'refuse', reason: 'refuse' },
+  'compact:before': { block: 'refuse', reason: 'refuse' },
+  'compact:after': {},
+  'config:change': { block: 'refuse', reason: 'refuse' },
+  notification: {},
+  'file:changed': {},
+}
+
 /** How hookd refuses at the agents' gates when the hooks could not decide: the field that refuses, and its value. */
 const GATES: Partial<Record<AgentPointName, { field: string; value: unknown }>> = {
   'permission:request': { field: 'decision', value: 'deny' },
@@ -52,6 +68,7 @@ const GATES: Partial<Record<AgentPointName, { field: string; value: unknown }>> 
 type AgentPointSpec = PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload>
 
 function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
+  const decides = DECIDES[name] as Readonly<Record<string, FieldDecision>>
   const names = Object.keys(fields)
   const gate = GATES[name]
   const refused = (state: EventState): boolean => gate !== undefined && state.current[gate.field] === gate.value
@@ -64,6 +81,9 @@ function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
       : 'agent event point; the handler observes the event it is given.',
     payload: eventSchema,
     fields,
+    decides,
+    // A permission dialog names the tool whose arguments a rewrite changes (a permission lists tools by name).
+    ...(name === 'permission:request' ? { tool: (state: EventState) => (typeof state.current.name === 'string' ? state.current.name : '') } : {}),
     args: (state) => [state.current],
     apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
     // A refusal at a gate is final: no later hook runs to undo it.

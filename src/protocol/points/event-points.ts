@@ -8,7 +8,7 @@
  * of the one catalog: points.ts merges it into `points`.
  */
 import * as z from 'zod'
-import type { Alias, PointSpec } from './point-spec.js'
+import type { Alias, FieldDecision, PointSpec } from './point-spec.js'
 import { sameJson } from '../json.js'
 
 export type EventPayload = Record<string, unknown>
@@ -43,6 +43,31 @@ const MUTABLE = {
   'child:tool:gate': gate,
   'child:tool:transform': toolTransform,
 } as const satisfies Record<string, Fields>
+
+/**
+ * The decision each mutable field makes (hook.json "permissions".decide, point-spec.ts FieldDecision):
+ * a gate's fields refuse; what a tool, an MCP tool or a content reference returned, and what a trace
+ * records of it, are results; what the model is offered or reads (its options, tools, skills, system
+ * prompt, messages) is its text, where appending to the system prompt or the messages adds context.
+ */
+const gateDecides = { block: 'refuse', reason: 'refuse', result: 'refuse' } as const
+const DECIDES: { readonly [N in keyof typeof MUTABLE]: { readonly [K in keyof (typeof MUTABLE)[N]]: FieldDecision } } = {
+  'turn:before': { options: 'rewriteModelText' },
+  'context:transform': { messages: 'context' },
+  'system:transform': { system: 'context' },
+  'tool:gate': gateDecides,
+  'tool:unknown': { result: 'rewriteResults', suppressError: 'rewriteResults' },
+  'tool:transform': { result: 'rewriteResults', isError: 'rewriteResults' },
+  'tool:error': { result: 'rewriteResults' },
+  'mcp:tool:gate': gateDecides,
+  'mcp:tool:transform': { result: 'rewriteResults' },
+  'mcp:tools:filter': { tools: 'rewriteModelText' },
+  'skills:catalog': { catalog: 'rewriteModelText' },
+  'content-ref:resolve': { data: 'rewriteResults' },
+  'tracing:redact': { redacted: 'rewriteResults' },
+  'child:tool:gate': gateDecides,
+  'child:tool:transform': { result: 'rewriteResults', isError: 'rewriteResults' },
+}
 
 /** Points that only observe. */
 const OBSERVERS = [
@@ -168,7 +193,7 @@ const ALIASES: Partial<Record<EventPointName, Alias<EventState>>> = {
   },
 }
 
-function eventPoint(name: EventPointName, fields: Fields): PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload> {
+function eventPoint(name: EventPointName, fields: Fields, decides: Readonly<Record<string, FieldDecision>>): PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload> {
   const names = Object.keys(fields)
   const alias = ALIASES[name]
   return {
@@ -180,6 +205,7 @@ function eventPoint(name: EventPointName, fields: Fields): PointSpec<EventPayloa
       : 'event point; the handler observes the event it is given.',
     payload: eventSchema,
     fields,
+    decides,
     args: (state) => [state.current],
     apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
     stopped: () => false,
@@ -199,7 +225,7 @@ type EventPointTable = { readonly [N in EventPointName]: PointSpec<EventPayload,
 
 export function eventPoints(): EventPointTable {
   const table: Partial<Record<EventPointName, PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload>>> = {}
-  for (const [name, fields] of Object.entries(MUTABLE) as Array<[MutableName, Fields]>) table[name] = eventPoint(name, fields)
-  for (const name of OBSERVERS) table[name] = eventPoint(name, {})
+  for (const [name, fields] of Object.entries(MUTABLE) as Array<[MutableName, Fields]>) table[name] = eventPoint(name, fields, DECIDES[name])
+  for (const name of OBSERVERS) table[name] = eventPoint(name, {}, {})
   return table as EventPointTable
 }

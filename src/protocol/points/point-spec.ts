@@ -3,6 +3,14 @@
  * hook may change, how an answer merges into the chain's value, and what the host receives.
  */
 import type * as z from 'zod'
+import type { DecisionName } from '../hook-permissions.js'
+
+/**
+ * The decision a field makes, as hook.json "permissions".decide names it (field-decisions.ts reads it):
+ * `context` is `addContext` when the change only appends to what is there, `rewriteModelText` otherwise;
+ * `permission` (a permission dialog's decision) is `approve` for an allow, `refuse` for the rest.
+ */
+export type FieldDecision = Exclude<DecisionName, 'addContext' | 'approve'> | 'context' | 'permission'
 
 /** The six step points' names (step-points.ts), which event points may alias. */
 export type StepPointName = 'beforeRun' | 'afterRun' | 'beforeModelRequest' | 'afterModelResponse' | 'beforeToolExecute' | 'afterToolExecute'
@@ -28,6 +36,10 @@ export interface PointSpec<P, S, F extends Record<string, unknown>, O> {
   readonly payload: z.ZodType<S, P>
   /** The fields a hook may return, each optional (null or undefined keeps the current value). */
   readonly fields: { readonly [K in keyof F]-?: z.ZodType<F[K]> }
+  /** The decision each field makes: what a hook that declares its permissions must have declared to change it. */
+  readonly decides: { readonly [K in keyof NoInfer<F>]-?: FieldDecision }
+  /** Points with a `rewriteArguments` field: the tool the call names (a permission lists tools by name). */
+  readonly tool?: (state: S) => string
   /** The arguments after `ctx` that the hook function receives. */
   args(state: S): readonly unknown[]
   /** The chain's value after a hook's validated, non-null fields are applied. */

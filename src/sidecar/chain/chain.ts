@@ -16,6 +16,8 @@ import { parseJson } from '../../protocol/bounded-json.js'
 import { sameJson } from '../../protocol/json.js'
 import { MESSAGE_CHARS, clip, quoted } from '../../protocol/text.js'
 import { hintFor } from '../hooks/author-hints.js'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
+import { permittedChanges } from './permitted-changes.js'
 import type { HookMode, Layer } from './layer.js'
 import { type Would, wouldOf } from './would.js'
 
@@ -52,6 +54,8 @@ export interface ChainHook {
   mode?: HookMode
   /** Its layer; a `floor` hook's refusal ends the chain. Absent: `session`. */
   layer?: Layer
+  /** hook.json "permissions": the decisions it may make (permitted-changes.ts); undefined: any its point allows. */
+  permissions?: HookPermissions | undefined
 }
 
 export interface ChainStep {
@@ -192,6 +196,12 @@ export interface ChainOptions {
   jsonDepth: number
   /** What each hook's failure does at a gate. Default: `default` for every hook. */
   onError?: (hook: ChainHook) => OnError
+  /**
+   * Puts a question to a person at a gate (a shell command rewritten by a hook that may not rewrite
+   * it: permitted-changes.ts) and says whether they said yes. Absent: nobody can be asked, and such a
+   * rewrite is dropped.
+   */
+  ask?: (hook: ChainHook, question: { title: string; body: string }) => Promise<boolean>
 }
 
 const NO_TIME = { durationUs: 0, cpuUs: 0 }
@@ -315,15 +325,26 @@ export async function runChain(
         `${label} ${verb} ${fieldNames(ignored)}, which ${point.name} does not let a hook change; ignored (it accepts: ${allowed.length ? allowed.join(', ') : 'nothing'})${instead}`,
       )
     }
+    let ask: { title: string; body: string; refusal: string } | undefined
+    if (hook.permissions && Object.keys(changes).length) {
+      const permitted = permittedChanges(point, state, changes, hook.name, hook.permissions, gate && options.ask !== undefined)
+      changes = permitted.kept
+      for (const note of permitted.notes) diagnostic('not-permitted', `${label} ${note}`)
+      ask = permitted.ask
+    }
     if (Object.keys(changes).length === 0) {
       trace.push({ ...base, outcome: 'no-opinion', ...timing })
       continue
     }
-    const next = point.apply(state, changes, hook.name)
+    let next = point.apply(state, changes, hook.name)
     if (shadow) {
       // Recorded, not applied: the chain goes on as if the hook had no opinion.
       trace.push({ ...base, outcome: 'no-opinion', ...timing, would: wouldOf(point, state, next, changes) })
       continue
+    }
+    // A rewrite the hook may not make, kept only if the person approves it: a no refuses the call.
+    if (ask && options.ask && gate && !point.refused?.(next) && !(await options.ask(hook, { title: ask.title, body: ask.body }))) {
+      next = point.refuse(next, ask.refusal, 'hookd')
     }
     if (!settled()) decidedBy = { hook: hook.name, layer }
     state = next

@@ -10,6 +10,7 @@ import { parseJson } from '../../protocol/bounded-json.js'
 import { CONFIG_MAX_BYTES } from './hook-folder.js'
 import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
+import { type HookPermissions, hookPermissions, permissionsSchema } from '../../protocol/hook-permissions.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
 import { type SourceMap, mapPosition } from './source-map.js'
@@ -38,12 +39,8 @@ export const hookJsonSchema = z.strictObject({
    * The session's or operator's "refuse" wins over "skip".
    */
   onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
-  /**
-   * What the hook may touch and decide (the least-privilege issue). Read here only to be pinned: hookd.lock
-   * records it as written (canonical JSON) and a version that asks for more than its locked one is held
-   * (src/sidecar/pinning/admission.ts).
-   */
-  permissions: z.unknown().optional(),
+  /** What the hook may touch and decide (src/protocol/hook-permissions.ts); absent: what the session allows. */
+  permissions: permissionsSchema.optional(),
   /**
    * "shadow" runs the hook on real traffic and records what it would have decided (the audit log's
    * `would`, the operator log, hookd_shadow_decisions_total), enforcing nothing (chain.ts, would.ts;
@@ -63,7 +60,18 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; permissions?: unknown; mode?: HookMode }
+  | {
+      ok: true
+      config: unknown
+      description?: string
+      remote?: string
+      onError?: 'default' | 'refuse' | 'skip'
+      /** hook.json "permissions", parsed (hook-permissions.ts). */
+      permissions?: HookPermissions
+      /** The same block as written, for hookd.lock to record (pinning/lock-file.ts). */
+      writtenPermissions?: unknown
+      mode?: HookMode
+    }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -82,11 +90,11 @@ export function checkHookJson(text: string): HookJsonCheck {
     return {
       ok: true,
       config,
-      ...(permissions !== undefined ? { permissions } : {}),
       ...(description !== undefined ? { description } : {}),
       ...(remote !== undefined ? { remote } : {}),
       ...(onError !== undefined ? { onError } : {}),
       ...(mode !== undefined ? { mode } : {}),
+      ...(permissions !== undefined ? { permissions: hookPermissions(permissions), writtenPermissions: (json as { permissions?: unknown }).permissions } : {}),
     }
   }
   const issue = parsed.error.issues[0]

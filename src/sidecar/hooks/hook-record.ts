@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
+import { describePermissions } from '../../protocol/hook-permissions.js'
 import type { HookInfoData, HookStatus, OnError } from '../../protocol/wire.js'
 import type { HookFiles } from './hook-folder.js'
 import type { LoadedHook, Remedy } from './kinds/hook-kind.js'
@@ -107,6 +108,7 @@ export class HookRecord {
     }
     if (served?.description) info.description = served.description
     if (served?.digest) info.digest = served.digest
+    if (served?.permissions) info.permissions = describePermissions(served.permissions)
     if (this.folder?.lastError) info.lastError = this.folder.lastError
     return info
   }

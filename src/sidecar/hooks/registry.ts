@@ -73,6 +73,11 @@ export interface RegistryOptions extends SandboxedOptions, RemoteOptions {
   admission?: Admission
   /** Where the registry's own news goes that is not a hook's (the lock file cannot be read). Default stderr. */
   report?: (line: string) => void
+  /**
+   * Every hook must declare its permissions (hook.json "permissions"; `hookd serve
+   * --require-permissions`, a tenant's `requirePermissions`): one without them does not load.
+   */
+  requirePermissions?: boolean
 }
 
 export class Registry {
@@ -91,6 +96,7 @@ export class Registry {
   /** The hook kinds, asked in this order which one a folder is (the last claims every folder). */
   private readonly kinds: readonly HookKind[]
   private readonly admission: Admission | undefined
+  private readonly requirePermissions: boolean
   private readonly followSymlinks: boolean
   private readonly report: (line: string) => void
   /** Stops watching the lock file. */
@@ -101,6 +107,7 @@ export class Registry {
   constructor(root: string, options: RegistryOptions) {
     this.rootDir = resolve(root)
     this.admission = options.admission
+    this.requirePermissions = options.requirePermissions === true
     this.report = options.report ?? ((line) => void process.stderr.write(`hookd: ${line}\n`))
     this.sources = new HookSources(this.root, { followSymlinks: options.followSymlinks === true })
     const reload = (name: string): Promise<unknown> => this.read(name).then((files) => this.apply(files, true))
@@ -365,17 +372,23 @@ export class Registry {
       settings.mode = checked.mode ?? 'enforce'
       settings.description = checked.description
       settings.remote = checked.remote
+      settings.permissions = checked.permissions
     }
-    const permissions = checkedPermissions(files.configText)
+    if (this.requirePermissions && settings.permissions === undefined) {
+      const file = files.configText !== undefined ? jsonFile : `${name}/index.js`
+      return { ok: false, message: permissionsRequired(files.configText !== undefined), file, remedy: { skipped: `add "permissions" to ${jsonFile} and save it`, stale: `add "permissions" to ${jsonFile} and save it again` }, onError: settings.onError }
+    }
+    const written = checkedPermissions(files.configText)
     const served = this.records.get(name)?.served
-    const held = this.admission?.judge({ files, permissions, served: served !== undefined, servedPermissions: served?.permissions })
+    const held = this.admission?.judge({ files, permissions: written, served: served !== undefined, servedPermissions: served?.writtenPermissions })
     if (held) return { ok: false, message: held.message, file: held.file, remedy: held.remedy, repeat: held.repeat, onError: settings.onError }
     const kind = this.kinds.find((k) => k.claims(files, settings)) as HookKind
     const result = await kind.load(files, settings)
     if (!result.ok) return { ...result, onError: settings.onError }
     const { description } = settings
-    const pinned = { ...(files.content ? { digest: files.content.digest } : {}), ...(permissions !== undefined ? { permissions } : {}) }
-    return { ...result, hook: { ...result.hook, onError: settings.onError, mode: settings.mode, ...(description !== undefined ? { description } : {}), ...pinned } }
+    const pinned = { ...(files.content ? { digest: files.content.digest } : {}), ...(written !== undefined ? { writtenPermissions: written } : {}) }
+    const declared = settings.permissions !== undefined ? { permissions: settings.permissions } : {}
+    return { ...result, hook: { ...result.hook, onError: settings.onError, mode: settings.mode, ...(description !== undefined ? { description } : {}), ...declared, ...pinned } }
   }
 
   private emit(event: RegistryEvent): void {
@@ -393,5 +406,14 @@ export class Registry {
 function checkedPermissions(configText: string | undefined): string | undefined {
   if (configText === undefined) return undefined
   const checked = checkHookJson(configText)
-  return checked.ok && checked.permissions !== undefined ? canonicalJson(checked.permissions) : undefined
+  return checked.ok && checked.writtenPermissions !== undefined ? canonicalJson(checked.writtenPermissions) : undefined
+}
+
+/** Why a hook without a permissions block does not load where they are required, and what to add. */
+function permissionsRequired(hasJson: boolean): string {
+  const where = hasJson ? 'its hook.json has no "permissions" block' : 'it has no hook.json'
+  return (
+    `this sidecar requires every hook to declare its permissions (hookd serve --require-permissions, or the tenant's requirePermissions), and ${where}; ` +
+    `add one listing what the hook may touch and decide, e.g. "permissions": {"decide": {"refuse": true}} (docs/writing-hooks.md#permissions)`
+  )
 }

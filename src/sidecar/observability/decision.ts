@@ -38,7 +38,7 @@ export interface DecisionFacts {
 }
 
 /** Diagnostic kinds that are not a hook failing: news, notes and the sidecar's own answers. */
-const NOT_FAILURES: ReadonlySet<DiagnosticKind> = new Set(['ignored-field', 'reload', 'quota'])
+const NOT_FAILURES: ReadonlySet<DiagnosticKind> = new Set(['ignored-field', 'reload', 'quota', 'not-permitted'])
 
 export function decisionFacts(result: DecidedResult): DecisionFacts {
   const spec = getPoint(result.point)

@@ -143,9 +143,10 @@ export class Admission {
       }
     }
     const reference = entry ? entry.permissions : c.served ? c.servedPermissions : undefined
-    if ((entry || c.served) && asksForMore(reference, c.permissions)) {
+    const wider = entry || c.served ? asksForMore(reference, c.permissions) : []
+    if (wider.length) {
       return {
-        message: `hook '${name}' is held: this version asks for more permissions than its ${entry ? 'locked' : 'serving'} version (${entry ? 'hookd.lock' : 'now'}: ${reference ?? 'none'}; this version: ${c.permissions ?? 'none'})`,
+        message: `hook '${name}' is held: this version asks for more permissions than its ${entry ? 'locked' : 'serving'} version: ${wider.join('; ')} (${entry ? 'hookd.lock' : 'now'}: ${reference ?? 'none'}; this version: ${c.permissions ?? 'none'})`,
         file: `${name}/hook.json`,
         remedy: remedy(`review them and approve with ${trust}`),
       }

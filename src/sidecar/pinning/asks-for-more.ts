@@ -1,42 +1,31 @@
 /**
- * Whether a hook's new "permissions" ask for more than its locked ones. Until the least-privilege
- * permissions schema lands (the least-privilege branch's `widenedPermissions`), hookd compares the
- * two values as JSON, and fails toward asking: a new version is let through without approval only when
- * it is plainly narrower (or equal), which is when every array of it holds only items its locked array
- * holds, every object only keys its locked object has (each of them narrower in turn), and every other
- * value is equal. Anything else (a key that is new, a value that changed kind, permissions that appear
- * or disappear) is held for `hookd trust`.
+ * What a hook's new "permissions" may do that its locked (or serving) ones may not: the words of
+ * widenedPermissions (src/protocol/hook-permissions.ts), empty when nothing more. Both sides are
+ * hook.json "permissions" as written, in canonical JSON text (what hookd.lock records), undefined when
+ * the hook has none (it may do whatever the session allows, so nothing is wider). Text that does not
+ * read as a permissions block (a lock file edited by hand) is held for approval: failing toward asking.
  */
-import { canonicalJson } from './canonical-json.js'
+import { type HookPermissions, parsePermissions, widenedPermissions } from '../../protocol/hook-permissions.js'
 
-/** `locked` and `next`: canonical JSON text of hook.json "permissions", undefined when it has none. */
-export function asksForMore(locked: string | undefined, next: string | undefined): boolean {
-  if (locked === next) return false
-  if (locked === undefined || next === undefined) return true
-  let a: unknown
-  let b: unknown
+type Read = { ok: true; permissions: HookPermissions | undefined } | { ok: false }
+
+function read(text: string | undefined): Read {
+  if (text === undefined) return { ok: true, permissions: undefined }
+  let raw: unknown
   try {
-    a = JSON.parse(locked)
-    b = JSON.parse(next)
+    raw = JSON.parse(text)
   } catch {
-    return true
+    return { ok: false }
   }
-  return !narrower(b, a, 0)
+  const parsed = parsePermissions(raw)
+  return parsed.ok ? { ok: true, permissions: parsed.permissions } : { ok: false }
 }
 
-/** True when `next` asks for nothing `locked` does not allow (bounded: past 32 levels, not plainly). */
-function narrower(next: unknown, locked: unknown, depth: number): boolean {
-  if (depth > 32) return false
-  if (Array.isArray(next) && Array.isArray(locked)) {
-    const allowed = new Set(locked.map((v) => canonicalJson(v)))
-    return next.every((v) => allowed.has(canonicalJson(v)))
-  }
-  if (isObject(next) && isObject(locked)) {
-    return Object.entries(next).every(([k, v]) => Object.hasOwn(locked, k) && narrower(v, locked[k], depth + 1))
-  }
-  return canonicalJson(next) === canonicalJson(locked)
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
+export function asksForMore(locked: string | undefined, next: string | undefined): string[] {
+  if (locked === next) return []
+  const before = read(locked)
+  const after = read(next)
+  if (!before.ok) return ['its locked permissions do not read as a permissions block']
+  if (!after.ok) return ['its permissions do not read as a permissions block']
+  return widenedPermissions(before.permissions, after.permissions)
 }

@@ -38,6 +38,8 @@ export interface ProjectsOptions {
   report?(line: string): void
   /** The operator's floor (src/sidecar/floor.ts): its hooks run first in every project's sessions. */
   floor?: Floor
+  /** Every project's hooks must declare their permissions (`hookd serve --require-permissions`). */
+  requirePermissions?: boolean
 }
 
 /** A project as an event names it, checked (http/project-ref.ts): its real folder and its hooks folder. */
@@ -211,7 +213,7 @@ export class Projects implements Tenancy {
     try {
       await pool.start()
       pool.onBroken((reason) => this.report(`project ${id}: ${reason}; its hooks cannot run until hookd restarts`))
-      registry = new Registry(ref.hooks, { loader: pool, runner: pool, limits: this.options.limits })
+      registry = new Registry(ref.hooks, { loader: pool, runner: pool, limits: this.options.limits, requirePermissions: this.options.requirePermissions === true })
       for (const d of await registry.loadAll()) this.report(`project ${id}: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
       if (this.options.watch !== false) await registry.watch(this.options.watch)
       if (this.options.observer) this.options.observer.served({ tenant: id, registry, pool })

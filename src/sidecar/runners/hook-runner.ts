@@ -10,6 +10,7 @@
 import * as z from 'zod'
 import type { CapabilityCode } from '../../protocol/capability-errors.js'
 import { DIAGNOSTIC_KINDS } from '../../protocol/diagnostic.js'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
 import type { OnError } from '../../protocol/wire.js'
 import type { HookMode, Layer } from '../chain/layer.js'
 import type { Limits } from '../limits.js'
@@ -24,6 +25,11 @@ export interface CtxData {
   env: Record<string, string>
   /** The hook's own name and the point it runs for. */
   hook: { name: string; version: string; point: string }
+  /**
+   * For a hook that declares its permissions: each env name the session would show it but it did not
+   * declare, with the message reading `ctx.env.NAME` throws (code 'denied'). Absent: no such names.
+   */
+  envRefusals?: Record<string, string>
 }
 
 /** A hook as a runner runs it: its name and version, and, for a sandboxed hook, its code. */
@@ -109,8 +115,15 @@ export interface ChainRequest {
       /** hook.json "mode" and the hook's layer (chain.ts), so the runner's chain agrees. */
       mode?: HookMode
       layer?: Layer
+      /** hook.json "permissions" (the decisions it may make), so the runner's chain agrees. */
+      permissions?: HookPermissions | undefined
     }
   >
+  /**
+   * A person can be asked at this gate (chain.ts ChainOptions.ask): the runner's chain keeps a shell
+   * rewrite that is being asked about, as the caller's does until the person says no.
+   */
+  canAsk?: boolean
   /** Per invocation, for each step. */
   limits: Limits
   signal?: AbortSignal

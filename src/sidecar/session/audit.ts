@@ -8,7 +8,9 @@
  * outcomes and layers (a shadow hook's with what it `would` have decided), the decision for gates
  * (allowed, refused, or asked: left to the agent's own prompt, with the questions), the layer that
  * decided (`layer`: floor, tenant, project, session or hookd; absent when no hook changed anything),
- * the kinds of the diagnostics, and the duration. Payloads, results and diagnostic messages
+ * the kinds of the diagnostics, and the duration. Each consulted hook carries its declared
+ * permissions in one line (hook-permissions.ts describePermissions), or null when its hook.json has
+ * none (it may do whatever the session allows). Payloads, results and diagnostic messages
  * (which can quote a payload) are logged only with `--audit-payloads`.
  *
  * An asked decision gets a second line once its outcome is known (`recordOutcome`): the same
@@ -25,6 +27,7 @@ import type { PointResultData } from '../../protocol/wire.js'
 import type { ChainTrace, DecidedBy } from '../chain/chain.js'
 import { getPoint, isGate } from '../../protocol/points/points.js'
 import { clip, inert } from '../../protocol/text.js'
+import { type HookPermissions, describePermissions } from '../../protocol/hook-permissions.js'
 import type { AskedQuestion, OutcomeReport } from '../observability/observer.js'
 import { type AuditSink, openAuditSink } from './audit-file.js'
 
@@ -99,6 +102,8 @@ export interface AuditLine {
     layer?: string
     /** A shadow hook: what it would have decided (chain/would.ts); it enforced nothing. */
     would?: string
+    /** hook.json "permissions" in one line; null: the hook declares none. Absent when the session did not say. */
+    permissions?: string | null
   }>
   decision?: AuditDecision
   /**
@@ -136,8 +141,17 @@ export class AuditLog {
     return this.sink.totalUnwritten
   }
 
-  /** Writes one result's line; `asked` are the questions deferred to the agent's prompt during it. */
-  record(who: AuditContext, result: AuditedResult, payload: unknown, asked: readonly AskedQuestion[] = []): void {
+  /**
+   * Writes one result's line; `asked` are the questions deferred to the agent's prompt during it,
+   * `granted` the declared permissions of the hooks that ran (undefined: none declared).
+   */
+  record(
+    who: AuditContext,
+    result: AuditedResult,
+    payload: unknown,
+    asked: readonly AskedQuestion[] = [],
+    granted?: ReadonlyMap<string, HookPermissions | undefined>,
+  ): void {
     const line: AuditLine = {
       time: new Date().toISOString(),
       decisionId: result.decisionId,
@@ -158,6 +172,7 @@ export class AuditLog {
         ...(t.autoConfirms ? { autoConfirms: t.autoConfirms.map((c) => (this.payloads ? c : { approved: c.approved })) } : {}),
         ...(t.layer !== undefined ? { layer: t.layer } : {}),
         ...(t.would !== undefined ? { would: t.would } : {}),
+        ...(granted?.has(t.hook) ? { permissions: permissionsLine(granted.get(t.hook)) } : {}),
       })),
       diagnostics: result.diagnostics.map((d) => (this.payloads ? { hook: d.hook, kind: d.kind, message: d.message } : { hook: d.hook, kind: d.kind })),
       durationUs: result.durationUs,
@@ -222,6 +237,14 @@ export function gateDecision(point: string, result: unknown): GateDecision | und
   return d
 }
 
+/** A hook's permissions in its audit entry: one line, clipped; null for a hook that declares none. */
+function permissionsLine(granted: HookPermissions | undefined): string | null {
+  return granted === undefined ? null : clip(describePermissions(granted), PERMISSIONS_CHARS)
+}
+
+/** How long a hook's permissions may be in a line (the block itself is bounded: hook-permissions.ts). */
+const PERMISSIONS_CHARS = 2048
+
 /** A gate's decision as its audit line says it: asked when the chain let it through with questions deferred. */
 function auditDecision(decision: GateDecision, asked: readonly AskedQuestion[]): AuditDecision {
   if (!decision.allow) {
@@ -241,8 +264,9 @@ export function decide<R extends PointResultData & { decidedBy?: DecidedBy | und
   payload: unknown,
   audit: AuditLog | undefined,
   asked: readonly AskedQuestion[] = [],
+  granted?: ReadonlyMap<string, HookPermissions | undefined>,
 ): R & { decisionId: string; asked?: readonly AskedQuestion[] } {
   const decided = { ...result, decisionId: randomUUID(), ...(asked.length ? { asked } : {}) }
-  audit?.record(who, decided, payload, asked)
+  audit?.record(who, decided, payload, asked, granted)
   return decided
 }

@@ -1,6 +1,7 @@
 /**
  * A session's capability broker: every ctx.* call its hooks make goes through it. It checks the call
- * against the capability's record and the session's (and tenant's) policy, answers an `ask`-class call
+ * against the capability's record and the session's (and tenant's) policy, then against the hook's
+ * declared permissions (permission-rules.ts) when it declares any, answers an `ask`-class call
  * itself in a non-interactive run (auto-approve), and forwards the rest to the host through the link,
  * waiting at most the tenant's ceiling. It owns the calls' ids, the pending map and its timers, and it
  * checks every answer a host sends before a hook sees it (`answerFromHost`). Per running point call it
@@ -23,9 +24,11 @@ import { type ProtectedRoot, hookdStateRoots, hooksRoot } from '../../protocol/p
 import { HookdError } from '../../protocol/status.js'
 import { clip } from '../../protocol/text.js'
 import type { AutoConfirm, OpenSessionWire } from '../../protocol/wire.js'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
 import type { AskedQuestion, SessionObserver } from '../observability/observer.js'
 import type { CapabilityReply } from '../runners/hook-runner.js'
 import type { Tenant } from '../tenant.js'
+import { permissionRefusal } from './permission-rules.js'
 import { type SessionPolicy, refusal } from './policy.js'
 import { shadowRefusal } from './shadow-policy.js'
 import type { LinkReply, SessionLink } from './session-link.js'
@@ -99,19 +102,47 @@ export class CapabilityBroker {
   }
 
   /**
-   * A hook's capability call, made during point call `seq`. Never rejects: a refusal is a failed reply.
-   * A `shadow` hook's call is also held to shadow-policy.ts.
+   * A hook's capability call, made during point call `seq`; `granted`: the hook's declared permissions
+   * (undefined: it declares none, and gets what the session allows). A `shadow` hook's call is also
+   * held to shadow-policy.ts. Never rejects: a refusal is a failed reply.
    */
-  async call(seq: number, hook: string, point: string, capability: string, raw: unknown, shadow = false): Promise<CapabilityReply> {
+  async call(seq: number, hook: string, point: string, capability: string, raw: unknown, granted?: HookPermissions, shadow = false): Promise<CapabilityReply> {
     // Only what the host serves is forwarded to it (every capability, today: capabilities.ts).
     if (!isHostCapabilityName(capability)) {
       this.session.observe.capability(capability, 'invalid')
       return { ok: false, code: 'invalid', message: `ctx has no capability '${capability}'` }
     }
-    return this.forward(seq, hook, point, capability, raw, shadow)
+    return this.forward(seq, hook, point, capability, raw, granted, false, shadow)
   }
 
-  private async forward<N extends HostCapabilityName>(seq: number, hook: string, point: string, capability: N, raw: unknown, shadow: boolean): Promise<CapabilityReply> {
+  /** True when the session's policy and its tenant's let a question reach a person (ctx.confirm). */
+  mayConfirm(): boolean {
+    const probe: [{ title: string }] = [{ title: '' }]
+    return refusal(this.session.policy, 'confirm', probe) === undefined && this.session.tenant.refusal('confirm', probe) === undefined
+  }
+
+  /**
+   * hookd's own question to the person about what `hook` did (a shell command it rewrote without the
+   * permission, chain.ts): asked like the hook's ctx.confirm would be, but never answered by
+   * auto-approve and never judged by the hook's permissions. True only for a yes (the agent's prompt's
+   * deferred yes included, which records the call asked); every refusal, error or timeout is a no.
+   */
+  async ask(seq: number, hook: string, point: string, question: { title: string; body: string }): Promise<boolean> {
+    if (!this.session.open.interactive) return false
+    const reply = await this.forward(seq, hook, point, 'confirm', [question], undefined, true, false)
+    return reply.ok && reply.value === true
+  }
+
+  private async forward<N extends HostCapabilityName>(
+    seq: number,
+    hook: string,
+    point: string,
+    capability: N,
+    raw: unknown,
+    granted: HookPermissions | undefined,
+    hookds: boolean,
+    shadow: boolean,
+  ): Promise<CapabilityReply> {
     const { tenant, open, observe } = this.session
     const parsed = parseCapabilityArgs(capability, raw)
     if (!parsed.success) {
@@ -127,13 +158,13 @@ export class CapabilityBroker {
     }
     // The hooks folder is read at each call: a tenants-file edit may move it.
     const place = { workdir: open.workdir, roots: [hooksRoot(tenant.registry.root), ...this.stateRoots] }
-    const why = refusal(this.session.policy, capability, args, place) ?? tenant.refusal(capability, args)
-    observe.capability(capability, why ? 'denied' : 'allowed')
+    const why = refusal(this.session.policy, capability, args, place) ?? tenant.refusal(capability, args) ?? permissionRefusal(granted, hook, capability, args)
+    if (!hookds) observe.capability(capability, why ? 'denied' : 'allowed')
     if (why) return { ok: false, code: 'denied', message: why }
     // An `ask`-class call (ctx.confirm) is the human's: auto-approve answers it when nobody can, it waits
     // the confirm ceiling, and the link may leave it to the agent's own prompt.
     const question = questionOf(capability, args)
-    if (question && !open.interactive) {
+    if (question && !open.interactive && !hookds) {
       this.calls.get(seq)?.autoConfirms.push({ hook, confirm: { title: question.title, body: question.body ?? '', approved: open.autoApprove } })
       return { ok: true, value: open.autoApprove }
     }

@@ -70,8 +70,8 @@ export class Session {
       open,
       hooks: this.hooks,
       env: this.env,
-      host: (seq, hook, point, shadow) => ({
-        onCapability: (capability, args) => this.broker.call(seq, hook, point, capability, args, shadow),
+      host: (seq, hook, point, granted, shadow) => ({
+        onCapability: (capability, args) => this.broker.call(seq, hook, point, capability, args, granted, shadow),
         onLog: (message) => this.link.log({ seq, hook, point, message, timeMs: Date.now() }),
       }),
     })
@@ -194,9 +194,16 @@ export class Session {
     this.running.set(seq, abort)
     const asks = this.broker.begin(seq)
     try {
-      const steps = this.planner.steps(seq, point, payload, abort.signal)
+      // A person can be asked at a gate of an interactive session whose policy (and tenant's) allows ctx.confirm.
+      const canAsk = isGate(point) && this.open.interactive && this.broker.mayConfirm()
+      const steps = this.planner.steps(seq, point, payload, abort.signal, canAsk)
       const onError = (hook: ChainHook): OnError => this.planner.onErrorFor(hook)
-      const result = await runChain(point, seq, payload, steps, { signal: abort.signal, jsonDepth: this.tenant.limits.jsonDepth, onError })
+      const result = await runChain(point, seq, payload, steps, {
+        signal: abort.signal,
+        jsonDepth: this.tenant.limits.jsonDepth,
+        onError,
+        ...(canAsk ? { ask: (hook: ChainHook, question: { title: string; body: string }) => this.broker.ask(seq, hook.name, point.name, question) } : {}),
+      })
       // A confirm that no person saw is part of what the hook did: the trace says so.
       for (const entry of result.trace) {
         const asked = asks.autoConfirms.filter((a) => a.hook === entry.hook).map((a) => a.confirm)
@@ -205,7 +212,9 @@ export class Session {
         if (entry.would !== undefined && entry.would !== 'refuse' && asks.shadowAsks.has(entry.hook)) entry.would = 'ask'
       }
       // A gate let through with questions deferred was asked, not allowed (audit.ts, decision.ts).
-      const decided = this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asks.asked : []))
+      // The permissions of the versions that ran, for the audit line.
+      const granted = new Map(steps.map((step) => [step.hook.name, step.hook.permissions]))
+      const decided = this.decided(decide(result, who, payload, this.tenant.audit, isGate(point) ? asks.asked : [], granted))
       // Deferred by the host: its outcome is the host's to report.
       if (asks.hostDeferred && decided.asked && gateDecision(point.name, decided.result)?.allow === true) this.reports.add(decided.decisionId)
       return decided

@@ -12,6 +12,8 @@ import { arch, platform } from 'node:os'
 import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
+import { envRefusals, grantedEnv } from './permission-rules.js'
 import type { ChainHook, ChainStep, Layer } from '../chain/chain.js'
 import type { LoadedHook, Registry } from '../hooks/registry.js'
 import { type ChainRun, type CtxData, type HookRunner, type InvocationHost, type InvocationReport, failedReport } from '../runners/hook-runner.js'
@@ -26,10 +28,11 @@ export interface PlannerSession {
   /** The env values the session's hooks see (the policy's and the tenant's allowlists applied). */
   readonly env: Record<string, string>
   /**
-   * What a hook's invocation during point call `seq` reaches: its capability calls and log lines. A
-   * `shadow` hook's capability calls that would change anything outside it are refused (shadow-policy.ts).
+   * What a hook's invocation during point call `seq` reaches: its capability calls (judged by
+   * `granted`, its declared permissions, when it declares any; a `shadow` hook's calls that would change
+   * anything outside it are refused: shadow-policy.ts) and log lines.
    */
-  host(seq: number, hook: string, point: string, shadow: boolean): InvocationHost
+  host(seq: number, hook: string, point: string, granted: HookPermissions | undefined, shadow: boolean): InvocationHost
 }
 
 /** One step's run by itself (a retry, `retries` 0, is the rerun of a chain step lost with its worker). */
@@ -46,7 +49,7 @@ export class StepPlanner {
    * still judges every answer with the catalog's rules. A step the runner did not run (its worker died
    * mid-chain, or a cancel raced it) is invoked on its own, as always.
    */
-  steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal): ChainStep[] {
+  steps(seq: number, point: AnyPoint, initial: unknown, signal: AbortSignal, canAsk = false): ChainStep[] {
     const { tenant } = this.session
     const pointName = point.name
     const steps: ChainStep[] = []
@@ -88,7 +91,7 @@ export class StepPlanner {
       }
       if (!handlerFor(point, hook.points)) continue
       const ctx = this.ctxFor(hook, pointName)
-      const host = this.session.host(seq, name, pointName, hook.mode === 'shadow')
+      const host = this.session.host(seq, name, pointName, hook.permissions, hook.mode === 'shadow')
       // A sandboxed floor hook runs on the tenant's own workers (its lane), never on a pool tenants share.
       const runner = layer === 'floor' && hook.remote === undefined ? tenant.runner : hook.runner
       served.push({ hook, layer, runner, ctx, host })
@@ -126,9 +129,11 @@ export class StepPlanner {
           onError: this.onErrorFor({ ...hook, layer }),
           ...(hook.mode === 'shadow' ? { mode: hook.mode } : {}),
           layer,
+          ...(hook.permissions ? { permissions: hook.permissions } : {}),
         })),
         limits: tenant.limits,
         signal,
+        ...(canAsk ? { canAsk: true } : {}),
       }))
     // A step the chain's runner did not run goes on its own; the step that was running when the runner
     // lost the chain (a worker died) runs once more, and that is its retry.
@@ -181,9 +186,16 @@ export class StepPlanner {
     return 'default'
   }
 
-  /** The ctx data `hook` sees at `point`: the run's, the system's, its own config and name. */
+  /**
+   * The ctx data `hook` sees at `point`: the run's, the system's, its own config and name. A hook that
+   * declares its permissions sees only the env names it declared; reading another name the session
+   * would show throws (CtxData.envRefusals).
+   */
   ctxFor(hook: LoadedHook, point: string): CtxData {
-    const { open, env } = this.session
+    const { open } = this.session
+    const granted = hook.permissions
+    const env = grantedEnv(granted, this.session.env)
+    const refusals = envRefusals(granted, hook.name, [...(open.policy?.env ?? []), ...Object.keys(this.session.env)])
     return {
       workdir: open.workdir,
       session: { id: open.sessionId, interactive: open.interactive, autoApprove: open.autoApprove },
@@ -192,6 +204,7 @@ export class StepPlanner {
       system: { platform: platform(), arch: arch(), hookdVersion: HOOKD_VERSION },
       env,
       hook: { name: hook.name, version: hook.version, point },
+      ...(refusals !== undefined ? { envRefusals: refusals } : {}),
     }
   }
 }

@@ -49,6 +49,8 @@ export interface TenantConfig {
   requireSigned: boolean
   /** Absolute: the file of trusted public keys. */
   trustedKeys?: string
+  /** Every hook of the tenant must declare its permissions (hook.json "permissions"); one without does not load. */
+  requirePermissions: boolean
 }
 
 /** The most worker processes one tenant may have. */
@@ -119,6 +121,8 @@ const tenantSchema = z.strictObject({
   requireSigned: z.boolean({ error: 'expected true or false' }).default(false),
   /** A file of trusted ed25519 public keys (PEM), relative to the tenants file's folder. */
   trustedKeys: z.string({ error: 'expected the path of a file of public keys' }).min(1).optional(),
+  /** Every hook of the tenant must declare its permissions (hookd serve --require-permissions). */
+  requirePermissions: z.boolean({ error: 'expected true (every hook must declare "permissions" in its hook.json) or false' }).default(false),
 }).refine((t) => !t.requireSigned || t.trustedKeys !== undefined, { error: '"requireSigned" needs "trustedKeys": the file of public keys whose signatures are trusted', path: ['requireSigned'] })
 
 const fileSchema = z.strictObject({
@@ -192,6 +196,7 @@ export function parseTenants(text: string, file: string, folder = dirname(resolv
       locked: t.locked,
       requireSigned: t.requireSigned,
       ...(t.trustedKeys !== undefined ? { trustedKeys: resolve(base, t.trustedKeys) } : {}),
+      requirePermissions: t.requirePermissions,
     }
   })
 }

@@ -60,6 +60,8 @@ export interface TenantsDeps {
   audit?: AuditLog
   /** Hot reload of each tenant's hooks folder. */
   watch: false | WatchOptions
+  /** `hookd serve --require-permissions`: every tenant's hooks must declare their permissions, whatever its own setting. */
+  requirePermissions?: boolean
   /** Told of each tenant's registry and workers once loaded; it then reports their reloads (instead of `report`). */
   observer?: Observer
   /**
@@ -235,6 +237,7 @@ export class Tenants implements Tenancy {
           previous.hooks !== config.hooks ? ['hooks folder', 'hooks folder'] : undefined,
           !sameList(previous.remoteHooks, config.remoteHooks) ? ['remote hooks', 'allowed remote hook addresses ("remoteHooks")'] : undefined,
           previous.workers !== config.workers ? ['workers', 'worker processes ("workers")'] : undefined,
+          previous.requirePermissions !== config.requirePermissions ? ['requirePermissions', 'required permissions ("requirePermissions")'] : undefined,
         ].filter((w) => w !== undefined)
         const long = what.map(([, words]) => words)
         const verb = long.length === 1 && long[0] === 'hooks folder' ? 'was' : 'were'
@@ -279,7 +282,7 @@ export class Tenants implements Tenancy {
       // The tenant's own pinning: its lock (always read: permissions that widen are held), "locked", "requireSigned".
       const trustedKeys = config.trustedKeys !== undefined ? await readTrustedKeys(config.trustedKeys) : undefined
       const admission = await Admission.open(config.hooks, { locked: config.locked, requireSigned: config.requireSigned, ...(trustedKeys ? { trustedKeys } : {}) })
-      registry = new Registry(config.hooks, { loader: pool, runner: lane, limits, allowRemote: tenantRemoteAllow(config.id, config.remoteHooks), admission, report: (line) => this.report(`tenant '${config.id}': ${line}`) })
+      registry = new Registry(config.hooks, { loader: pool, runner: lane, limits, allowRemote: tenantRemoteAllow(config.id, config.remoteHooks), admission, requirePermissions: this.base.requirePermissions === true || config.requirePermissions, report: (line) => this.report(`tenant '${config.id}': ${line}`) })
       const failed: Diagnostic[] = await registry.loadAll()
       for (const d of failed) this.report(`tenant '${config.id}': hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
       if (this.base.watch !== false) await registry.watch(this.base.watch)
@@ -308,8 +311,9 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 /**
  * True when a tenant's registry and workers can stay: same hooks folder, same allowed remote addresses
- * (a registry checks them as it loads each folder, so a changed list needs a fresh load), same workers.
+ * and the same requirePermissions (a registry checks them as it loads each folder, so a change needs a
+ * fresh load), same workers.
  */
 function sameServed(a: TenantConfig, b: TenantConfig): boolean {
-  return a.hooks === b.hooks && sameList(a.remoteHooks, b.remoteHooks) && a.workers === b.workers
+  return a.hooks === b.hooks && sameList(a.remoteHooks, b.remoteHooks) && a.workers === b.workers && a.requirePermissions === b.requirePermissions
 }

@@ -8,6 +8,7 @@
  */
 import type { HookMode, Layer } from '../chain/layer.js'
 import * as z from 'zod'
+import type { HookPermissions } from '../../protocol/hook-permissions.js'
 import type { OnError } from '../../protocol/wire.js'
 import type { Limits } from '../limits.js'
 import { type CapabilityReply, type CtxData, invokeOutcome } from '../runners/hook-runner.js'
@@ -76,6 +77,8 @@ export type ToWorker =
       initial: string
       steps: ChainStepData[]
       limits: Limits
+      /** A person can be asked at this gate: a shell rewrite being asked about is kept (chain.ts ChainOptions.ask). */
+      canAsk?: boolean
     }
   | { $: 'capabilityResult'; id: number; callId: number; reply: CapabilityReply }
   | { $: 'cancel'; id: number }
@@ -93,6 +96,8 @@ export interface ChainStepData {
   /** A shadow hook (its answer is not applied) or a floor hook (its refusal ends the chain), as chain.ts reads them. */
   mode?: HookMode
   layer?: Layer
+  /** hook.json "permissions": the decisions it may make, as the sidecar's chain judges them. */
+  permissions?: HookPermissions
 }
 
 // ------------------------------------------------------------------------------------------------

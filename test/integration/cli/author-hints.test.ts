@@ -70,7 +70,7 @@ describe('the hints match what the sandbox reports', () => {
     const d = await diagnosticOf('claude', 'beforeToolExecute')
     expect(d.kind).toBe('ignored-field')
     expect(d.message).toBe(
-      "hook 'claude' returned 'decision', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments); 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"no\" } from beforeToolExecute (to let it run, return nothing)",
+      "hook 'claude' returned 'decision', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments, defer); 'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return { allow: false, reason: \"no\" } from beforeToolExecute (to let it run, return nothing)",
     )
   })
 

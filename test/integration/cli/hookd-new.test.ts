@@ -68,7 +68,7 @@ describe('hookd new', { timeout: 120_000 }, () => {
       [
         'created hooks/careful/',
         `  index.js    ${ALL.split(',').join(', ')}`,
-        '  hook.json   its config (ctx.config)',
+        '  hook.json   its config (ctx.config) and permissions (what it may touch and decide)',
         '  tests/beforeRun.json, tests/afterRun.json, tests/beforeModelRequest.json, tests/afterModelResponse.json, tests/beforeToolExecute-refuses.json, tests/beforeToolExecute-allows.json, tests/afterToolExecute.json',
         FAILS_CLOSED,
         'next:',
@@ -81,11 +81,15 @@ describe('hookd new', { timeout: 120_000 }, () => {
     expect(JSON.parse(await readFile(join(dir, 'hooks', 'careful', 'hook.json'), 'utf8'))).toEqual({
       description: 'careful: what this hook does',
       onError: 'refuse',
+      // What its handlers touch and decide, and nothing more.
+      permissions: { files: 'read-write', paths: ['logs/**'], decide: { addContext: true, rewriteModelText: true, refuse: true, rewriteResults: true } },
       config: { runLog: 'logs/runs.log', note: 'Answer in plain English.', blocked: ['rm -rf', 'git push --force'], maxChars: 20000 },
     })
 
     const checked = await hookd(['check', 'hooks/careful'], dir)
-    expect(checked.stdout).toMatch(/^checked 1 hook in .*: 1 would load, 0 would not; 0 warnings\n$/)
+    expect(checked.stdout).toMatch(
+      /^hooks\/careful\/hook.json: permissions: files read-write \(logs\/\*\*\); decides refuse, rewriteResults, rewriteModelText, addContext\nchecked 1 hook in .*: 1 would load, 0 would not; 0 warnings\n$/,
+    )
     expect(checked.code).toBe(0)
 
     const tested = await hookd(['test', 'hooks/careful'], dir)
@@ -169,6 +173,7 @@ describe('hookd new', { timeout: 120_000 }, () => {
     expect(made.stdout).not.toContain('fails closed')
     expect(JSON.parse(await readFile(join(dir, 'observers', 'logger', 'hook.json'), 'utf8'))).toEqual({
       description: 'logger: what this hook does',
+      permissions: { files: 'read-write', paths: ['logs/**'], decide: { rewriteResults: true } },
       config: { runLog: 'logs/runs.log', maxChars: 20000 },
     })
     // A guard with a bug: the scaffold's own guard, made to throw. Written by hookd new, it refuses
@@ -196,7 +201,7 @@ describe('hookd new --from', { timeout: 120_000 }, () => {
       [
         'created guards/secrets/ from the starter rule protect-secrets',
         '  index.js, lib/commands.js, lib/shell.js    the rule (read its opening comment: what it sees and what it cannot)',
-        '  hook.json   its description, "onError" and config (ctx.config)',
+        '  hook.json   its description, "onError", permissions and config (ctx.config)',
         `  tests/      ${cases.length} cases`,
         FAILS_CLOSED,
         'next:',

@@ -22,7 +22,7 @@ beforeAll(async () => {
     await writeFile(join(dir, 'hooks', name, 'index.js'), 'module.exports = { beforeToolExecute: () => {} }\n')
     if (json !== undefined) await writeFile(join(dir, 'hooks', name, 'hook.json'), JSON.stringify(json))
   }
-  await hook('careful', { description: LONG })
+  await hook('careful', { description: LONG, permissions: { decide: { refuse: true, rewriteArguments: ['write_file'] } } })
   await hook('plain')
   await hook('short', { description: 'Logs every call', config: { level: 1 } })
   serving = await startServe(['--hooks', join(dir, 'hooks'), '--workers', '1', '--listen', `unix:${join(dir, 'hookd.sock')}`], { cwd: dir })
@@ -38,11 +38,14 @@ describe('hookd list', { timeout: 60_000 }, () => {
     const ran = await hookd(['list', '--addr', serving.address])
     expect(ran.code).toBe(0)
     const lines = ran.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+DIGEST\s+STATUS\s+POINTS\s+DESCRIPTION\s+LAST ERROR$/)
+    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+DIGEST\s+STATUS\s+POINTS\s+DESCRIPTION\s+PERMISSIONS\s+LAST ERROR$/)
     const column = (line: string | undefined): string => (line ?? '').split(/\s{2,}/)[5] ?? ''
     expect(column(lines[1])).toBe(`${LONG.slice(0, 57)}...`)
     expect(column(lines[2])).toBe('-')
     expect(column(lines[3])).toBe('Logs every call')
+    const permissions = (line: string | undefined): string => (line ?? '').split(/\s{2,}/)[5] ?? ''
+    expect(permissions(lines[1])).toBe('decides refuse, rewriteArguments write_file')
+    expect(permissions(lines[2])).toBe('undeclared')
   })
 
   it('--json holds the whole description', async () => {
@@ -50,6 +53,11 @@ describe('hookd list', { timeout: 60_000 }, () => {
     expect(ran.code).toBe(0)
     const hooks = JSON.parse(ran.stdout) as Array<{ name: string; description?: string }>
     expect(hooks.map((h) => [h.name, h.description])).toEqual([['careful', LONG], ['plain', undefined], ['short', 'Logs every call']])
+    expect(hooks.map((h) => [h.name, (h as { permissions?: string }).permissions])).toEqual([
+      ['careful', 'decides refuse, rewriteArguments write_file'],
+      ['plain', undefined],
+      ['short', undefined],
+    ])
   })
 })
 

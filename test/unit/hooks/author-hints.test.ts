@@ -53,7 +53,7 @@ describe('hintFor', () => {
 
   it('finds the foreign fields in an ignored-field diagnostic when the answer itself is not at hand', () => {
     const message =
-      "hook 'cc' beforeToolExecute returned 'decision', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments)"
+      "hook 'cc' beforeToolExecute returned 'decision', which beforeToolExecute does not let a hook change; ignored (it accepts: allow, reason, arguments, defer)"
     expect(hintFor({ kind: 'ignored-field', point: 'beforeToolExecute', message })).toMatch(/^'decision' is Claude Code's hook answer, not hookd's: to refuse the tool call, return \{ allow: false/)
   })
 

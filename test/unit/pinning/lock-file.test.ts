@@ -80,20 +80,23 @@ describe('hookd.lock', () => {
 })
 
 describe('asksForMore', () => {
+  // hook.json "permissions" as written, in canonical JSON: what hookd.lock records.
   const p = (v: unknown): string => canonicalJson(v)
   it.each([
-    ['the same', p({ files: ['src/'] }), p({ files: ['src/'] }), false],
-    ['fewer items', p({ files: ['src/', 'docs/'] }), p({ files: ['src/'] }), false],
-    ['fewer keys', p({ files: ['src/'], origins: ['a'] }), p({ files: ['src/'] }), false],
-    ['a new item', p({ files: ['src/'] }), p({ files: ['src/', '/'] }), true],
-    ['a new key', p({ files: ['src/'] }), p({ files: ['src/'], shell: true }), true],
-    ['a changed scalar', p({ shell: false }), p({ shell: true }), true],
-    ['a scalar it cannot judge', p({ shell: true }), p({ shell: false }), true],
-    ['permissions where there were none', undefined, p({ files: ['src/'] }), true],
-    ['none where there were some', p({ files: [] }), undefined, true],
-    ['none both times', undefined, undefined, false],
-    ['a changed kind', p({ files: ['src/'] }), p({ files: 'src/' }), true],
+    ['the same', p({ files: 'read', paths: ['src/**'] }), p({ files: 'read', paths: ['src/**'] }), []],
+    ['the same, written in another order', p({ env: ['B', 'A'] }), p({ env: ['A', 'B'] }), []],
+    ['fewer paths', p({ files: 'read', paths: ['src/**', 'docs/**'] }), p({ files: 'read', paths: ['src/**'] }), []],
+    ['fewer origins', p({ origins: ['https://a.example', 'https://b.example'] }), p({ origins: ['https://a.example'] }), []],
+    ['a new path', p({ files: 'read', paths: ['src/**'] }), p({ files: 'read', paths: ['src/**', '**'] }), ['file paths **']],
+    ['writes where it read', p({ files: 'read' }), p({ files: 'read-write' }), ['reads and writes files (was: reads files)']],
+    ['a new decision', p({ decide: { refuse: true } }), p({ decide: { refuse: true, approve: true } }), ['approves calls the agent would ask its person about']],
+    ['a decision dropped', p({ decide: { refuse: true, rewriteResults: true } }), p({ decide: { refuse: true } }), []],
+    ['permissions where there were none: narrower than anything', undefined, p({ files: 'read' }), []],
+    ['none where there were some: whatever the session allows', p({ files: 'read' }), undefined, ['declares no permissions, so it may do whatever the session allows']],
+    ['none both times', undefined, undefined, []],
+    ['a locked block that does not read as one (edited by hand)', p({ files: ['src/'] }), p({ files: 'read' }), ['its locked permissions do not read as a permissions block']],
+    ['text that is not JSON', '{', p({ files: 'read' }), ['its locked permissions do not read as a permissions block']],
   ])('%s', (_what, locked, next, more) => {
-    expect(asksForMore(locked, next)).toBe(more)
+    expect(asksForMore(locked, next)).toEqual(more)
   })
 })

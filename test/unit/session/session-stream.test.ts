@@ -69,6 +69,7 @@ describe('open', () => {
             loadedAtMs: expect.any(Number),
             description: '',
             digest: w.registry.get(name)?.digest,
+            permissions: '',
           })),
           sidecarVersion: HOOKD_VERSION,
           protocolVersion: PROTOCOL_VERSION,

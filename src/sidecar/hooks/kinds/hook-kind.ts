@@ -6,6 +6,7 @@
  * else (hook.json, versions served and stale, removals, events, watching) is the registry's, the same
  * for every kind, so a third kind is one more file here and one line in the registry's list of kinds.
  */
+import type { HookPermissions } from '../../../protocol/hook-permissions.js'
 import type { PointName } from '../../../protocol/points/points.js'
 import type { OnError } from '../../../protocol/wire.js'
 import type { HookMode } from '../../chain/layer.js'
@@ -35,8 +36,10 @@ export interface LoadedHook extends RunnableHook {
   sourceMap?: string
   /** The content digest of every file it loads (src/sidecar/pinning/content-digest.ts); set by the registry. */
   digest?: string
-  /** hook.json "permissions" as written, in canonical JSON (pinning/canonical-json.ts); absent when it has none. */
-  permissions?: string
+  /** hook.json "permissions"; undefined: the hook may do what the session allows (no block). */
+  permissions?: HookPermissions | undefined
+  /** The same block as written, in canonical JSON (pinning/canonical-json.ts): what hookd.lock records. */
+  writtenPermissions?: string
 }
 
 /** What hook.json says, checked before a kind is chosen (hook-files.ts checkHookJson). */
@@ -51,6 +54,8 @@ export interface HookSettings {
   description?: string | undefined
   /** "remote" as written: the remote kind's claim. */
   remote?: string | undefined
+  /** "permissions", parsed; undefined when hook.json has none. */
+  permissions?: HookPermissions | undefined
 }
 
 /** What a load failure's message tells the reader to do; `stale` when an older version still serves. */

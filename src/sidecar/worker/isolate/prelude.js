@@ -216,13 +216,48 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
       if (answered) throw new ErrorCtor('ctx.' + capability + ': the hook has already answered; nothing more reaches the host');
       const reply = parse(ReflectApply(applySync, bridge, [undefined, [capability, stringify(args)]]));
       if (reply.ok === true) return reply.value;
-      const err = new ErrorCtor(reply.message);
+      throw capabilityError(reply.code, reply.message);
+    }
+
+    /**
+     * @param {unknown} code
+     * @param {unknown} message
+     */
+    function capabilityError(code, message) {
+      const err = new ErrorCtor(/** @type {string} */ (message));
       // Defined, not assigned: a setter the hook put on a prototype must not swallow it.
-      defineProperty(err, 'code', /** @type {PropertyDescriptor} */ ({ __proto__: null, value: reply.code, writable: true, enumerable: true, configurable: true }));
-      if (reply.code === 'denied') ReflectApply(wsAdd, denied, [err]);
-      else if (reply.code === 'limit') ReflectApply(wsAdd, limited, [err]);
-      else if (reply.code === 'timeout') ReflectApply(wsAdd, hostTimeout, [err]);
-      throw err;
+      defineProperty(err, 'code', /** @type {PropertyDescriptor} */ ({ __proto__: null, value: code, writable: true, enumerable: true, configurable: true }));
+      if (code === 'denied') ReflectApply(wsAdd, denied, [err]);
+      else if (code === 'limit') ReflectApply(wsAdd, limited, [err]);
+      else if (code === 'timeout') ReflectApply(wsAdd, hostTimeout, [err]);
+      return err;
+    }
+
+    /**
+     * ctx.env: the values, frozen, and for a hook that declares its permissions, each name the session
+     * would show but the hook did not declare as a getter that throws the refusal (code 'denied'):
+     * not enumerable, so spreading or serialising ctx.env never reads it.
+     * @param {Record<string, unknown>} values
+     * @param {Record<string, unknown> | undefined} refusals
+     */
+    function envOf(values, refusals) {
+      const env = deepFreeze(values);
+      if (refusals === undefined || refusals === null) return env;
+      /** @type {Record<string, unknown>} */
+      const out = {};
+      const names = keys(env);
+      for (let i = 0; i < names.length; i++) {
+        const name = /** @type {string} */ (names[i]);
+        defineProperty(out, name, /** @type {PropertyDescriptor} */ ({ __proto__: null, value: env[name], enumerable: true, writable: false, configurable: false }));
+      }
+      const withheld = keys(refusals);
+      for (let i = 0; i < withheld.length; i++) {
+        const name = /** @type {string} */ (withheld[i]);
+        const message = refusals[name];
+        const get = freeze(function env() { throw capabilityError('denied', message); });
+        defineProperty(out, name, /** @type {PropertyDescriptor} */ ({ __proto__: null, get, enumerable: false, configurable: false }));
+      }
+      return freeze(out);
     }
 
     // The worker counts exact UTF-8 bytes and sends the truncation marker; counting characters here
@@ -411,7 +446,7 @@ function hookdPrelude(MESSAGE_CHARS, ENTRY) {
         agent: deepFreeze(data.agent),
         config: deepFreeze(data.config),
         system: deepFreeze(data.system),
-        env: deepFreeze(data.env),
+        env: envOf(data.env, data.envRefusals),
         log: ctxLog,
         notify: ctxNotify,
         confirm: ctxConfirm,

@@ -262,8 +262,9 @@ export class WorkerPool implements HookRunner {
             onError: step.onError,
             ...(step.mode ? { mode: step.mode } : {}),
             ...(step.layer ? { layer: step.layer } : {}),
+            ...(step.permissions ? { permissions: step.permissions } : {}),
           }))
-          return { $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits }
+          return { $: 'chain', id, point: request.point, initial: JSON.stringify(request.initial), steps, limits: request.limits, ...(request.canAsk ? { canAsk: true } : {}) }
         },
       )
       request.signal?.addEventListener('abort', onAbort, { once: true })

@@ -116,6 +116,7 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
           points: new Set(data.points as PointName[]),
           ...(data.mode ? { mode: data.mode } : {}),
           ...(data.layer ? { layer: data.layer } : {}),
+          ...(data.permissions ? { permissions: data.permissions } : {}),
         },
         invoke: async (handler, args, resultArg): Promise<InvocationReport> => {
           const hook = code[step]
@@ -139,6 +140,8 @@ async function chain(message: Extract<ToWorker, { $: 'chain' }>): Promise<void> 
         signal: abort.signal,
         jsonDepth: message.limits.jsonDepth,
         onError: (hook) => onError.get(hook.name) ?? 'default',
+        // The sidecar asks the person; here a rewrite being asked about stays, as it does there until a no.
+        ...(message.canAsk ? { ask: () => Promise.resolve(true) } : {}),
       })
     }
   } finally {
