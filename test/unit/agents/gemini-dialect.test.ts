@@ -230,6 +230,7 @@ describe('Gemini CLI: its own events (BeforeModel, AfterModel, BeforeToolSelecti
 describe('tools:select narrows only', () => {
   it('a hook that names a tool the event did not offer, or one an earlier hook removed, does not put it on the list', () => {
     const spec = getPoint('tools:select')
+    if (!spec) throw new Error('tools:select is not in the catalog')
     const offered = { tools: ['shell', 'read_file', 'write_file'] }
     let state = { initial: offered, current: offered }
     state = spec.apply(state, { tools: ['read_file', 'write_file', 'mcp__evil__run'] }, 'first') as typeof state
