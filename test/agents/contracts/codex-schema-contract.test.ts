@@ -2,7 +2,7 @@
  * Codex CLI 0.169.0's hook contract as its own binary states it: the binary holds a JSON schema for
  * each command hook's input and output (`pre-tool-use.command.input`, `permission-request.command.output`,
  * ...), the ones Codex's hook runner parses with. This reads them from the pinned binary (the
- * platform package beside bin/codex.js) and checks the dialect against them:
+ * platform package beside the npm package's launcher) and checks the dialect against them:
  *
  * - every event Codex has a schema for is one the dialect reads, and none other (PreModelRequest and
  *   PostModelRequest, which have none, are docs/agents.md's "not mapped": no request to judge);
