@@ -144,6 +144,17 @@ const asked = (command: string, extra: Record<string, unknown> = {}): Logged => 
 const permission = (decision: Record<string, unknown>): Record<string, unknown> => ({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } })
 
 const ownEvents: Row[] = [
+  {
+    row: 'a deferral at PreToolUse is refused: Codex can neither defer nor ask, and says so',
+    steps: [
+      {
+        event: pre('git push'),
+        reply: () => ({ result: { allow: false, deferred: true, reason: 'pushes wait for review', refusedBy: HOOK, arguments: { command: 'git push' } }, diagnostics: [], asks: [] }),
+        gets: ok(deny('pushes wait for review (a hook deferred this call; Codex cannot defer or ask, so hookd refuses it)')),
+      },
+    ],
+    log: [BEGIN, gateShell('git push')],
+  },
   { row: 'PermissionRequest: permission:request on the canonical call; no decision is no answer (Codex reviews the call)', steps: [{ event: permissionRequest('rm -r victim'), gets: quiet }], log: [BEGIN, asked('rm -r victim')] },
   { row: 'a hook that allows: behavior allow', steps: [{ event: permissionRequest('ls'), reply: fields({ decision: 'allow' }), gets: ok(permission({ behavior: 'allow' })) }], log: [BEGIN, asked('ls')] },
   {

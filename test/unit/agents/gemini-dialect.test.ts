@@ -139,6 +139,17 @@ const afterModel = (text: string | undefined): Record<string, unknown> =>
 const OFFERED = ['update_topic', 'list_files', 'read_file', 'search_files', 'find_files', 'edit_file', 'write_file', 'web_fetch', 'shell', 'list_background_processes', 'read_background_output', 'web_search', 'write_todos', 'enter_plan_mode', 'invoke_agent', 'activate_skill']
 
 const ownEvents: Row[] = [
+  {
+    row: 'a deferral at BeforeTool is refused: Gemini CLI can neither defer nor ask from a hook, and says so',
+    steps: [
+      {
+        event: before('run_shell_command', shell('git push')),
+        reply: () => ({ result: { allow: false, deferred: true, reason: 'pushes wait for review', refusedBy: HOOK, arguments: { command: 'git push' } }, diagnostics: [], asks: [] }),
+        gets: ok(deny('pushes wait for review (a hook deferred this call; Gemini CLI cannot defer or ask, so hookd refuses it)')),
+      },
+    ],
+    log: [BEGIN, gateShell('git push')],
+  },
   { row: 'BeforeModel: model:request on its model, messages (role and text) and config; no change is no answer', steps: [{ event: beforeModel(), gets: quiet }], log: [BEGIN, modelRequest] },
   {
     row: 'rewritten messages, model and config are llm_request; config keeps what no hook changed (Gemini CLI sets all four)',
