@@ -8,7 +8,8 @@
  * Codex 0.169.0, two runs: one with its sandbox and approvals bypassed, where the model's first call
  * is rewritten (`echo original` runs as `echo rewritten`), its second is refused because the policy's
  * ctx.confirm cannot be put to a person (Codex cannot ask), and then it spawns a subagent, which reads
- * the context the policy gives it at SubagentStart and whose `rm -r` is refused, with the subagent named;
+ * the context the policy gives it at SubagentStart, whose `rm -r` is refused, with the subagent named,
+ * and which the policy sends back to work once at SubagentStop;
  * and one with `--approve-for-me`, where calls that leave the sandbox raise PermissionRequest, which
  * the policy answers allow for one folder and deny for another.
  *
@@ -29,6 +30,7 @@ import { codexConfig, geminiEnv, isolatedEnv, projectWithVictims, run, tempDir }
 
 const TEST_TIMEOUT = 240_000
 const CONTEXT = 'HOOKD-CONTEXT: stay inside the project'
+const KEEP_GOING = 'HOOKD-KEEP-GOING: check the folder once more'
 
 /** The hook: one answer at each point these agents' events reach. */
 const POLICY = `module.exports = {
@@ -45,6 +47,9 @@ const POLICY = `module.exports = {
   },
   'subagent:start'(ctx, event) {
     event.context = ${JSON.stringify(CONTEXT)}
+  },
+  'subagent:stop'(ctx, event) {
+    if (event.lastMessage === 'sub done') { event.keepWorking = true; event.reason = ${JSON.stringify(KEEP_GOING)} }
   },
   'model:request'(ctx, event) {
     event.messages = event.messages.map((m) => (m.text.includes('Please work on the victims.') ? { ...m, text: m.text + ' HOOKD-REWRITTEN' } : m))
@@ -119,12 +124,15 @@ const codexHome = (baseUrl: string) => async (home: string): Promise<void> => {
 
 describe('Codex 0.169.0: its own events through hookd', () => {
   it(
-    "a rewrite, an ask refused since Codex cannot ask, and a subagent that reads SubagentStart's context and whose rm -r is refused, naming it",
+    "a rewrite, an ask refused since Codex cannot ask, and a subagent that reads SubagentStart's context, whose rm -r is refused naming it, and that SubagentStop sends back to work once",
     async () => {
       const isSub = (r: ResponsesRequest): boolean => userTexts(r).some((t) => t.includes('SUBTASK'))
       const api = await startOpenAiApi((request) => {
         const done = functionOutputs(request)
-        if (isSub(request)) return done.length === 0 ? { calls: [{ name: 'exec_command', arguments: { cmd: 'rm -r victim-sub' }, callId: 'call-sub' }] } : { text: 'sub done' }
+        if (isSub(request)) {
+          if (JSON.stringify(request.input).includes(KEEP_GOING)) return { text: 'sub checked' }
+          return done.length === 0 ? { calls: [{ name: 'exec_command', arguments: { cmd: 'rm -r victim-sub' }, callId: 'call-sub' }] } : { text: 'sub done' }
+        }
         const spawned = done.find((o) => o.callId === 'call-spawn')
         switch (done.length) {
           case 0:
@@ -143,10 +151,9 @@ describe('Codex 0.169.0: its own events through hookd', () => {
       })
       try {
         const { home, project, setup } = await setUp('codex', ['victim-ask', 'victim-sub'], codexHome(api.baseUrl))
-        // Setup registered the events the policy's points need: not SubagentStop, which no hook serves.
-        expect(setup).toContain('PermissionRequest')
-        expect(setup).toContain('SubagentStart')
-        expect(setup).not.toContain('SubagentStop')
+        // Setup registered the events the policy's points need: not PostCompact, which no hook serves.
+        for (const event of ['PreToolUse', 'PermissionRequest', 'SubagentStart', 'SubagentStop', 'PreCompact']) expect(setup).toContain(event)
+        expect(setup).not.toContain('PostCompact')
         const ran = await runCodex(home, project, ['--dangerously-bypass-approvals-and-sandbox'], 'Please work on the victims.')
         expect(ran.code, ran.stderr).toBe(0)
         const outputs = new Map(api.requests.flatMap((r) => functionOutputs(r.body)).map((o) => [o.callId, o.output]))
@@ -164,6 +171,9 @@ describe('Codex 0.169.0: its own events through hookd', () => {
         const gated = (await audited('codex', 'beforeToolExecute')).map((l) => l.payload as Record<string, unknown>)
         expect(gated.find((p) => (p.arguments as Record<string, unknown>).command === 'rm -r victim-sub')).toMatchObject({ name: 'shell', subagent: { type: 'default', id: expect.any(String) } })
         expect(await given('codex', 'subagent:start')).toEqual([{ subagent: { id: expect.any(String), type: 'default' } }])
+        // SubagentStop: the policy sent the subagent back to work once, with its reason, and let it stop the second time.
+        expect((await given('codex', 'subagent:stop')).map((e) => e.lastMessage)).toEqual(['sub done', 'sub checked'])
+        expect(api.requests.filter((r) => isSub(r.body) && JSON.stringify(r.body.input).includes(KEEP_GOING))).toHaveLength(1)
       } finally {
         await api.stop()
       }
