@@ -1,7 +1,9 @@
 /**
  * The agents' event points: moments of the agents' own loops (src/agents/) that no step point has. A
  * permission dialog about to open, a subagent starting or stopping, a compaction, the agent's own
- * settings changing, a notice for the person, a file changing on disk. They are event points (the
+ * settings changing, a notice for the person, a file changing on disk, a model call and its answer as
+ * the agent lets hooks change them, the tools it is about to offer the model (which hooks may only
+ * narrow). They are event points (the
  * handler changes the event it is given: docs/points.md), sent by every agent whose events carry the
  * moment (docs/agents.md has each agent's table) and by any host that sends them over gRPC. The fields
  * a hook may change are the decisions the agents let the moment carry; an agent that cannot carry one
