@@ -214,6 +214,16 @@ const ownEvents: Row[] = [
   },
   { row: 'PostCompact: compact:after, observed', steps: [{ event: event('PostCompact', { turn_id: 't1', trigger: 'manual' }), gets: quiet }], log: [BEGIN, { call: 'compact:after', payload: { trigger: 'manual' } }] },
   {
+    row: 'a PermissionRequest without its tool_input is denied (a gate), naming the field',
+    steps: [
+      {
+        event: event('PermissionRequest', { turn_id: 't1', tool_name: 'Bash' }),
+        gets: ok(permission({ behavior: 'deny', message: 'hookd could not check this call, so it is refused: the PermissionRequest event.tool_input: Invalid input: expected record, received undefined; is this a Codex hook event?' })),
+      },
+    ],
+    log: [],
+  },
+  {
     row: 'a SubagentStart without its agent_id is 400, naming the field',
     steps: [{ event: event('SubagentStart', { turn_id: 't2' }), gets: error(400, 'the SubagentStart event.agent_id: Invalid input: expected string, received undefined; is this a Codex hook event?') }],
     log: [],
