@@ -448,7 +448,7 @@ describe('Copilot CLI', () => {
 describe('what a route needs', () => {
   it("GET names the agent's own events for the hooks' points", async () => {
     const get = async (path: string): Promise<unknown> => (await (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as { events: unknown }).events
-    expect(await get('/codex/guard')).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'SessionEnd'])
+    expect(await get('/codex/guard')).toEqual(['UserPromptSubmit', 'PreToolUse', 'Stop', 'Interrupt', 'SessionEnd'])
     expect(await get('/codex/shout')).toEqual(['PostToolUse'])
     expect(await get('/gemini/guard,today')).toEqual(['BeforeAgent', 'BeforeTool', 'AfterAgent', 'SessionEnd'])
     expect(await get('/copilot/rewrite-shell,shout')).toEqual(['preToolUse', 'postToolUse'])

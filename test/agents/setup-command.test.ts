@@ -63,7 +63,7 @@ describe('hookd setup codex', () => {
     const route = `${url}/codex/guard`
     const entry = (failOpen: boolean): unknown => ({ hooks: [{ type: 'command', command: shim(route, { failOpen }), timeout: 35 }] })
     expect(await json(join(codexHome, 'hooks.json'))).toEqual({
-      hooks: { PreToolUse: [mine, entry(false)], UserPromptSubmit: [entry(false)], Stop: [entry(true)], SessionEnd: [entry(true)] },
+      hooks: { PreToolUse: [mine, entry(false)], UserPromptSubmit: [entry(false)], Stop: [entry(true)], Interrupt: [entry(true)], SessionEnd: [entry(true)] },
     })
     const hooksFile = join(codexHome, 'hooks.json')
     const trusted = (event: string, snake: string, group: number, failOpen: boolean): string =>
@@ -76,12 +76,13 @@ describe('hookd setup codex', () => {
         trusted('UserPromptSubmit', 'user_prompt_submit', 0, false),
         trusted('PreToolUse', 'pre_tool_use', 1, false),
         trusted('Stop', 'stop', 0, true),
+        trusted('Interrupt', 'interrupt', 0, true),
         trusted('SessionEnd', 'session_end', 0, true),
         `# hookd: end of ${hooksFile}`,
         '',
       ].join('\n'),
     )
-    expect(ran.stdout).toContain(`  4 hooks recorded as trusted in ${join(codexHome, 'config.toml')}`)
+    expect(ran.stdout).toContain(`  5 hooks recorded as trusted in ${join(codexHome, 'config.toml')}`)
     expect(ran.stdout).toContain(`  PreToolUse           -> ${route}`)
     // The old files are kept in the user's state folder, 0600, none beside them.
     expect((await readdir(codexHome)).filter((f) => f.endsWith('.bak'))).toEqual([])
@@ -214,7 +215,7 @@ describe('hookd setup for a command agent, when it cannot do its job', () => {
 
     const event = await runInProcess(['setup', 'codex', '--hooks', 'guard', '--events', 'PreToolUse,BeforeTool'], { cwd: state, env: { HOME: home } })
     expect(event.code).toBe(2)
-    expect(event.stderr).toContain("'BeforeTool' is not a Codex event hookd maps; known: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd")
+    expect(event.stderr).toContain("'BeforeTool' is not a Codex event hookd maps; known: SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, SubagentStart, SubagentStop, PreCompact, PostCompact, Stop, Interrupt, SessionEnd")
     const agent = await runInProcess(['setup', 'aider', '--hooks', 'guard'], { cwd: state, env: { HOME: home } })
     expect(agent.code).toBe(2)
     expect(agent.stderr).toContain("'hookd setup' knows the agents claude-code, codex, gemini, copilot, cursor; 'aider' is not one of them")

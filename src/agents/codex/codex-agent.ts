@@ -16,7 +16,9 @@ export const CODEX_AGENT = defineAgent(CODEX_DIALECT, {
     format: hooksJson({ agent: CODEX, shape: 'grouped', field: 'command', entry: (command, timeoutS) => ({ type: 'command', command, timeout: timeoutS }) }),
     committed: '.codex/hooks.json',
     user: { dir: '.codex', file: 'hooks.json', variable: 'CODEX_HOME' },
-    failOpen: ['SessionStart', 'Stop', 'SessionEnd'],
+    // The rest fail open too, since nothing is refused there; PermissionRequest fails closed (exit 2
+    // with a reason denies it), and SubagentStop must not (exit 2 would send the subagent back to work).
+    failOpen: ['SessionStart', 'SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact', 'Stop', 'Interrupt', 'SessionEnd'],
     allEvents: CODEX_DIALECT.eventsForPoints(AGENT_POINTS),
     projectNote: 'Codex runs a project\'s hooks only in a project it trusts ([projects."DIR"] trust_level = "trusted" in config.toml)',
     initNote:
@@ -44,5 +46,10 @@ export const CODEX_AGENT = defineAgent(CODEX_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (exit 2)',
     tested: '0.169.0',
+    defer: 'no: refused (Codex can neither defer nor ask at PreToolUse); at PermissionRequest, Codex reviews the call itself',
+    permission: 'PermissionRequest: allow, deny (with the reason); ask and defer leave it to Codex; no rewrite',
+    model: 'no (PreModelRequest and PostModelRequest carry neither the request nor the response)',
+    toolList: 'no',
+    subagents: 'SubagentStart (context), SubagentStop (keep working); their tool calls name the subagent',
   },
 })

@@ -12,13 +12,20 @@
  *   AfterTool      afterToolExecute on `tool_response.llmContent`: a rewrite -> decision "deny" with
  *                  the new text, which replaces the result (as an error: 0.61.0 ignores `tool_output`)
  *   AfterAgent     afterRun end_turn; SessionEnd afterRun interrupted when no AfterAgent ended the run
+ *   BeforeModel, AfterModel, BeforeToolSelection
+ *                  model:request, model:response, tools:select (model-events.ts)
+ *   PreCompress    compact:before {trigger}; Gemini CLI does not read the answer (it compresses
+ *                  anyway), so a block is dropped, named in the operator's log
+ *   Notification   notification {kind, message} (observed: Gemini CLI notifies, it does not ask)
  *
- * Not mapped: BeforeModel and AfterModel (AfterModel fires per streamed chunk and sees only its text;
- * a rewritten chunk drops the chunk's tool calls), BeforeToolSelection, PreCompress, Notification.
+ * Gemini CLI's subagents (`invoke_agent`) make their tool calls through the same BeforeTool and
+ * AfterTool events, which do not say which subagent makes them: hooks see them as the session's calls.
  */
 import * as z from 'zod'
-import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
+import type { AgentPointName } from '../../protocol/points/points.js'
+import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type PointChanges, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { fieldOf, idField, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
+import { answerModelEvent, readModelEvent } from './model-events.js'
 import { GEMINI, GEMINI_TOOLS } from './tools.js'
 
 const base = z.looseObject({ hook_event_name: shortField, session_id: idField, cwd: pathField })
@@ -27,10 +34,21 @@ const afterTool = beforeTool.extend({
   tool_response: z.looseObject({ llmContent: z.unknown().optional(), error: z.unknown().optional() }).optional(),
 })
 const beforeAgent = base.extend({ prompt: z.string() })
+const preCompress = base.extend({ trigger: z.enum(['manual', 'auto']) })
+const notification = base.extend({ notification_type: shortField, message: z.string().max(100_000) })
 
 type GeminiEvent = z.infer<typeof base>
 
-const EVENTS = ['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterTool', 'AfterAgent', 'SessionEnd'] as const
+const EVENTS = ['SessionStart', 'BeforeAgent', 'BeforeModel', 'BeforeToolSelection', 'AfterModel', 'BeforeTool', 'AfterTool', 'PreCompress', 'Notification', 'AfterAgent', 'SessionEnd'] as const
+
+/** The event points and the Gemini CLI events that carry them (setup registers each only for hooks that serve it). */
+const POINT_EVENTS = {
+  'model:request': ['BeforeModel'],
+  'model:response': ['AfterModel'],
+  'tools:select': ['BeforeToolSelection'],
+  'compact:before': ['PreCompress'],
+  notification: ['Notification'],
+} as const satisfies Partial<Record<AgentPointName, readonly string[]>>
 
 /** The text of `llmContent`: a string, or parts whose text is joined. */
 function llmText(content: unknown): string {
@@ -76,8 +94,16 @@ function read(body: unknown): ParsedEvent<GeminiEvent> {
     case 'SessionEnd':
       event = { kind: 'end', reason: 'interrupted' }
       break
+    case 'PreCompress':
+      event = { kind: 'point', point: 'compact:before', payload: { trigger: parseEvent(preCompress, body, 'the PreCompress event', 'Gemini CLI').trigger } }
+      break
+    case 'Notification': {
+      const e = parseEvent(notification, body, 'the Notification event', 'Gemini CLI')
+      event = { kind: 'point', point: 'notification', payload: { kind: e.notification_type, message: e.message } }
+      break
+    }
     default:
-      event = { kind: 'other' }
+      event = readModelEvent(native.hook_event_name, body) ?? { kind: 'other' }
   }
   return { session: { sessionId: native.session_id, cwd: native.cwd }, event, native }
 }
@@ -105,13 +131,19 @@ export const GEMINI_DIALECT: Dialect<GeminiEvent> = {
         return { hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: verdict.input } }
       case 'ask':
         return deny(`this call needs a person's yes, and Gemini CLI cannot ask for one from a hook: ${verdict.reason}`)
+      case 'defer':
+        // The adapter turns a deferral into a refusal for Gemini CLI (it can neither defer nor ask); never allowed here.
+        return deny(verdict.reason)
     }
   },
   result(_event, verdict: ResultVerdict) {
     if (verdict.kind === 'keep') return undefined
     return deny(verdict.text === '' ? '(no output)' : verdict.text)
   },
+  answer(event, point: AgentPointName, changes: PointChanges) {
+    return answerModelEvent(event, point, changes) ?? { answer: undefined, dropped: Object.keys(changes.fields) }
+  },
   promptContext: (_event, context) => ({ hookSpecificOutput: { hookEventName: 'BeforeAgent', additionalContext: context } }),
   eventsForPoints: (points) =>
-    eventsFor(points, { open: ['BeforeAgent'], context: ['BeforeAgent'], beforeTool: ['BeforeTool'], afterTool: ['AfterTool'], end: ['AfterAgent', 'SessionEnd'] }, EVENTS),
+    eventsFor(points, { open: ['BeforeAgent'], context: ['BeforeAgent'], beforeTool: ['BeforeTool'], afterTool: ['AfterTool'], end: ['AfterAgent', 'SessionEnd'], points: POINT_EVENTS }, EVENTS),
 }

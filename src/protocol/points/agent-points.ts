@@ -1,7 +1,9 @@
 /**
  * The agents' event points: moments of the agents' own loops (src/agents/) that no step point has. A
  * permission dialog about to open, a subagent starting or stopping, a compaction, the agent's own
- * settings changing, a notice for the person, a file changing on disk. They are event points (the
+ * settings changing, a notice for the person, a file changing on disk, a model call and its answer as
+ * the agent lets hooks change them, the tools it is about to offer the model (which hooks may only
+ * narrow). They are event points (the
  * handler changes the event it is given: docs/points.md), sent by every agent whose events carry the
  * moment (docs/agents.md has each agent's table) and by any host that sends them over gRPC. The fields
  * a hook may change are the decisions the agents let the moment carry; an agent that cannot carry one
@@ -39,6 +41,22 @@ const AGENT_FIELDS = {
   notification: {},
   // A file the agent watches changed on disk ({path, change}).
   'file:changed': {},
+  // Gemini CLI (BeforeModel, AfterModel, BeforeToolSelection):
+  // The agent is about to call its model ({model, messages: [{role, text}], config: {temperature,
+  // maxOutputTokens, topP, topK}}): `messages` rewrites their text in order (more are added at the end),
+  // `model` and `config` change the call, `block` with a `reason` stops it.
+  'model:request': {
+    messages: z.array(z.object({ role: z.enum(['user', 'model', 'system']), text: z.string().max(1_000_000) })).max(10_000),
+    model: z.string().min(1).max(256),
+    config: z.object({ temperature: z.number(), maxOutputTokens: z.number().int().positive(), topP: z.number(), topK: z.number() }).partial(),
+    block: z.boolean(),
+    reason: text,
+  },
+  // The model's answer, as the agent receives it ({text, finishReason}; Gemini CLI: one streamed chunk): `text` replaces it.
+  'model:response': { text },
+  // The agent is about to offer the model its tools ({tools: names, as hooks see calls' names}): `tools`
+  // narrows the list; a name not offered is not added (NARROWED).
+  'tools:select': { tools: z.array(z.string().max(256)).max(1000) },
 } as const satisfies Record<string, Fields>
 
 export type AgentPointName = keyof typeof AGENT_FIELDS
@@ -65,6 +83,17 @@ const GATES: Partial<Record<AgentPointName, { field: string; value: unknown }>> 
   'config:change': { field: 'block', value: true },
 }
 
+/** Fields a hook may only narrow: a list whose new value keeps only what the event offered. */
+const NARROWED: Partial<Record<AgentPointName, string>> = { 'tools:select': 'tools' }
+
+/** `changes` with a narrowed field kept to the items the current event holds. */
+function narrowed(name: AgentPointName, current: EventPayload, changes: Record<string, unknown>): Record<string, unknown> {
+  const field = NARROWED[name]
+  if (field === undefined || !Array.isArray(changes[field])) return changes
+  const offered = new Set(Array.isArray(current[field]) ? (current[field] as unknown[]) : [])
+  return { ...changes, [field]: (changes[field] as unknown[]).filter((item) => offered.has(item)) }
+}
+
 type AgentPointSpec = PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload>
 
 function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
@@ -85,7 +114,7 @@ function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
     // A permission dialog names the tool whose arguments a rewrite changes (a permission lists tools by name).
     ...(name === 'permission:request' ? { tool: (state: EventState) => (typeof state.current.name === 'string' ? state.current.name : '') } : {}),
     args: (state) => [state.current],
-    apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...changes } }),
+    apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...narrowed(name, state.current, changes) } }),
     // A refusal at a gate is final: no later hook runs to undo it.
     stopped: refused,
     ...(gate

@@ -19,11 +19,15 @@
  * `--yolo` is needed: without it, headless Gemini CLI does not offer `run_shell_command` at all.
  * `GEMINI_CLI_NO_RELAUNCH=true` spares a Node start: by default the CLI starts, then starts itself
  * again as a child with a larger heap and this variable set, and the child does all the work.
+ *
+ * The last describe reads the shipped bundle instead of running it: its eleven hook events, the
+ * answer fields its hook outputs read (the model events' too), and that it ignores PreCompress's answer.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { GEMINI_AGENT } from '../../../src/agents/gemini/gemini-agent.js'
 import { functionResponses, startGeminiApi, type GeminiApi, type GeminiCall } from '../support/gemini-api.js'
 import { agentCli } from '../support/cli.js'
 import { geminiEnv, projectWithVictims, run, tempDir, writeScript } from '../support/other-clis.js'
@@ -221,5 +225,40 @@ describe('Gemini CLI 0.61.0 command hooks', () => {
       expect((await readFile(join(out.project, 'where.txt'), 'utf8')).trim()).toBe(out.project)
       expect(JSON.stringify(resultOf(out, 'victim-rewrite'))).toContain('were modified by a hook before execution')
     })
+  })
+})
+
+/**
+ * What the shipped bundle itself says (no run): the events of Gemini CLI's HookEventName, and the
+ * fields its hook outputs read, which the dialect answers in (gemini-dialect.ts, model-events.ts).
+ */
+describe("Gemini CLI 0.61.0's bundle: its hook events and the answer fields it reads", () => {
+  let bundle = ''
+  beforeAll(async () => {
+    const dir = dirname(gemini)
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.js'))
+    const texts = await Promise.all(files.map((f) => readFile(join(dir, f), 'utf8')))
+    bundle = texts.find((t) => t.includes('var HookEventName = ')) ?? ''
+    expect(bundle, 'the chunk defining HookEventName').not.toBe('')
+  })
+
+  it('has exactly the events the dialect reads', () => {
+    const events = [...bundle.matchAll(/HookEventName2\["(\w+)"\] = "\w+"/g)].map((m) => m[1])
+    expect(new Set(events).size).toBe(11)
+    expect([...new Set(events)].sort()).toEqual([...GEMINI_AGENT.dialect.events].sort())
+  })
+
+  it.each(['llm_request', 'llm_response', 'toolConfig', 'tool_input', 'additionalContext'])('reads hookSpecificOutput.%s', (field) => {
+    expect(bundle).toContain(`"${field}" in this.hookSpecificOutput`)
+  })
+
+  it('reads a tool config as mode and allowedFunctionNames, and a request as messages, model and the four generation fields', () => {
+    expect(bundle).toMatch(/mode: hookToolConfig\.mode,\s+allowedFunctionNames: hookToolConfig\.allowedFunctionNames/)
+    for (const field of ['temperature', 'maxOutputTokens', 'topP', 'topK']) expect(bundle).toContain(`${field}: hookRequest.config.${field}`)
+    expect(bundle).toContain('model: hookRequest.model ?? baseRequest?.model')
+  })
+
+  it("does not read PreCompress's answer: a block there cannot stop the compression", () => {
+    expect(bundle).toMatch(/\n\s+await [\w$]+\.getHookSystem\(\)\?\.firePreCompressEvent\([\w$]+\);\n/)
   })
 })

@@ -19,6 +19,8 @@ export interface FunctionCall {
   /** An object is sent JSON-encoded, as the API sends function arguments: a string is sent as it is. */
   arguments: Record<string, unknown> | string
   callId?: string
+  /** The tool namespace the function belongs to (Codex's `multi_agent_v1` for spawn_agent), where it has one. */
+  namespace?: string
 }
 
 /** A call of a freeform (`type: "custom"`) tool, such as Codex's `apply_patch` for some models: raw text input. */
@@ -128,7 +130,7 @@ function stream(res: ServerResponse, n: number, model: string, reply: { text?: s
     const itemId = `${custom ? 'ctc' : 'fc'}_${n}_${index}`
     const shell = custom
       ? { type: 'custom_tool_call', id: itemId, call_id: callId, name: call.name }
-      : { type: 'function_call', id: itemId, call_id: callId, name: call.name }
+      : { type: 'function_call', id: itemId, call_id: callId, name: call.name, ...(call.namespace !== undefined ? { namespace: call.namespace } : {}) }
     const field = custom ? 'input' : 'arguments'
     send(res, { type: 'response.output_item.added', sequence_number: seq++, output_index: index, item: { ...shell, [field]: '', status: 'in_progress' } })
     send(res, {

@@ -8,7 +8,7 @@ import { describe } from 'vitest'
 import { CODEX_AGENT as AGENT } from '../../../src/agents/codex/codex-agent.js'
 import { HookdError } from '../../../src/protocol/status.js'
 import { codexPatch, codexPre } from '../../agents/support/agent-events.js'
-import { ASKED, CWD, HOOK, type Logged, type Row, SESSION, ask, beforeRun, couldNot, error, fails, ok, quiet, refuse, rewrite, system, table, text } from './dialect-table.js'
+import { ASKED, CWD, HOOK, type Logged, type Reply, type Row, SESSION, ask, beforeRun, couldNot, error, fails, ok, quiet, refuse, rewrite, system, table, text } from './dialect-table.js'
 
 const pre = (command: string): Record<string, unknown> => codexPre(CWD, SESSION, command)
 const patch = (text: string): Record<string, unknown> => codexPatch(CWD, SESSION, text)
@@ -117,7 +117,122 @@ const runs: Row[] = [
     ],
     log: [BEGIN, { close: 'end_turn', by: 'agent' }, BEGIN, { close: 'interrupted', by: 'agent' }],
   },
-  { row: 'an event it does not map (PreCompact) is no answer, and opens no run', steps: [{ event: event('PreCompact', { trigger: 'auto' }), gets: quiet }], log: [] },
+  {
+    row: 'Interrupt (the person stopped the turn) ends the run: afterRun interrupted',
+    steps: [
+      { event: event('UserPromptSubmit', { turn_id: 't1', prompt: 'hi' }), gets: quiet },
+      { event: event('Interrupt', { turn_id: 't1' }), gets: quiet },
+    ],
+    log: [BEGIN, { call: 'beforeModelRequest', payload: { system: '', model: 'gpt-5.5', messages: [{ role: 'user', text: 'hi' }] } }, { close: 'interrupted', by: 'agent' }],
+  },
+  { row: 'an event it does not map (PreModelRequest: no request in it) is no answer, and opens no run', steps: [{ event: event('PreModelRequest', { turn_id: 't1' }), gets: quiet }], log: [] },
+]
+
+/** The chain's answer at one of Codex's own events: the fields the hooks changed. */
+const fields =
+  (changed: Record<string, unknown>): Reply =>
+  () => ({ result: changed, diagnostics: [], asks: [] })
+const SUB = { agent_id: 'agent-7', agent_type: 'explorer' }
+const SUBAGENT = { id: 'agent-7', type: 'explorer' }
+const permissionRequest = (command: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  event('PermissionRequest', { turn_id: 't1', tool_name: 'Bash', tool_input: { command, description: 'why' }, ...extra })
+/** What hooks see at a permission request: the canonical call (Codex names no call id there), the agent's tool. */
+const asked = (command: string, extra: Record<string, unknown> = {}): Logged => ({
+  call: 'permission:request',
+  payload: { id: '', name: 'shell', arguments: { command }, native: { agent: 'codex', name: 'Bash', input: { command, description: 'why' } }, ...extra, tool: 'Bash' },
+})
+const permission = (decision: Record<string, unknown>): Record<string, unknown> => ({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } })
+
+const ownEvents: Row[] = [
+  {
+    row: 'a deferral at PreToolUse is refused: Codex can neither defer nor ask, and says so',
+    steps: [
+      {
+        event: pre('git push'),
+        reply: () => ({ result: { allow: false, deferred: true, reason: 'pushes wait for review', refusedBy: HOOK, arguments: { command: 'git push' } }, diagnostics: [], asks: [] }),
+        gets: ok(deny('pushes wait for review (a hook deferred this call; Codex cannot defer or ask, so hookd refuses it)')),
+      },
+    ],
+    log: [BEGIN, gateShell('git push')],
+  },
+  { row: 'PermissionRequest: permission:request on the canonical call; no decision is no answer (Codex reviews the call)', steps: [{ event: permissionRequest('rm -r victim'), gets: quiet }], log: [BEGIN, asked('rm -r victim')] },
+  { row: 'a hook that allows: behavior allow', steps: [{ event: permissionRequest('ls'), reply: fields({ decision: 'allow' }), gets: ok(permission({ behavior: 'allow' })) }], log: [BEGIN, asked('ls')] },
+  {
+    row: 'a hook that denies: behavior deny, its reason the message',
+    steps: [{ event: permissionRequest('rm -r victim'), reply: fields({ decision: 'deny', reason: 'no deletes' }), gets: ok(permission({ behavior: 'deny', message: 'no deletes' })) }],
+    log: [BEGIN, asked('rm -r victim')],
+  },
+  { row: 'ask leaves it to Codex: no answer', steps: [{ event: permissionRequest('ls'), reply: fields({ decision: 'ask', reason: 'a person should look' }), gets: quiet }], log: [BEGIN, asked('ls')] },
+  { row: 'defer: Codex has no "decide later", so it reviews the call itself: no answer', steps: [{ event: permissionRequest('ls'), reply: fields({ decision: 'defer' }), gets: quiet }], log: [BEGIN, asked('ls')] },
+  {
+    row: 'an allow with rewritten arguments is a deny: Codex cannot take a rewrite there, and the call as it was is not what the hook allowed',
+    steps: [
+      {
+        event: permissionRequest('ls'),
+        reply: fields({ decision: 'allow', arguments: { command: 'ls -a' } }),
+        gets: ok(permission({ behavior: 'deny', message: "hookd refused this call: a hook rewrote its arguments at Codex's permission request, which Codex cannot take there" })),
+      },
+    ],
+    log: [BEGIN, asked('ls')],
+  },
+  {
+    row: "a subagent's permission request names the subagent",
+    steps: [{ event: permissionRequest('ls', SUB), reply: fields({ decision: 'allow' }), gets: ok(permission({ behavior: 'allow' })) }],
+    log: [BEGIN, asked('ls', { subagent: SUBAGENT })],
+  },
+  {
+    row: 'a point call that fails at a permission request denies it (a gate), saying why',
+    steps: [{ event: permissionRequest('ls'), reply: fails('deadline-exceeded', 'the hooks did not answer within 10 s'), gets: ok(permission({ behavior: 'deny', message: 'hookd could not check this call, so it is refused: the hooks did not answer within 10 s' })) }],
+    log: [BEGIN, asked('ls')],
+  },
+  { row: 'with no hook serving permission:request, a PermissionRequest asks none', serves: ['beforeRun', 'beforeToolExecute'], steps: [{ event: permissionRequest('ls'), gets: quiet }], log: [BEGIN] },
+  {
+    row: "a subagent's PreToolUse names it: hooks see call.subagent",
+    steps: [{ event: { ...pre('rm -r victim'), ...SUB }, reply: refuse('not in a subagent'), gets: ok(deny('not in a subagent')) }],
+    log: [BEGIN, { call: 'beforeToolExecute', payload: { ...shellCall('rm -r victim'), subagent: SUBAGENT } }],
+  },
+  {
+    row: 'SubagentStart: subagent:start; context is additionalContext for the subagent',
+    steps: [{ event: event('SubagentStart', { turn_id: 't2', ...SUB }), reply: fields({ context: 'Stay in src/.' }), gets: ok({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: 'Stay in src/.' } }) }],
+    log: [BEGIN, { call: 'subagent:start', payload: { subagent: SUBAGENT } }],
+  },
+  {
+    row: 'SubagentStop: subagent:stop with its last message; keepWorking is a block with the reason',
+    steps: [
+      {
+        event: event('SubagentStop', { turn_id: 't2', ...SUB, last_assistant_message: 'done', stop_hook_active: false, agent_transcript_path: null }),
+        reply: fields({ keepWorking: true, reason: 'run the tests first' }),
+        gets: ok({ decision: 'block', reason: 'run the tests first' }),
+      },
+    ],
+    log: [BEGIN, { call: 'subagent:stop', payload: { subagent: SUBAGENT, lastMessage: 'done' } }],
+  },
+  {
+    row: 'PreCompact: compact:before; a block is continue false with the reason',
+    steps: [{ event: event('PreCompact', { turn_id: 't1', trigger: 'auto' }), reply: fields({ block: true, reason: 'keep the history' }), gets: ok({ continue: false, stopReason: 'keep the history' }) }],
+    log: [BEGIN, { call: 'compact:before', payload: { trigger: 'auto' } }],
+  },
+  { row: 'PostCompact: compact:after, observed', steps: [{ event: event('PostCompact', { turn_id: 't1', trigger: 'manual' }), gets: quiet }], log: [BEGIN, { call: 'compact:after', payload: { trigger: 'manual' } }] },
+  {
+    row: 'a PermissionRequest without its tool_input is denied (a gate), naming the field',
+    steps: [
+      {
+        event: event('PermissionRequest', { turn_id: 't1', tool_name: 'Bash' }),
+        gets: ok(permission({ behavior: 'deny', message: 'hookd could not check this call, so it is refused: the PermissionRequest event.tool_input: Invalid input: expected record, received undefined; is this a Codex hook event?' })),
+      },
+    ],
+    log: [],
+  },
+  {
+    row: 'a SubagentStart without its agent_id is 400, naming the field',
+    steps: [{ event: event('SubagentStart', { turn_id: 't2' }), gets: error(400, 'the SubagentStart event.agent_id: Invalid input: expected string, received undefined; is this a Codex hook event?') }],
+    log: [],
+  },
+  {
+    row: 'a PreCompact whose trigger Codex does not send is 400',
+    steps: [{ event: event('PreCompact', { turn_id: 't1', trigger: 'sometimes' }), gets: error(400, 'the PreCompact event.trigger: Invalid option: expected one of "manual"|"auto"; is this a Codex hook event?') }],
+    log: [],
+  },
 ]
 
 const malformed: Row[] = [
@@ -156,5 +271,6 @@ const malformed: Row[] = [
 
 describe('Codex: gates (PreToolUse) and what follows an ask', () => table(AGENT, gates))
 describe('Codex: after a tool (PostToolUse)', () => table(AGENT, afterTools))
-describe('Codex: the run (SessionStart, UserPromptSubmit, Stop, SessionEnd) and events it does not map', () => table(AGENT, runs))
+describe('Codex: the run (SessionStart, UserPromptSubmit, Stop, Interrupt, SessionEnd) and events it does not map', () => table(AGENT, runs))
+describe('Codex: its own events (PermissionRequest, SubagentStart/Stop, PreCompact/PostCompact) and subagents', () => table(AGENT, ownEvents))
 describe('Codex: malformed events', () => table(AGENT, malformed))

@@ -5,10 +5,11 @@
  * it prints, nothing for no opinion, or its refusal (exit 2, the reason on stderr) when hookd answers an
  * error. Gemini CLI's events carry no tool call id: the calls hooks see have id ''.
  */
-import { describe } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { getPoint } from '../../../src/protocol/points/points.js'
 import { GEMINI_AGENT as AGENT } from '../../../src/agents/gemini/gemini-agent.js'
 import { geminiBefore } from '../../agents/support/agent-events.js'
-import { ASKED, CWD, HOOK, type Logged, type Row, SESSION, ask, beforeRun, couldNot, error, fails, ok, quiet, refuse, rewrite, system, table, text } from './dialect-table.js'
+import { ASKED, CWD, HOOK, type Logged, type Reply, type Row, SESSION, ask, beforeRun, couldNot, error, fails, ok, quiet, refuse, rewrite, system, table, text } from './dialect-table.js'
 import { callKey } from '../../../src/agents/tool-gate.js'
 
 const before = (tool: string, input: Record<string, unknown>): Record<string, unknown> => geminiBefore(CWD, SESSION, tool, input)
@@ -119,7 +120,97 @@ const runs: Row[] = [
     ],
     log: [BEGIN, { close: 'end_turn', by: 'agent' }, BEGIN, { close: 'interrupted', by: 'agent' }],
   },
-  { row: 'an event it does not map (BeforeModel, AfterModel) is no answer, and opens no run', steps: [{ event: event('BeforeModel', { llm_request: {} }), gets: quiet }, { event: event('AfterModel', { llm_response: {} }), gets: quiet }], log: [] },
+  { row: 'an event Gemini CLI 0.61.0 does not have is no answer, and opens no run', steps: [{ event: event('BeforeCoffee', {}), gets: quiet }], log: [] },
+]
+
+/** The chain's answer at one of Gemini CLI's own events: the fields the hooks changed. */
+const fields =
+  (changed: Record<string, unknown>): Reply =>
+  () => ({ result: changed, diagnostics: [], asks: [] })
+const REQUEST = { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'context' }, { role: 'user', content: 'delete victim' }], config: { temperature: 1, topP: 0.95 } }
+const beforeModel = (): Record<string, unknown> => event('BeforeModel', { llm_request: REQUEST })
+const modelRequest: Logged = {
+  call: 'model:request',
+  payload: { model: 'gemini-2.5-flash', messages: [{ role: 'user', text: 'context' }, { role: 'user', text: 'delete victim' }], config: { temperature: 1, topP: 0.95 } },
+}
+const afterModel = (text: string | undefined): Record<string, unknown> =>
+  event('AfterModel', { llm_request: REQUEST, llm_response: { ...(text !== undefined ? { text } : {}), candidates: [{ content: { role: 'model', parts: text !== undefined ? [text] : [] }, finishReason: 'STOP', index: 0 }] } })
+/** The tools hooks are offered at BeforeToolSelection: Gemini CLI 0.61.0's, canonical names where the table maps them. */
+const OFFERED = ['update_topic', 'list_files', 'read_file', 'search_files', 'find_files', 'edit_file', 'write_file', 'web_fetch', 'shell', 'list_background_processes', 'read_background_output', 'web_search', 'write_todos', 'enter_plan_mode', 'invoke_agent', 'activate_skill']
+
+const ownEvents: Row[] = [
+  {
+    row: 'a deferral at BeforeTool is refused: Gemini CLI can neither defer nor ask from a hook, and says so',
+    steps: [
+      {
+        event: before('run_shell_command', shell('git push')),
+        reply: () => ({ result: { allow: false, deferred: true, reason: 'pushes wait for review', refusedBy: HOOK, arguments: { command: 'git push' } }, diagnostics: [], asks: [] }),
+        gets: ok(deny('pushes wait for review (a hook deferred this call; Gemini CLI cannot defer or ask, so hookd refuses it)')),
+      },
+    ],
+    log: [BEGIN, gateShell('git push')],
+  },
+  { row: 'BeforeModel: model:request on its model, messages (role and text) and config; no change is no answer', steps: [{ event: beforeModel(), gets: quiet }], log: [BEGIN, modelRequest] },
+  {
+    row: 'rewritten messages, model and config are llm_request; config keeps what no hook changed (Gemini CLI sets all four)',
+    steps: [
+      {
+        event: beforeModel(),
+        reply: fields({ messages: [{ role: 'user', text: 'context' }, { role: 'user', text: 'list victim' }], model: 'gemini-2.5-pro', config: { temperature: 0 } }),
+        gets: ok({ hookSpecificOutput: { hookEventName: 'BeforeModel', llm_request: { messages: [{ role: 'user', content: 'context' }, { role: 'user', content: 'list victim' }], model: 'gemini-2.5-pro', config: { temperature: 0, topP: 0.95 } } } }),
+      },
+    ],
+    log: [BEGIN, modelRequest],
+  },
+  { row: 'a block is decision deny with the reason: no call is made', steps: [{ event: beforeModel(), reply: fields({ block: true, reason: 'no secrets to the model' }), gets: ok(deny('no secrets to the model')) }], log: [BEGIN, modelRequest] },
+  {
+    row: 'AfterModel: model:response on the chunk; new text replaces the chunk, keeping its finishReason',
+    steps: [
+      {
+        event: afterModel('the key is abc'),
+        reply: fields({ text: 'the key is [redacted]' }),
+        gets: ok({ hookSpecificOutput: { hookEventName: 'AfterModel', llm_response: { text: 'the key is [redacted]', candidates: [{ content: { role: 'model', parts: ['the key is [redacted]'] }, index: 0, finishReason: 'STOP' }] } } }),
+      },
+    ],
+    log: [BEGIN, { call: 'model:response', payload: { text: 'the key is abc', finishReason: 'STOP' } }],
+  },
+  {
+    row: 'a chunk with no text (a tool call) is not rewritten: Gemini CLI would drop the call',
+    steps: [{ event: afterModel(undefined), reply: fields({ text: 'hello' }), gets: quiet }],
+    log: [BEGIN, { call: 'model:response', payload: { text: '', finishReason: 'STOP' } }],
+  },
+  {
+    row: 'BeforeToolSelection: tools:select on the tools Gemini CLI declares; a narrowed list is allowedFunctionNames in its own names',
+    steps: [
+      {
+        event: event('BeforeToolSelection', { llm_request: REQUEST }),
+        reply: fields({ tools: ['read_file', 'list_files', 'smuggled_tool'] }),
+        gets: ok({ hookSpecificOutput: { hookEventName: 'BeforeToolSelection', toolConfig: { mode: 'AUTO', allowedFunctionNames: ['read_file', 'list_directory'] } } }),
+      },
+    ],
+    log: [BEGIN, { call: 'tools:select', payload: { tools: OFFERED } }],
+  },
+  {
+    row: 'no tool left is mode NONE',
+    steps: [{ event: event('BeforeToolSelection', { llm_request: REQUEST }), reply: fields({ tools: [] }), gets: ok({ hookSpecificOutput: { hookEventName: 'BeforeToolSelection', toolConfig: { mode: 'NONE' } } }) }],
+    log: [BEGIN, { call: 'tools:select', payload: { tools: OFFERED } }],
+  },
+  {
+    row: 'PreCompress: compact:before; Gemini CLI reads no answer there, so a block is dropped',
+    steps: [{ event: event('PreCompress', { trigger: 'auto' }), reply: fields({ block: true, reason: 'keep it' }), gets: quiet }],
+    log: [BEGIN, { call: 'compact:before', payload: { trigger: 'auto' } }],
+  },
+  {
+    row: 'Notification: notification with its kind and message, observed',
+    steps: [{ event: event('Notification', { notification_type: 'ToolPermission', message: 'Tool run_shell_command requires editing', details: { type: 'exec' } }), gets: quiet }],
+    log: [BEGIN, { call: 'notification', payload: { kind: 'ToolPermission', message: 'Tool run_shell_command requires editing' } }],
+  },
+  { row: 'with no hook serving model:request, a BeforeModel asks none', serves: ['beforeRun', 'beforeToolExecute'], steps: [{ event: beforeModel(), gets: quiet }], log: [BEGIN] },
+  {
+    row: 'a BeforeModel without its llm_request is 400, naming the field',
+    steps: [{ event: event('BeforeModel', {}), gets: error(400, 'the BeforeModel event.llm_request: Invalid input: expected object, received undefined; is this a Gemini CLI hook event?') }],
+    log: [],
+  },
 ]
 
 const malformed: Row[] = [
@@ -145,4 +236,18 @@ const malformed: Row[] = [
 describe('Gemini CLI: gates (BeforeTool) and what follows an ask', () => table(AGENT, gates))
 describe('Gemini CLI: after a tool (AfterTool)', () => table(AGENT, afterTools))
 describe('Gemini CLI: the run (SessionStart, BeforeAgent, AfterAgent, SessionEnd) and events it does not map', () => table(AGENT, runs))
+describe('Gemini CLI: its own events (BeforeModel, AfterModel, BeforeToolSelection, PreCompress, Notification)', () => table(AGENT, ownEvents))
+
+describe('tools:select narrows only', () => {
+  it('a hook that names a tool the event did not offer, or one an earlier hook removed, does not put it on the list', () => {
+    const spec = getPoint('tools:select')
+    if (!spec) throw new Error('tools:select is not in the catalog')
+    const offered = { tools: ['shell', 'read_file', 'write_file'] }
+    let state = { initial: offered, current: offered }
+    state = spec.apply(state, { tools: ['read_file', 'write_file', 'mcp__evil__run'] }, 'first') as typeof state
+    state = spec.apply(state, { tools: ['shell', 'read_file'] }, 'second') as typeof state
+    expect(state.current.tools).toEqual(['read_file'])
+    expect(spec.result(state)).toEqual({ tools: ['read_file'] })
+  })
+})
 describe('Gemini CLI: malformed events', () => table(AGENT, malformed))
