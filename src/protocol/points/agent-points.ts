@@ -75,6 +75,11 @@ const DECIDES: { readonly [N in AgentPointName]: { readonly [K in keyof (typeof 
   'config:change': { block: 'refuse', reason: 'refuse' },
   notification: {},
   'file:changed': {},
+  // What the model reads and how it is called is the model's text; appending messages only adds context.
+  'model:request': { messages: 'context', model: 'rewriteModelText', config: 'rewriteModelText', block: 'refuse', reason: 'refuse' },
+  'model:response': { text: 'rewriteModelText' },
+  // The tools the model is offered, as mcp:tools:filter's are.
+  'tools:select': { tools: 'rewriteModelText' },
 }
 
 /** How hookd refuses at the agents' gates when the hooks could not decide: the field that refuses, and its value. */
