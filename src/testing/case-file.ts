@@ -29,7 +29,7 @@ export const CASE_FILE_MAX_BYTES = 1024 * 1024
 const hookName = z.string().regex(HOOK_NAME, 'a hook name is a folder name: letters, digits, ".", "_" and "-"')
 
 /** A canned HTTP response: the body as text, or any JSON value (sent as application/json). */
-const httpResponse = z.strictObject({
+export const httpResponse = z.strictObject({
   status: z.number().int().min(100).max(599).default(200),
   headers: z.record(z.string(), z.string()).default({}),
   body: z.unknown().optional(),
@@ -62,7 +62,7 @@ const ctxSchema = z.strictObject({
   session: z.strictObject({ id: z.string().optional(), agentId: z.string().optional(), modelId: z.string().optional() }).prefault({}),
 })
 
-const expectedDiagnostic = z.strictObject({
+export const expectedDiagnostic = z.strictObject({
   kind: z.enum(DIAGNOSTIC_KINDS),
   hook: z.string().optional(),
   /** A part of the message. */
