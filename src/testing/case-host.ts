@@ -55,7 +55,7 @@ export class CaseHost {
   }
 
   /** The case's answers to confirm and fetch; every call is recorded as it reaches the host (onCall). */
-  private handlers(): CapabilityHandlers {
+  handlers(): CapabilityHandlers {
     return {
       onCall: (call) => void this.calls.push({ capability: call.capability, args: [...call.args], hook: call.origin.hook }),
       confirm: (message) => {

@@ -13,8 +13,10 @@ import { type RunReport, TestRunner } from '../../testing/test-runner.js'
 import { UsageError, parse } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 import { isDirectory, isHookFolder } from '../common/hook-paths.js'
+import { CASES_HELP, casesRun } from './case-folder-flag.js'
 
 export const TEST_HELP = `Usage: hookd test [DIR | HOOK...] [--json] [--junit FILE] [--watch]
+       hookd test [DIR] --cases CAPTURED
 
 Runs the test cases of hooks: every HOOK/tests/*.json file, one case each (the format is in
 docs/writing-hooks.md). Each case runs in the real sandbox, as 'hookd serve' would run it: an embedded
@@ -28,6 +30,7 @@ bundled first.
   --json        print the report as JSON instead of lines
   --junit FILE  also write the report as JUnit XML to FILE
   --watch       run again whenever a file in the hooks folder changes (Ctrl-C stops)
+${CASES_HELP}
   -h, --help    show this help
 
 Prints one line per case (PASS or FAIL, the case file, its name), what differs under a failed case,
@@ -44,6 +47,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
       json: { type: 'boolean', default: false },
       junit: { type: 'string' },
       watch: { type: 'boolean', default: false },
+      cases: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -53,6 +57,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
   }
   if (values.junit === '') throw new UsageError('--junit needs a file name, e.g. --junit hookd-tests.xml')
   const { root, selected } = await targets(positionals, values.hooks, io.cwd)
+  const fromFolder = await casesRun(values.cases, selected, io.cwd)
   const rel = relative(io.cwd, root)
   const hooksShown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? root : rel
 
@@ -62,7 +67,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
     onCase: values.json ? undefined : (outcome) => io.stdout.write(caseLines(outcome)),
   })
   const once = async (): Promise<number> => {
-    const report = await runner.run(selected ?? (await hookFolderNames(root)))
+    const report = fromFolder ? await fromFolder(runner) : await runner.run(selected ?? (await hookFolderNames(root)))
     await output(report, values.json, values.junit, io)
     return report.outcomes.length + report.problems.length === 0 || report.failed > 0 ? 1 : 0
   }
