@@ -202,3 +202,10 @@ function dedupe<T>(items: T[]): T[] {
     return true
   })
 }
+
+/** The event's own name where its JSON says it (`hook_event_name`, as most agents send), for names and file names. */
+export function ownName(event: unknown): string | undefined {
+  if (event === null || typeof event !== 'object') return undefined
+  const name = (event as Record<string, unknown>).hook_event_name
+  return typeof name === 'string' && name !== '' && name.length <= 64 ? name : undefined
+}

@@ -62,7 +62,8 @@ const SHAPES: readonly Shape[] = [
   {
     kind: 'assignment',
     pattern: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,128})(["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([^\s"',;&)\]}<>][^\s"',;&)\]}<>]{3,})/g,
-    replace: (match, name, sep) => (SECRET_NAME.test(name) ? `${name}${sep}<redacted>` : match),
+    // `Authorization: Bearer <redacted bearer>`: the scheme is no secret, and its credential went above.
+    replace: (match, name, sep, value) => (SECRET_NAME.test(name) && !/^(?:Bearer|Basic|hookd-hmac)$/i.test(value) ? `${name}${sep}<redacted>` : match),
   },
 ]
 

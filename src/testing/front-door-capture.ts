@@ -18,7 +18,7 @@ import { agentById } from '../agents/registry.js'
 import type { DialectAnswer } from '../agents/hook-event.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import type { DoorCapture, RunOpened, RunTap, SeenEvent } from '../sidecar/http/door-capture.js'
-import { capturedEventCase } from './agent-case.js'
+import { capturedEventCase, ownName } from './agent-case.js'
 import { type CapturedCapability, type KeptOut, capturedCase } from './capture.js'
 import type { CaptureSink } from './capture-sink.js'
 import { secretEnv } from './credential-redactor.js'
@@ -131,7 +131,7 @@ export class FrontDoorCapture implements DoorCapture {
       // What the dialect reads of it: its name, session and folder (a malformed event has none).
       const parsed = agentById(seen.agent)?.dialect.parse(seen.event, seen.name)
       if (parsed) {
-        label = parsed.name ?? seen.name ?? parsed.event.kind
+        label = parsed.name ?? seen.name ?? ownName(seen.event) ?? parsed.event.kind
         sessionId = parsed.session.sessionId
         workdir = parsed.session.cwd
       }

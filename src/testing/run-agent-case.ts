@@ -19,7 +19,7 @@ import { agentById } from '../agents/registry.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { type Profile, resolveProfile } from '../sidecar/http/agent-route.js'
 import { NEVER_ASKS } from '../sidecar/http/sidecar-run.js'
-import type { AgentCase } from './agent-case.js'
+import { type AgentCase, ownName } from './agent-case.js'
 import type { CaseCtx } from './case-file.js'
 import { CaseHost } from './case-host.js'
 import { differences } from './match.js'
@@ -32,7 +32,7 @@ export async function runAgentCase(env: CaseEnvironment & { root: string }, test
   let label = testCase.eventName ?? 'event'
   try {
     const parsed = dialect?.parse(testCase.event, testCase.eventName)
-    if (parsed) label = parsed.name ?? testCase.eventName ?? parsed.event.kind
+    if (parsed) label = parsed.name ?? testCase.eventName ?? ownName(testCase.event) ?? parsed.event.kind
   } catch {
     // A malformed event replays as it is: the adapter answers it as the front door did.
   }
