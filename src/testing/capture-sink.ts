@@ -29,6 +29,8 @@ export class CaptureSink {
   private files = 0
   private bytes = 0
   private pending = 0
+  /** A case met the byte cap: the folder is full, and later cases are not even built. */
+  private full = false
   private readonly writes = new Set<Promise<void>>()
   private readonly told = new Set<Refusal>()
   /** Cases not written, by why. */
@@ -64,7 +66,7 @@ export class CaptureSink {
    */
   write(sub: readonly string[], name: string, what: string, make: () => unknown, at = new Date()): void {
     if (this.files >= this.limits.maxFiles) return this.skip('files')
-    if (this.bytes >= this.limits.maxBytes) return this.skip('bytes')
+    if (this.full || this.bytes >= this.limits.maxBytes) return this.skip('bytes')
     if (this.pending >= this.limits.maxPending) return this.skip('pending')
     let body: string
     try {
@@ -73,7 +75,10 @@ export class CaptureSink {
       return this.skip(/ characters as a test case, over /.test(String((err as Error).message)) ? 'too large' : 'failed', err)
     }
     const size = Buffer.byteLength(body)
-    if (this.bytes + size > this.limits.maxBytes) return this.skip('bytes')
+    if (this.bytes + size > this.limits.maxBytes) {
+      this.full = true
+      return this.skip('bytes')
+    }
     // Counted before the write: a burst that arrives while files are being written meets the bounds.
     this.files += 1
     this.bytes += size
