@@ -6,7 +6,9 @@
  * behaviour from changing unnoticed. No environment value is ever written (env-redactor.ts): the case
  * names the session's variables and shows `<env NAME>` where a value was.
  *
- * `hookd serve --capture DIR` calls `writeCapturedCase` for each point call; `casesFromRecording` turns
+ * What looks like a credential is replaced as well (credential-redactor.ts). `hookd serve --capture DIR`
+ * writes a case for each point call (capture-tap.ts, front-door-capture.ts, through capture-sink.ts);
+ * `writeCapturedCase` writes one directly; `casesFromRecording` turns
  * the tool calls and answers of a `hookd agent --record` script into cases that at least must run
  * without a diagnostic.
  */
