@@ -168,7 +168,8 @@ export function redactedNote(kinds: ReadonlySet<string>): string {
 /** `beforeToolExecute-20260102T030405Z`: a case file's name, before its number and `.json`. */
 export function caseBase(what: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
-  return `${what.replace(/[^A-Za-z0-9_-]+/g, '-')}-${stamp}`
+  // Bounded: an event's name is the agent's text, and a file name has 255 bytes at most.
+  return `${what.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 80)}-${stamp}`
 }
 
 /**

@@ -60,8 +60,14 @@ export class FrontDoorCapture implements DoorCapture {
   async event(seen: SeenEvent, handle: () => Promise<DialectAnswer>): Promise<DialectAnswer> {
     const record: EventRecord = { capabilities: [], diagnostics: [], env: {} }
     const at = new Date()
+    // A copy as it arrived: nothing the handling does to the parsed event may show in its case.
+    let raw: SeenEvent | undefined
+    this.guard(() => void (raw = { ...seen, event: structuredClone(seen.event) }))
     const answer = await this.current.run(record, handle)
-    this.guard(() => this.writeEvent(seen, record, answer, at))
+    if (raw) {
+      const arrived = raw
+      this.guard(() => this.writeEvent(arrived, record, answer, at))
+    }
     return answer
   }
 
@@ -73,7 +79,7 @@ export class FrontDoorCapture implements DoorCapture {
         this.guard(() => {
           const event = this.current.getStore()
           if (event) Object.assign(event.env, opened.env)
-          calls.set(seq, { point, payload, capabilities: [], logs: [], event })
+          calls.set(seq, { point, payload: structuredClone(payload), capabilities: [], logs: [], event })
         }),
       capability: (c, reply) =>
         this.guard(() => {

@@ -206,6 +206,38 @@ describe('the capture caps', () => {
     }
   }, 60_000)
 
+  it("keeps a hostile event's name, route and headers out of file names and files: every file stays in DIR, and the door answers the next event", async () => {
+    const served = await serveInProcess(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd-names.sock')}`, '--http', '0', '--workers', '1', '--capture', 'named'], { cwd: dir, timeoutMs: 60_000 })
+    try {
+      const url = /^hookd: http on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(served.output.stderr)?.[1] as string
+      const token = (await readFile(join(dir, '.hookd', 'http-token'), 'utf8')).trim()
+      const hostile = { session_id: '../../escape', cwd: project, hook_event_name: `../../../${'x'.repeat(40)}/evil`, tool_name: 'Bash', tool_input: { command: 'ls' } }
+      // An event Claude Code may add later: no opinion, and captured.
+      expect(await postEvent(url, token, '/claude-code/guard', hostile)).toEqual({ status: 200, json: {} })
+      const copilot = await fetch(`${url}/copilot/guard?event=${encodeURIComponent('../../../../tmp/evil')}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ sessionId: 'cp-1', timestamp: 1, cwd: project, toolName: 'bash', toolArgs: { command: 'ls' } }),
+      })
+      expect(copilot.status).toBe(204)
+      const ordinary = await postEvent(url, token, '/claude-code/guard', claudePre(project, 'after-hostile', 'Bash', { command: 'rm -rf x' }))
+      expect(ordinary.json).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'no rm -rf' } })
+      await served.stop()
+      const files = await filesUnder(join(dir, 'named'))
+      // The two hostile events (no point call: neither is an event their dialect maps), the ordinary one and its gate.
+      expect(files.length).toBe(4)
+      for (const f of files) {
+        expect(f).toMatch(/^(claude-code|copilot)\/guard\/[A-Za-z0-9_-]{1,100}\.json$/)
+        const text = await readFile(join(dir, 'named', f), 'utf8')
+        expect(text).not.toContain(token)
+        expect(text.toLowerCase()).not.toContain('bearer')
+      }
+      expect(served.output.stderr).not.toContain('cannot write a captured case')
+    } finally {
+      await served.stop()
+    }
+  }, 60_000)
+
   it('refuses caps without --capture, and a bad number', async () => {
     const alone = await runInProcess(['serve', '--capture-max-files', '5'], { cwd: dir })
     expect(alone.code).toBe(2)
