@@ -6,12 +6,15 @@
  * folders, with the planted secrets (the HTTP token, a GitHub token, an Anthropic key, a secret-named
  * env value of the sidecar) redacted. `hookd test --cases DIR` replays them all green, through each
  * agent's dialect for the events, and fails them once the hook answers differently. The caps hold a
- * flood to what they allow, and say how many cases were not written.
+ * flood to what they allow, and say how many cases were not written; a hostile event's name, `?event=`
+ * and session id make no path outside DIR. The Claude Agent SDK's sessions come over gRPC: their point
+ * calls are captured as point cases, redacted too. Agent-event cases also run from a hook's tests/.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hookdHooks } from '../../src/agents/claude-agent-sdk/index.js'
 import { ROOT, runInProcess, type Serving, serveInProcess, startServe, stopProcess } from '../support/processes.js'
 import { hook, writeTree } from '../support/sidecar.js'
 import { claudePre, codexPre } from './support/agent-events.js'
@@ -246,6 +249,28 @@ describe('the capture caps', () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("--capture-max-mb must be a positive whole number; got 'lots'")
   })
+})
+
+describe('the Claude Agent SDK under hookd serve --capture', () => {
+  it("captures its sessions' point calls (they come over gRPC, not through the front door), and they replay green", async () => {
+    const served = await serveInProcess(['--hooks', 'hooks', '--listen', `unix:${join(dir, 'hookd-sdk.sock')}`, '--workers', '1', '--capture', 'sdk'], { cwd: dir, timeoutMs: 60_000 })
+    try {
+      const hookd = await hookdHooks({ address: served.address, hooks: ['guard'] })
+      const gate = hookd.hooks.PreToolUse?.[0]?.hooks[0]
+      const answer = await gate?.(claudePre(project, 'sdk-1', 'Bash', { command: `rm -rf build; echo ${GITHUB}` }), 'toolu_Bash', { signal: new AbortController().signal })
+      expect(answer).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'no rm -rf' } })
+      await hookd.close()
+      const files = await waitForFiles(join(dir, 'sdk'), 1)
+      expect(files.map((f) => f.replace(/-\d{8}T\d{6}Z(-\d+)?\.json$/, ''))).toEqual(['beforeToolExecute'])
+      const gateCase = await readFile(join(dir, 'sdk', files[0] as string), 'utf8')
+      expect(gateCase).not.toContain(GITHUB)
+      expect(JSON.parse(gateCase)).toMatchObject({ ctx: { session: { agentId: 'claude-code' } }, payload: { arguments: { command: 'rm -rf build; echo <redacted github-token>' } } })
+      const replayed = await runInProcess(['test', '--hooks', 'hooks', '--cases', 'sdk'], { cwd: dir })
+      expect(replayed.stdout).toMatch(/^PASS sdk\/beforeToolExecute-\S+\.json: captured beforeToolExecute \(sdk-1\) \[guard\] \(\d+ ms\)\n1 case: 1 passed, 0 failed\n$/)
+    } finally {
+      await served.stop()
+    }
+  }, 60_000)
 })
 
 describe('agent-event cases in a hook folder', () => {
