@@ -108,6 +108,7 @@ export class CaptureRecorder {
               autoApprove: open.autoApprove,
               // The values, so that the case is cleaned of them (only the names are written).
               env: open.env,
+              onError: open.onError,
               ...(open.policy
                 ? { policy: { file: open.policy.file, httpOrigins: open.policy.httpOrigins, ...(open.policy.denyConfirm ? { confirm: false } : {}) } }
                 : {}),

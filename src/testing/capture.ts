@@ -16,7 +16,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ScriptFile } from '../host/reference-agent/script.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { FileAccess } from '../protocol/wire.js'
+import type { FileAccess, SessionOnError } from '../protocol/wire.js'
 import { credentialRedactor } from './credential-redactor.js'
 import { envRedactor } from './env-redactor.js'
 
@@ -44,6 +44,8 @@ export interface CapturedSession {
    */
   env?: Readonly<Record<string, string>> | readonly string[]
   policy?: { file?: FileAccess; httpOrigins?: readonly string[]; confirm?: boolean }
+  /** What a hook's failure did at a gate (the front door's `refuse-unless-skip`). */
+  onError?: SessionOnError
 }
 
 /** One point call as it happened. */
@@ -111,6 +113,7 @@ export function capturedCase(captured: CapturedCall, keptOut: readonly KeptOut[]
   if (session.agentId) ids.agentId = session.agentId
   if (session.modelId) ids.modelId = session.modelId
   if (Object.keys(ids).length) ctx.session = ids
+  if (session.onError !== undefined && session.onError !== 'default') ctx.onError = session.onError
 
   const expect: Record<string, unknown> = {}
   if (captured.result !== undefined) expect.result = captured.result

@@ -17,7 +17,7 @@ import { parseJson } from '../protocol/bounded-json.js'
 import { HOST_CAPABILITY_NAMES } from '../protocol/capabilities.js'
 import { DIAGNOSTIC_KINDS } from '../protocol/diagnostic.js'
 import { issueText } from '../protocol/issue-text.js'
-import { FILE_ACCESS } from '../protocol/wire.js'
+import { FILE_ACCESS, SESSION_ON_ERROR } from '../protocol/wire.js'
 import { POINT_NAMES, type PointName, getPoint, isPointName } from '../protocol/points/points.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { confinedPath } from '../sidecar/session/policy.js'
@@ -60,6 +60,8 @@ const ctxSchema = z.strictObject({
     })
     .prefault({}),
   session: z.strictObject({ id: z.string().optional(), agentId: z.string().optional(), modelId: z.string().optional() }).prefault({}),
+  /** What a hook's failure does at a gate (the session's onError). Default: the host library's, `default`. */
+  onError: z.enum(SESSION_ON_ERROR).optional(),
 })
 
 export const expectedDiagnostic = z.strictObject({

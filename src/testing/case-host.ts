@@ -50,6 +50,7 @@ export class CaseHost {
       autoApprove: ctx.autoApprove,
       policy,
       env: ctx.env,
+      ...(ctx.onError !== undefined ? { onError: ctx.onError } : {}),
       capabilities: this.handlers(),
     }
   }

@@ -92,6 +92,8 @@ export class FrontDoorCapture implements DoorCapture {
           call.capabilities.push(captured)
         }),
       log: (line) => this.guard(() => void calls.get(line.seq)?.logs.push(line.message)),
+      // Pushed at open, in the async context of the event that opened the run.
+      diagnostic: (d) => this.guard(() => void this.current.getStore()?.diagnostics.push(d)),
       result: (seq, result) =>
         this.guard(() => {
           const call = calls.get(seq)
@@ -115,6 +117,7 @@ export class FrontDoorCapture implements DoorCapture {
                   autoApprove: opened.autoApprove,
                   env: opened.env,
                   policy: { file: profile.policy.file, httpOrigins: profile.policy.httpOrigins },
+                  onError: profile.onError,
                 },
                 result: result.result,
                 diagnostics: result.diagnostics,

@@ -135,11 +135,11 @@ export function movePaths(value: unknown, from: readonly string[], to: string): 
   return walk(value)
 }
 
-/** Diagnostics once each: one the sidecar pushed and also put in a result is one problem. */
+/** Diagnostics once per kind and hook, as the case records them (agent-case.ts): one pushed and also in a result is one problem. */
 function dedupe(list: Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>()
   return list.filter((d) => {
-    const key = `${d.kind}\u0000${d.hook}\u0000${d.message}`
+    const key = `${d.kind}\u0000${d.hook}`
     if (seen.has(key)) return false
     seen.add(key)
     return true

@@ -78,6 +78,7 @@ function runShim(args: string[], event: unknown): Promise<{ code: number | null;
 beforeAll(async () => {
   dir = await writeTree({
     'hooks/guard/index.js': GUARD('no'),
+    'hooks/thrower/index.js': hook({ beforeToolExecute: `() => { throw new Error('boom') }` }),
     'hooks/strict.profile.json': JSON.stringify({ hooks: ['guard'], confirm: 'deny' }),
     'project/banned.txt': 'rm -rf\n',
   })
@@ -119,17 +120,23 @@ describe('hookd serve --http --capture DIR', () => {
       stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'no rm -rf' } })}\n`,
     })
 
+    // A hook's own failure refuses the call (onError refuse-unless-skip): its diagnostic is in the case too.
+    const thrown = await postEvent(url, token, '/claude-code/thrower', claudePre(project, 'cc-4', 'Bash', { command: 'ls' }))
+    expect(thrown.json).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } })
+
     const captured = join(dir, 'captured')
-    const files = await waitForFiles(captured, 6)
+    const files = await waitForFiles(captured, 8)
     expect(files.map((f) => f.replace(/-\d{8}T\d{6}Z(-\d+)?\.json$/, ''))).toEqual([
       'claude-code/guard/beforeToolExecute',
       'claude-code/guard/event-PreToolUse',
       'claude-code/profile-strict/beforeToolExecute',
       'claude-code/profile-strict/event-PreToolUse',
+      'claude-code/thrower/beforeToolExecute',
+      'claude-code/thrower/event-PreToolUse',
       'codex/guard/beforeToolExecute',
       'codex/guard/event-PreToolUse',
     ])
-    for (const folder of ['', 'claude-code', 'claude-code/guard', 'claude-code/profile-strict', 'codex', 'codex/guard']) {
+    for (const folder of ['', 'claude-code', 'claude-code/guard', 'claude-code/profile-strict', 'claude-code/thrower', 'codex', 'codex/guard']) {
       expect((await stat(join(captured, folder))).mode & 0o777, folder).toBe(0o700)
     }
     const texts = new Map<string, string>()
@@ -160,11 +167,12 @@ describe('hookd serve --http --capture DIR', () => {
     expect(point).toMatchObject({ hooks: ['guard'], point: 'beforeToolExecute', payload: { name: 'shell' }, expect: { result: { allow: false, reason: 'no rm -rf' }, logs: ['checking shell'] } })
     expect(JSON.parse(texts.get('claude-code/profile-strict/event-PreToolUse') as string)).toMatchObject({ route: 'profile/strict', expect: { answer: viaProfile.json } })
     expect(JSON.parse(texts.get('codex/guard/event-PreToolUse') as string)).toMatchObject({ agent: 'codex', event: { tool_input: { command: 'rm -rf victim' } } })
+    expect(JSON.parse(texts.get('claude-code/thrower/event-PreToolUse') as string)).toMatchObject({ expect: { answer: thrown.json, diagnostics: [{ kind: 'throw', hook: 'thrower' }] } })
 
     const green = await runInProcess(['test', '--hooks', 'hooks', '--cases', 'captured'], { cwd: dir })
     expect(green.stdout).toContain('PASS captured/claude-code/guard/event-PreToolUse-')
     expect(green.stdout).toContain('PASS captured/codex/guard/event-PreToolUse-')
-    expect(green.stdout).toMatch(/\n6 cases: 6 passed, 0 failed\n$/)
+    expect(green.stdout).toMatch(/\n8 cases: 8 passed, 0 failed\n$/)
     expect(green.code).toBe(0)
 
     // The same cases, against a hook that now answers differently.
@@ -172,14 +180,14 @@ describe('hookd serve --http --capture DIR', () => {
     const red = await runInProcess(['test', '--hooks', 'hooks', '--cases', 'captured'], { cwd: dir })
     expect(red.stdout).toMatch(/FAIL captured\/claude-code\/guard\/event-PreToolUse-\S+\.json: captured claude-code PreToolUse \(cc-1\) \[guard\] \(\d+ ms\)\n {7}answer\.hookSpecificOutput\.permissionDecisionReason: expected "no rm -rf", got "never rm -rf"\n/)
     expect(red.stdout).toMatch(/FAIL captured\/codex\/guard\/event-PreToolUse-\S+: captured codex PreToolUse \(cx-1\) \[guard\] \(\d+ ms\)\n {7}answer\.hookSpecificOutput\.permissionDecisionReason: expected "no rm -rf", got "never rm -rf"\n/)
-    expect(red.stdout).toMatch(/\n6 cases: 2 passed, 4 failed\n$/)
+    expect(red.stdout).toMatch(/\n8 cases: 4 passed, 4 failed\n$/)
     expect(red.code).toBe(1)
     await writeFile(join(dir, 'hooks', 'guard', 'index.js'), GUARD('no'))
 
     // The sidecar still answers, and still captures.
     const again = await postEvent(url, token, '/claude-code/guard', claudePre(project, 'cc-3', 'Bash', { command: 'ls' }))
     expect(again.status).toBe(200)
-    expect((await waitForFiles(captured, 8)).length).toBe(8)
+    expect((await waitForFiles(captured, 10)).length).toBe(10)
   }, 120_000)
 })
 

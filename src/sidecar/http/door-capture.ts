@@ -7,6 +7,7 @@
  * agent or the run.
  */
 import type { DialectAnswer } from '../../agents/hook-event.js'
+import type { Diagnostic } from '../../protocol/diagnostic.js'
 import type { PointResultData, CapabilityCallData, LogLineData } from '../../protocol/wire.js'
 import type { LinkReply } from '../session/session.js'
 import type { Profile } from './agent-route.js'
@@ -41,6 +42,8 @@ export interface RunTap {
   call(seq: number, point: string, payload: unknown): void
   capability(call: CapabilityCallData, reply: LinkReply): void
   log(line: LogLineData): void
+  /** A diagnostic the Session pushed outside a result (a hook that failed to load, at open). */
+  diagnostic(d: Diagnostic): void
   /** The call's result; undefined when it failed (an error, not a result). */
   result(seq: number, result: PointResultData | undefined): void
 }

@@ -141,7 +141,10 @@ export class SidecarRun implements AgentRun {
           tap?.log(line)
           report(`[${line.hook}] ${line.message}`)
         },
-        diagnostic: (d) => report(describe(d)),
+        diagnostic: (d) => {
+          tap?.diagnostic(d)
+          report(describe(d))
+        },
       },
       options.observe,
     )
