@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path'
 import { inert } from '../protocol/text.js'
-import { caseBase, caseText, writeCaseFile } from './capture.js'
+import { CaseTooLarge, caseBase, caseText, writeCaseFile } from './capture.js'
 
 export interface CaptureLimits {
   /** Case files written in all. Default 10,000. */
@@ -72,7 +72,7 @@ export class CaptureSink {
     try {
       body = caseText(make(), what)
     } catch (err) {
-      return this.skip(/ characters as a test case, over /.test(String((err as Error).message)) ? 'too large' : 'failed', err)
+      return this.skip(err instanceof CaseTooLarge ? 'too large' : 'failed', err)
     }
     const size = Buffer.byteLength(body)
     if (this.bytes + size > this.limits.maxBytes) {

@@ -163,6 +163,9 @@ export async function writeCapturedCase(dir: string, captured: CapturedCall): Pr
   return writeCaseFile(dir, caseBase(captured.point, at), body)
 }
 
+/** A case past MAX_CASE_CHARS: not written. */
+export class CaseTooLarge extends Error {}
+
 /** What the redactors replaced, for a case's description. */
 export function redactedNote(kinds: ReadonlySet<string>): string {
   return `What looked like a credential (${[...kinds].join(', ')}) is written as <redacted ...>: put a stand-in back where a hook must see one.`
@@ -183,7 +186,7 @@ export function caseBase(what: string, at: Date): string {
 export function caseText(value: unknown, what: string): string {
   const compact = JSON.stringify(value)
   if (compact.length > MAX_CASE_CHARS) {
-    throw new Error(`${what} is ${compact.length} characters as a test case, over the ${MAX_CASE_CHARS} written; it was not captured`)
+    throw new CaseTooLarge(`${what} is ${compact.length} characters as a test case, over the ${MAX_CASE_CHARS} written; it was not captured`)
   }
   const pretty = compact.length <= PRETTY_UP_TO_CHARS ? JSON.stringify(value, null, 2) : undefined
   return `${pretty !== undefined && pretty.length <= PRETTY_MAX_CHARS ? pretty : compact}\n`

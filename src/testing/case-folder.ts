@@ -43,7 +43,8 @@ export async function loadCaseFolder(folder: string, root: string, show: (path: 
       continue
     }
     const parsed = await parseAnyCase(read.text, file, '', root, names)
-    if (parsed.ok) suite.cases.push(parsed.testCase)
+    // Its folder stands for the hook a tests/ folder would name (JUnit's suite): `claude-code/guard`.
+    if (parsed.ok) suite.cases.push({ ...parsed.testCase, owner: path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '.' })
     else suite.problems.push({ file, message: parsed.message })
   }
   return suite
