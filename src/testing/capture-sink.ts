@@ -8,6 +8,7 @@
  * Writing never reaches the caller: `write` returns at once, and nothing it does can throw into a
  * session stream or the front door.
  */
+import { lstat, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { inert } from '../protocol/text.js'
 import { CaseTooLarge, caseBase, caseText, writeCaseFile } from './capture.js'
@@ -83,7 +84,7 @@ export class CaptureSink {
     this.files += 1
     this.bytes += size
     this.pending += 1
-    const done = writeCaseFile(join(this.dir, ...sub), caseBase(name, at), body).then(
+    const done = ownFolders(this.dir, sub).then((folder) => writeCaseFile(folder, caseBase(name, at), body)).then(
       () => {},
       (err: unknown) => {
         this.files -= 1
@@ -134,4 +135,26 @@ const REASONS: Record<Refusal, string> = {
   pending: 'while the disk was behind',
   failed: 'failed',
   'too large': 'too large',
+}
+
+/**
+ * `dir/sub/...`, each folder below `dir` made 0700 if missing and, made now or before, a folder of this
+ * user's and not a link: a link planted at an agent's or a route's name (in a capture folder others can
+ * write to) cannot send cases elsewhere.
+ */
+async function ownFolders(dir: string, sub: readonly string[]): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  let at = dir
+  for (const name of sub) {
+    at = join(at, name)
+    await mkdir(at, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err
+    })
+    const info = await lstat(at)
+    const uid = process.geteuid?.()
+    if (!info.isDirectory() || (uid !== undefined && info.uid !== uid)) {
+      throw new Error(`${at} is ${info.isSymbolicLink() ? 'a link' : info.isDirectory() ? "another user's folder" : 'not a folder'}; capture writes only into folders of its own`)
+    }
+  }
+  return at
 }

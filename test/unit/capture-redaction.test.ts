@@ -5,7 +5,7 @@
  * and writes under way, with its count of what it did not write (capture-sink.ts); and the path move an
  * agent-event case replays with (run-agent-case.ts).
  */
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm, stat, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -151,6 +151,31 @@ describe('CaptureSink', () => {
       expect.stringMatching(/^a beforeToolExecute call is \d+ characters as a test case, over the 4194304 written; it was not captured$/),
       `capture: 2 cases were not written to ${join(dir, 'broken')} (1 failed, 1 too large); 0 written`,
     ])
+  })
+})
+
+describe('CaptureSink, with a link planted in its folder', () => {
+  it("writes nothing through it, and says why once", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hookd-sink-link-'))
+    try {
+      const elsewhere = join(dir, 'elsewhere')
+      await mkdir(join(dir, 'captured'), { recursive: true })
+      await mkdir(elsewhere)
+      await symlink(elsewhere, join(dir, 'captured', 'claude-code'))
+      const lines: string[] = []
+      const sink = new CaptureSink(join(dir, 'captured'), (l) => lines.push(l))
+      sink.write(['claude-code', 'guard'], 'beforeRun', 'a beforeRun call', () => ({ a: 1 }))
+      sink.write(['codex', 'guard'], 'beforeRun', 'a beforeRun call', () => ({ a: 1 }))
+      await sink.close()
+      expect(await readdir(elsewhere)).toEqual([])
+      expect(await readdir(join(dir, 'captured', 'codex', 'guard'))).toHaveLength(1)
+      expect(lines).toEqual([
+        `cannot write a captured case to ${join(dir, 'captured')}: ${join(dir, 'captured', 'claude-code')} is a link; capture writes only into folders of its own; calls are no longer all captured`,
+        `capture: 1 case was not written to ${join(dir, 'captured')} (1 failed); 1 written`,
+      ])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
 
