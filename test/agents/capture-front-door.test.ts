@@ -169,7 +169,8 @@ describe('hookd serve --http --capture DIR', () => {
     expect(JSON.parse(texts.get('codex/guard/event-PreToolUse') as string)).toMatchObject({ agent: 'codex', event: { tool_input: { command: 'rm -rf victim' } } })
     expect(JSON.parse(texts.get('claude-code/thrower/event-PreToolUse') as string)).toMatchObject({ expect: { answer: thrown.json, diagnostics: [{ kind: 'throw', hook: 'thrower' }] } })
 
-    const green = await runInProcess(['test', '--hooks', 'hooks', '--cases', 'captured'], { cwd: dir })
+    // `hookd test DIR` takes a folder of cases and no hooks as `--cases DIR`, against ./hooks.
+    const green = await runInProcess(['test', 'captured'], { cwd: dir })
     expect(green.stdout).toContain('PASS captured/claude-code/guard/event-PreToolUse-')
     expect(green.stdout).toContain('PASS captured/codex/guard/event-PreToolUse-')
     expect(green.stdout).toMatch(/\n8 cases: 8 passed, 0 failed\n$/)

@@ -13,10 +13,10 @@ import { type RunReport, TestRunner } from '../../testing/test-runner.js'
 import { UsageError, parse } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 import { isDirectory, isHookFolder } from '../common/hook-paths.js'
-import { CASES_HELP, casesRun } from './case-folder-flag.js'
+import { CASES_HELP, captureFolderArgs, casesRun } from './case-folder-flag.js'
 
 export const TEST_HELP = `Usage: hookd test [DIR | HOOK...] [--json] [--junit FILE] [--watch]
-       hookd test [DIR] --cases CAPTURED
+       hookd test [DIR] --cases CAPTURED, or hookd test CAPTURED
 
 Runs the test cases of hooks: every HOOK/tests/*.json file, one case each (the format is in
 docs/writing-hooks.md). Each case runs in the real sandbox, as 'hookd serve' would run it: an embedded
@@ -56,8 +56,9 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
     return 0
   }
   if (values.junit === '') throw new UsageError('--junit needs a file name, e.g. --junit hookd-tests.xml')
-  const { root, selected } = await targets(positionals, values.hooks, io.cwd)
-  const fromFolder = await casesRun(values.cases, selected, io.cwd)
+  const given = await captureFolderArgs(values.cases, positionals, io.cwd)
+  const { root, selected } = await targets(given.positionals, values.hooks, io.cwd)
+  const fromFolder = await casesRun(given.cases, selected, io.cwd)
   const rel = relative(io.cwd, root)
   const hooksShown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? root : rel
 
