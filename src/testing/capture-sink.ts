@@ -55,6 +55,11 @@ export class CaptureSink {
     return n
   }
 
+  /** False once the file or byte cap is met: nothing more will be written, so nothing need be kept. */
+  get open(): boolean {
+    return !this.full && this.files < this.limits.maxFiles && this.bytes < this.limits.maxBytes
+  }
+
   /** Case files written so far. */
   get written(): number {
     return this.files

@@ -58,6 +58,11 @@ export class FrontDoorCapture implements DoorCapture {
   }
 
   async event(seen: SeenEvent, handle: () => Promise<DialectAnswer>): Promise<DialectAnswer> {
+    // A full folder: counted, and nothing copied or held for it.
+    if (!this.sink.open) {
+      this.sink.write([], 'event', 'an event', () => undefined)
+      return handle()
+    }
     const record: EventRecord = { capabilities: [], diagnostics: [], env: {} }
     const at = new Date()
     // A copy as it arrived: nothing the handling does to the parsed event may show in its case.
@@ -79,6 +84,7 @@ export class FrontDoorCapture implements DoorCapture {
         this.guard(() => {
           const event = this.current.getStore()
           if (event) Object.assign(event.env, opened.env)
+          if (!this.sink.open) return this.sink.write([], point, `a ${point} call`, () => undefined)
           calls.set(seq, { point, payload: structuredClone(payload), capabilities: [], logs: [], event })
         }),
       capability: (c, reply) =>
