@@ -7,13 +7,15 @@
  * decoded and encoded), so it sees exactly what host and sidecar said to each other, and changes
  * nothing. What it holds is bounded by what a call may do (its capability calls and log bytes are
  * capped per invocation); a call's state is dropped when its result is written or the stream ends.
+ * What it writes is bounded by the folder's sink (capture-sink.ts), which the front door's capture
+ * (front-door-capture.ts) shares under `hookd serve --http ... --capture DIR`.
  */
 import { parseJsonBytes, type HostMessage, type SidecarFrame, diagnosticWire } from '../protocol/wire.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
 import { inert } from '../protocol/text.js'
 import type { StreamTap } from '../sidecar/grpc/session-stream.js'
-import { type CapturedCall, type CapturedCapability, writeCapturedCase } from './capture.js'
-
+import { type CapturedCall, type CapturedCapability, capturedCase } from './capture.js'
+import { CaptureSink } from './capture-sink.js'
 
 interface PendingCall {
   point: string
@@ -23,13 +25,9 @@ interface PendingCall {
 }
 
 export class CaptureRecorder {
-  private failed = false
-
   constructor(
-    /** Where case files go (created when the first one is written). */
-    readonly dir: string,
-    /** A case could not be written; called once, for the first failure. */
-    private readonly onError: (err: Error) => void,
+    /** Where case files go, within its bounds. */
+    private readonly sink: CaptureSink,
   ) {}
 
   /** A tap for one session stream (SidecarOptions.tap); whatever goes wrong in it never reaches the stream. */
@@ -110,6 +108,7 @@ export class CaptureRecorder {
               autoApprove: open.autoApprove,
               // The values, so that the case is cleaned of them (only the names are written).
               env: open.env,
+              onError: open.onError,
               ...(open.policy
                 ? { policy: { file: open.policy.file, httpOrigins: open.policy.httpOrigins, ...(open.policy.denyConfirm ? { confirm: false } : {}) } }
                 : {}),
@@ -126,20 +125,21 @@ export class CaptureRecorder {
   }
 
   private write(captured: CapturedCall): void {
-    writeCapturedCase(this.dir, captured).catch((err: unknown) => this.fail(err))
+    const at = new Date()
+    this.sink.write([], captured.point, `a ${captured.point} call`, () => capturedCase({ ...captured, at }), at)
   }
 
   private fail(err: unknown): void {
-    if (this.failed) return
-    this.failed = true
-    this.onError(err instanceof Error ? err : new Error(String(err)))
+    this.sink.failed(err)
   }
 }
 
-/** The sidecar's tap for `--capture DIR`: failures to write are told once, on `stderr`. */
-export function captureTap(dir: string, stderr: { write(text: string): unknown }): () => StreamTap {
-  const recorder = new CaptureRecorder(dir, (err) =>
-    stderr.write(`hookd: ${inert(`cannot write a captured case to ${dir}: ${err.message}; calls are no longer all captured`)}\n`),
-  )
+/**
+ * The sidecar's tap for `--capture DIR` (a folder, or the sink of one): what cannot be written is told
+ * once per cause, on `stderr`.
+ */
+export function captureTap(to: string | CaptureSink, stderr: { write(text: string): unknown }): () => StreamTap {
+  const sink = typeof to === 'string' ? new CaptureSink(to, (line) => stderr.write(`hookd: ${inert(line)}\n`)) : to
+  const recorder = new CaptureRecorder(sink)
   return () => recorder.session()
 }

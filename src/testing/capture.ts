@@ -6,7 +6,9 @@
  * behaviour from changing unnoticed. No environment value is ever written (env-redactor.ts): the case
  * names the session's variables and shows `<env NAME>` where a value was.
  *
- * `hookd serve --capture DIR` calls `writeCapturedCase` for each point call; `casesFromRecording` turns
+ * What looks like a credential is replaced as well (credential-redactor.ts). `hookd serve --capture DIR`
+ * writes a case for each point call (capture-tap.ts, front-door-capture.ts, through capture-sink.ts);
+ * `writeCapturedCase` writes one directly; `casesFromRecording` turns
  * the tool calls and answers of a `hookd agent --record` script into cases that at least must run
  * without a diagnostic.
  */
@@ -14,7 +16,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ScriptFile } from '../host/reference-agent/script.js'
 import type { Diagnostic } from '../protocol/diagnostic.js'
-import type { FileAccess } from '../protocol/wire.js'
+import type { FileAccess, SessionOnError } from '../protocol/wire.js'
+import { credentialRedactor } from './credential-redactor.js'
 import { envRedactor } from './env-redactor.js'
 
 /** A capability call of the point call, and how the host answered it. */
@@ -41,6 +44,8 @@ export interface CapturedSession {
    */
   env?: Readonly<Record<string, string>> | readonly string[]
   policy?: { file?: FileAccess; httpOrigins?: readonly string[]; confirm?: boolean }
+  /** What a hook's failure did at a gate (the front door's `refuse-unless-skip`). */
+  onError?: SessionOnError
 }
 
 /** One point call as it happened. */
@@ -62,8 +67,17 @@ export interface CapturedCall {
   at?: Date
 }
 
-/** The case file's content for a captured call. */
-export function capturedCase(captured: CapturedCall): Record<string, unknown> {
+/** A value kept out of every case wherever it appears (the front door's HTTP token), and what it is written as. */
+export interface KeptOut {
+  label: string
+  value: string
+}
+
+/**
+ * The case file's content for a captured call: env values and then credentials (credential-redactor.ts,
+ * and the values of `keptOut`) are replaced in every string of it.
+ */
+export function capturedCase(captured: CapturedCall, keptOut: readonly KeptOut[] = []): Record<string, unknown> {
   const at = captured.at ?? new Date()
   const session = captured.session ?? {}
   const interactive = session.interactive ?? false
@@ -99,6 +113,7 @@ export function capturedCase(captured: CapturedCall): Record<string, unknown> {
   if (session.agentId) ids.agentId = session.agentId
   if (session.modelId) ids.modelId = session.modelId
   if (Object.keys(ids).length) ctx.session = ids
+  if (session.onError !== undefined && session.onError !== 'default') ctx.onError = session.onError
 
   const expect: Record<string, unknown> = {}
   if (captured.result !== undefined) expect.result = captured.result
@@ -109,12 +124,14 @@ export function capturedCase(captured: CapturedCall): Record<string, unknown> {
   const envNames = Array.isArray(session.env) ? session.env : Object.keys(session.env ?? {})
   // Given the values, every string of the case is cleaned of them (env-redactor.ts); names are notes.
   const redactor = isEnvValues(session.env) ? envRedactor(session.env) : undefined
-  const clean = <T>(value: T): T => (redactor ? (redactor.redact(value) as T) : value)
+  const credentials = credentialRedactor(keptOut)
+  const clean = <T>(value: T): T => credentials.redact(redactor ? redactor.redact(value) : value) as T
   const id = session.id ? clean(session.id) : undefined
   const parts = clean({ payload: captured.payload, ctx, expect })
   const notes = [`Captured ${at.toISOString()}${id ? ` in session ${id}` : ''}.`]
   if (envNames.length) notes.push(`The session allowed the environment variables ${envNames.join(', ')}; their values are not recorded: add them to ctx.env.`)
   if (redactor?.replaced.size) notes.push('Where a value appeared in the call it is written as <env NAME>.')
+  if (credentials.replaced.size) notes.push(redactedNote(credentials.replaced))
   notes.push('Workdir files the hook only listed or checked are not recorded; add them to ctx.files.')
   return {
     name: `captured ${captured.point}${id ? ` (${id})` : ''}`,
@@ -138,25 +155,51 @@ const PRETTY_UP_TO_CHARS = 64 * 1024
 const PRETTY_MAX_CHARS = 1024 * 1024
 
 /**
- * Writes the captured call as a new case file in `dir` (created if needed, 0700), named after the point
- * and the time, 0600; never replaces a file, and never writes through a link at the name (`wx` is
- * O_CREAT | O_EXCL: a link already there takes the next name). Returns its path.
+ * Writes the captured call as a new case file in `dir` (writeCaseFile). Returns its path.
  */
 export async function writeCapturedCase(dir: string, captured: CapturedCall): Promise<string> {
-  // Folders it makes are the operator's alone; folders that were there keep their modes.
-  await mkdir(dir, { recursive: true, mode: 0o700 })
   const at = captured.at ?? new Date()
-  const value = capturedCase({ ...captured, at })
+  const body = caseText(capturedCase({ ...captured, at }), `a ${captured.point} call`)
+  return writeCaseFile(dir, caseBase(captured.point, at), body)
+}
+
+/** A case past MAX_CASE_CHARS: not written. */
+export class CaseTooLarge extends Error {}
+
+/** What the redactors replaced, for a case's description. */
+export function redactedNote(kinds: ReadonlySet<string>): string {
+  return `What looked like a credential (${[...kinds].join(', ')}) is written as <redacted ...>: put a stand-in back where a hook must see one.`
+}
+
+/** `beforeToolExecute-20260102T030405Z`: a case file's name, before its number and `.json`. */
+export function caseBase(what: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  // Bounded: an event's name is the agent's text, and a file name has 255 bytes at most.
+  return `${what.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 80)}-${stamp}`
+}
+
+/**
+ * A case's file text: indented for the person who edits it, unless that multiplies a deeply nested
+ * payload (two spaces per level on every line) past what a person reads: then on one line. Throws
+ * (naming `what`) past MAX_CASE_CHARS.
+ */
+export function caseText(value: unknown, what: string): string {
   const compact = JSON.stringify(value)
   if (compact.length > MAX_CASE_CHARS) {
-    throw new Error(`a ${captured.point} call is ${compact.length} characters as a test case, over the ${MAX_CASE_CHARS} written; it was not captured`)
+    throw new CaseTooLarge(`${what} is ${compact.length} characters as a test case, over the ${MAX_CASE_CHARS} written; it was not captured`)
   }
-  // Indented for the person who edits it, unless that multiplies a deeply nested payload (two spaces
-  // per level on every line) past what a person reads: then on one line.
   const pretty = compact.length <= PRETTY_UP_TO_CHARS ? JSON.stringify(value, null, 2) : undefined
-  const body = `${pretty !== undefined && pretty.length <= PRETTY_MAX_CHARS ? pretty : compact}\n`
-  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
-  const base = `${captured.point.replace(/[^A-Za-z0-9_-]+/g, '-')}-${stamp}`
+  return `${pretty !== undefined && pretty.length <= PRETTY_MAX_CHARS ? pretty : compact}\n`
+}
+
+/**
+ * Writes `body` as a new file `base.json` (or `base-N.json`) in `dir` (created if needed, 0700), 0600;
+ * never replaces a file, and never writes through a link at the name (`wx` is O_CREAT | O_EXCL: a link
+ * already there takes the next name). Returns its path.
+ */
+export async function writeCaseFile(dir: string, base: string, body: string): Promise<string> {
+  // Folders it makes are the operator's alone; folders that were there keep their modes.
+  await mkdir(dir, { recursive: true, mode: 0o700 })
   for (let n = 1; ; n++) {
     const file = join(dir, n === 1 ? `${base}.json` : `${base}-${n}.json`)
     try {

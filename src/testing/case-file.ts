@@ -17,7 +17,7 @@ import { parseJson } from '../protocol/bounded-json.js'
 import { HOST_CAPABILITY_NAMES } from '../protocol/capabilities.js'
 import { DIAGNOSTIC_KINDS } from '../protocol/diagnostic.js'
 import { issueText } from '../protocol/issue-text.js'
-import { FILE_ACCESS } from '../protocol/wire.js'
+import { FILE_ACCESS, SESSION_ON_ERROR } from '../protocol/wire.js'
 import { POINT_NAMES, type PointName, getPoint, isPointName } from '../protocol/points/points.js'
 import { HOOK_NAME } from '../sidecar/hooks/hook-folder.js'
 import { confinedPath } from '../sidecar/session/policy.js'
@@ -29,7 +29,7 @@ export const CASE_FILE_MAX_BYTES = 1024 * 1024
 const hookName = z.string().regex(HOOK_NAME, 'a hook name is a folder name: letters, digits, ".", "_" and "-"')
 
 /** A canned HTTP response: the body as text, or any JSON value (sent as application/json). */
-const httpResponse = z.strictObject({
+export const httpResponse = z.strictObject({
   status: z.number().int().min(100).max(599).default(200),
   headers: z.record(z.string(), z.string()).default({}),
   body: z.unknown().optional(),
@@ -60,9 +60,11 @@ const ctxSchema = z.strictObject({
     })
     .prefault({}),
   session: z.strictObject({ id: z.string().optional(), agentId: z.string().optional(), modelId: z.string().optional() }).prefault({}),
+  /** What a hook's failure does at a gate (the session's onError). Default: the host library's, `default`. */
+  onError: z.enum(SESSION_ON_ERROR).optional(),
 })
 
-const expectedDiagnostic = z.strictObject({
+export const expectedDiagnostic = z.strictObject({
   kind: z.enum(DIAGNOSTIC_KINDS),
   hook: z.string().optional(),
   /** A part of the message. */

@@ -50,12 +50,13 @@ export class CaseHost {
       autoApprove: ctx.autoApprove,
       policy,
       env: ctx.env,
+      ...(ctx.onError !== undefined ? { onError: ctx.onError } : {}),
       capabilities: this.handlers(),
     }
   }
 
   /** The case's answers to confirm and fetch; every call is recorded as it reaches the host (onCall). */
-  private handlers(): CapabilityHandlers {
+  handlers(): CapabilityHandlers {
     return {
       onCall: (call) => void this.calls.push({ capability: call.capability, args: [...call.args], hook: call.origin.hook }),
       confirm: (message) => {

@@ -126,7 +126,7 @@ function diagnosticMatches(expected: ExpectedDiagnostic, actual: Diagnostic): bo
 }
 
 /** Undefined when they match; else the expected and actual lists, each actual with a hint when hookd has one. */
-function compareDiagnostics(expected: ExpectedDiagnostic[], actual: Diagnostic[], point: string, hooksShown: string): string | undefined {
+export function compareDiagnostics(expected: ExpectedDiagnostic[], actual: Diagnostic[], point: string, hooksShown: string): string | undefined {
   if (expected.length === actual.length && expected.every((e, i) => diagnosticMatches(e, actual[i] as Diagnostic))) return undefined
   const wanted = expected.length === 0 ? 'none' : expected.map((e) => [e.kind, e.hook, e.message && JSON.stringify(e.message)].filter(Boolean).join(' ')).join('; ')
   const lines = [`diagnostics: expected ${wanted}; got ${actual.length === 0 ? 'none' : `${actual.length}:`}`]

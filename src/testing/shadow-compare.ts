@@ -14,9 +14,9 @@ import type { Diagnostic } from '../protocol/diagnostic.js'
 import { sameJson } from '../protocol/json.js'
 import { hookFolderNames } from '../sidecar/hooks/hook-folder.js'
 import { Sidecar } from '../sidecar/sidecar.js'
-import type { TestCase } from './case-file.js'
-import { type CaseProblem, loadSuite } from './load-cases.js'
+import { type AnyCase, type CaseProblem, isAgentCase, loadSuite } from './load-cases.js'
 import { show } from './match.js'
+import { runAgentCase } from './run-agent-case.js'
 import { type CaseOutcome, runCase } from './run-case.js'
 import { shownPath } from './shown-path.js'
 import { Stage } from './stage.js'
@@ -100,10 +100,13 @@ export async function compareShadow(options: ShadowOptions, selected: readonly s
     }
     const cases: ShadowCase[] = []
     for (const testCase of suite.cases) {
-      const [was, would] = [
-        await runCase({ client: serving.client, registry: serving.sidecar.registry, stage: serving.stage, hooksShown }, testCase),
-        await runCase({ client: trying.client, registry: trying.sidecar.registry, stage: trying.stage, hooksShown: candidateShown }, testCase),
-      ]
+      // An agent-event case (what --capture wrote at the front door) replays through the agent's
+      // dialect on both sides: what changes is the answer the agent would get.
+      const run = (side: Side, shownAs: string): Promise<CaseOutcome> => {
+        const env = { client: side.client, registry: side.sidecar.registry, stage: side.stage, hooksShown: shownAs, root }
+        return isAgentCase(testCase) ? runAgentCase(env, testCase) : runCase(env, testCase)
+      }
+      const [was, would] = [await run(serving, hooksShown), await run(trying, candidateShown)]
       const c = compared(testCase, was, would)
       cases.push(c)
       options.onCase?.(c)
@@ -120,8 +123,8 @@ function diagnosticKey(d: Diagnostic): string {
   return d.hook ? `${d.kind} ${d.hook}` : d.kind
 }
 
-function compared(testCase: TestCase, was: CaseOutcome, would: CaseOutcome): ShadowCase {
-  const base = { file: testCase.file, name: testCase.name, point: testCase.point }
+function compared(testCase: AnyCase, was: CaseOutcome, would: CaseOutcome): ShadowCase {
+  const base = { file: testCase.file, name: testCase.name, point: isAgentCase(testCase) ? `${testCase.agent} ${testCase.eventName ?? 'event'}` : testCase.point }
   const missing = !was.actual ? ['serving', was] : !would.actual ? ['candidate', would] : undefined
   if (missing) {
     const [side, outcome] = missing as [string, CaseOutcome]

@@ -6,7 +6,9 @@
 import { join } from 'node:path'
 import { HookdClient } from '../host/client.js'
 import { Sidecar } from '../sidecar/sidecar.js'
-import { type CaseProblem, loadSuite } from './load-cases.js'
+import { loadCaseFolder } from './case-folder.js'
+import { type CaseProblem, type Suite, isAgentCase, loadSuite } from './load-cases.js'
+import { runAgentCase } from './run-agent-case.js'
 import { type CaseOutcome, runCase } from './run-case.js'
 import { Stage } from './stage.js'
 import { shownPath } from './shown-path.js'
@@ -56,12 +58,22 @@ export class TestRunner {
   /** Finds and runs the cases of the hooks `selected`, one after the other. */
   async run(selected: readonly string[]): Promise<RunReport> {
     const { root, hooksShown } = this.options
-    const suite = await loadSuite(root, selected, (path) => shownPath(hooksShown, path))
+    return this.runSuite(await loadSuite(root, selected, (path) => shownPath(hooksShown, path)))
+  }
+
+  /** Finds and runs the cases in `folder` (`hookd test --cases`), shown under `shown`, against the hooks folder. */
+  async runFolder(folder: string, shown: string): Promise<RunReport> {
+    return this.runSuite(await loadCaseFolder(folder, this.options.root, (path) => shownPath(shown, path)))
+  }
+
+  private async runSuite(suite: Suite): Promise<RunReport> {
+    const { root, hooksShown } = this.options
     const involved = [...new Set(suite.cases.flatMap((c) => c.hooks))].sort()
     for (const hook of involved) await this.stage.stage(root, hook)
     const outcomes: CaseOutcome[] = []
     for (const testCase of suite.cases) {
-      const outcome = await runCase({ client: this.client, registry: this.sidecar.registry, stage: this.stage, hooksShown }, testCase)
+      const env = { client: this.client, registry: this.sidecar.registry, stage: this.stage, hooksShown, root }
+      const outcome = isAgentCase(testCase) ? await runAgentCase(env, testCase) : await runCase(env, testCase)
       outcomes.push(outcome)
       this.options.onCase?.(outcome)
     }

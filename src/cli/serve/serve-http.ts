@@ -13,6 +13,7 @@ import { DEFAULT_IDLE_MS } from '../../agents/agent-runs.js'
 import { DEFAULT_BYTE_BUDGET } from '../../sidecar/http/byte-budget.js'
 import { DEFAULT_HTTP_TOKEN_FILE, loadHttpToken } from '../../sidecar/http/http-token.js'
 import type { StateFolder } from '../../sidecar/state/state-folder.js'
+import type { FrontDoorCapture } from '../../testing/front-door-capture.js'
 import { UsageError, list, positiveInt } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 
@@ -150,7 +151,7 @@ function budgetOf(values: HttpValues): { budget?: NonNullable<HttpSettings['budg
  * Starts the front door on a sidecar that is already listening (or, for the user's hookd, on its
  * socket), and says where on stderr. Returns where it listens first (the socket, else the URL).
  */
-export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: CliIo): Promise<string> {
+export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: CliIo, capture?: FrontDoorCapture): Promise<string> {
   let token: string | undefined
   let folder: StateFolder | undefined
   if (settings.tokenFile !== undefined) {
@@ -158,6 +159,8 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
     token = loaded.token
     folder = loaded.folder
     if (loaded.created) io.stderr.write(`hookd: made the HTTP token in ${settings.tokenFile} (mode 0600); 'hookd setup claude-code' points Claude Code at it\n`)
+    // An agent that printed the token (cat .hookd/http-token) must not put it in a case.
+    capture?.keepOut('hookd token', loaded.token)
   }
   const door = {
     // The front door's lines (errors it answered, runs it ended) go to the command's stderr, and so through its log.
@@ -166,6 +169,7 @@ export async function startHttp(sidecar: Sidecar, settings: HttpSettings, io: Cl
     ...(settings.idleMs !== undefined ? { runs: { idleMs: settings.idleMs } } : {}),
     ...(settings.budget ? { budget: settings.budget } : {}),
     ...(settings.hosts ? { hosts: settings.hosts } : {}),
+    ...(capture ? { capture } : {}),
   }
   let first: string | undefined
   if (settings.socket !== undefined) {

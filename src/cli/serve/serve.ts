@@ -8,9 +8,9 @@ import { healthFollowing } from '../../sidecar/observability/health-status.js'
 import type { Readiness } from '../../sidecar/observability/readiness.js'
 import type { SidecarOptions } from '../../sidecar/sidecar.js'
 import { DEFAULT_LIMITS, type Limits, MIN_MEMORY_MB } from '../../sidecar/limits.js'
-import { captureTap } from '../../testing/capture-tap.js'
 import { CommandError, UsageError, addressFlag, parse, positiveInt } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
+import { CAPTURE_FLAGS, CAPTURE_HELP, type Capturing, captureSettings } from './serve-capture.js'
 import { HTTP_FLAGS, HTTP_HELP, type HttpSettings, httpSettings, projectsHttp, startHttp } from './serve-http.js'
 import { OBSERVABILITY_FLAGS, OBSERVABILITY_HELP, observabilitySettings, startObservability } from './serve-observability.js'
 import { PINNING_FLAGS, PINNING_HELP, pinningSettings } from './serve-pinning.js'
@@ -63,10 +63,7 @@ hooks in DIR (one folder per hook, each with an index.js) in fresh isolates.
   --require-permissions    every hook must declare what it may touch and decide ("permissions" in
                            its hook.json, docs/writing-hooks.md); one without does not load (with
                            --tenants: for every tenant; a tenant's "requirePermissions" asks it alone)
-  --capture DIR            write every point call of every gRPC session (not yet the HTTP front
-                           door's) to DIR as a ready-to-edit \`hookd test\` case: payload, what the
-                           hooks read, the result it got (for development: the files hold the calls'
-                           payloads; not with --tenants)
+${CAPTURE_HELP}
   --health-listen HOST:PORT  also serve only grpc.health.v1.Health on this TCP address (no hooks, no
                            token), for Kubernetes gRPC probes when ADDR is a Unix socket
 ${PINNING_HELP}
@@ -107,7 +104,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
         'fail-closed': { type: 'boolean', default: false },
         'require-permissions': { type: 'boolean', default: false },
         'health-listen': { type: 'string' },
-        capture: { type: 'string' },
+        ...CAPTURE_FLAGS,
         projects: { type: 'boolean', default: false },
         ...PINNING_FLAGS,
         ...TENANCY_FLAGS,
@@ -150,6 +147,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   if (values.capture !== undefined && values.tenants !== undefined) {
     throw new UsageError("--capture is for a sidecar without tenants: one folder would hold every tenant's payloads")
   }
+  const capture = captureSettings(values, io)
   const confirmMs = positiveInt('confirm-wait-ms', values['confirm-wait-ms'])
   const capabilityMs = positiveInt('capability-wait-ms', values['capability-wait-ms'])
   const graceMs = positiveInt('grace-ms', values['grace-ms'])
@@ -189,7 +187,7 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
     watch: !values['no-watch'],
     ...(values['fail-closed'] ? { onError: 'refuse' as const } : {}),
     ...(values['require-permissions'] ? { requirePermissions: true } : {}),
-    ...(values.capture !== undefined ? { tap: captureTap(resolve(io.cwd, values.capture), io.stderr) } : {}),
+    ...(capture ? { tap: capture.tap } : {}),
     ...(values.projects ? { projects: workers !== undefined ? { workers } : {} } : {}),
     ...(values.floor !== undefined ? { floor: resolve(io.cwd, values.floor) } : {}),
   }
@@ -203,8 +201,9 @@ export async function serve(argv: string[], io: CliIo): Promise<number> {
   try {
     const observed = await startObservability(observability, io)
     try {
-      return await serveUntilSignal(observed.wire(options), { listen: values.listen, tls: tenancy.listen, health: healthListen, http }, observed.io, observed.readiness)
+      return await serveUntilSignal(observed.wire(options), { listen: values.listen, tls: tenancy.listen, health: healthListen, http, capture }, observed.io, observed.readiness)
     } finally {
+      await capture?.close()
       await observed.close()
     }
   } finally {
@@ -228,6 +227,7 @@ interface Listeners {
   tls: TenancySettings['listen']
   health: string | undefined
   http: HttpSettings | undefined
+  capture: Capturing | undefined
 }
 
 /**
@@ -259,7 +259,7 @@ async function serveWithHealth(options: SidecarOptions, listeners: Listeners, io
       address = await startHttp(sidecar, listeners.http as HttpSettings, io)
     } else {
       address = await sidecar.listen(listeners.listen, listeners.tls)
-      if (listeners.http) await startHttp(sidecar, listeners.http, io)
+      if (listeners.http) await startHttp(sidecar, listeners.http, io, listeners.capture?.door)
     }
   } catch (err) {
     await sidecar.stop()

@@ -16,9 +16,11 @@ import { type ShadowReport, compareShadow, shadowCaseLines, shadowSummary } from
 import { UsageError, parse } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 import { isDirectory, isHookFolder } from '../common/hook-paths.js'
+import { CASES_HELP, captureFolderArgs, casesRun } from './case-folder-flag.js'
 
 export const TEST_HELP = `Usage: hookd test [DIR | HOOK...] [--json] [--junit FILE] [--watch]
        hookd test --shadow NEW_DIR [DIR | HOOK...] [--json]
+       hookd test [DIR] --cases CAPTURED, or hookd test CAPTURED
 
 Runs the test cases of hooks: every HOOK/tests/*.json file, one case each (the format is in
 docs/writing-hooks.md). Each case runs in the real sandbox, as 'hookd serve' would run it: an embedded
@@ -39,6 +41,7 @@ bundled first.
                 "mode" is ignored: it runs as it would once it enforces), and print per case SAME or
                 CHANGED with what would change (result from X to Y, diagnostics), or ERROR. The
                 cases' "expect" is not checked: the serving answer is the expectation
+${CASES_HELP}
   -h, --help    show this help
 
 Prints one line per case (PASS or FAIL, the case file, its name), what differs under a failed case,
@@ -57,6 +60,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
       junit: { type: 'string' },
       watch: { type: 'boolean', default: false },
       shadow: { type: 'string' },
+      cases: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -65,10 +69,12 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
     return 0
   }
   if (values.junit === '') throw new UsageError('--junit needs a file name, e.g. --junit hookd-tests.xml')
-  const { root, selected } = await targets(positionals, values.hooks, io.cwd)
+  const given = await captureFolderArgs(values.cases, positionals, io.cwd)
+  const { root, selected } = await targets(given.positionals, values.hooks, io.cwd)
   const hooksShown = shown(io.cwd, root)
   if (values.shadow !== undefined) {
     if (values.watch || values.junit !== undefined) throw new UsageError('--shadow compares two versions once: it takes --json, not --watch or --junit')
+    if (given.cases !== undefined) throw new UsageError('--shadow replays the hooks folder\'s own cases; it does not take --cases')
     const candidate = resolve(io.cwd, values.shadow)
     if (values.shadow === '' || !(await isDirectory(candidate))) throw new UsageError(`--shadow needs the candidate hooks folder; '${values.shadow}' is not a folder`)
     if (candidate === root) throw new UsageError(`--shadow ${values.shadow} is the hooks folder itself; give the folder that holds the new versions`)
@@ -79,6 +85,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
     shadowOutput(report, values.json, io)
     return report.cases.length === 0 || report.changed > 0 || report.problems.length > 0 ? 1 : 0
   }
+  const fromFolder = await casesRun(given.cases, selected, io.cwd)
 
   const runner = await TestRunner.start({
     root,
@@ -86,7 +93,7 @@ export async function test(argv: string[], io: CliIo): Promise<number> {
     onCase: values.json ? undefined : (outcome) => io.stdout.write(caseLines(outcome)),
   })
   const once = async (): Promise<number> => {
-    const report = await runner.run(selected ?? (await hookFolderNames(root)))
+    const report = fromFolder ? await fromFolder(runner) : await runner.run(selected ?? (await hookFolderNames(root)))
     await output(report, values.json, values.junit, io)
     return report.outcomes.length + report.problems.length === 0 || report.failed > 0 ? 1 : 0
   }

@@ -25,12 +25,12 @@ import { checkHookJson, exportLine, mappedExport } from './hook-files.js'
 import { HookRecord, type RegistryEvent } from './hook-record.js'
 import { HookSources } from './hook-source.js'
 import { HookWatcher, type WatchOptions } from './hook-watcher.js'
-import { type HookKind, type HookSettings, type LoadResult, type LoadedHook, editFailure } from './kinds/hook-kind.js'
+import { readSettings } from './hook-settings.js'
+import { type HookKind, type LoadResult, type LoadedHook } from './kinds/hook-kind.js'
 import { type RemoteOptions, RemoteKind } from './kinds/remote-kind.js'
 import { type SandboxedOptions, SandboxedKind } from './kinds/sandboxed-kind.js'
 import { Semaphore } from '../semaphore.js'
 import type { Admission } from '../pinning/admission.js'
-import { canonicalJson } from '../pinning/canonical-json.js'
 
 export type { LoadedHook } from './kinds/hook-kind.js'
 export type { HookLoader } from './kinds/sandboxed-kind.js'
@@ -360,25 +360,9 @@ export class Registry {
    */
   private async load(files: HookFiles): Promise<LoadResult> {
     const { name } = files
-    const jsonFile = `${name}/hook.json`
-    if (files.sourceError !== undefined) return editFailure(files.sourceError, `${name}/index.js`)
-    if (files.configError !== undefined) return editFailure(files.configError, jsonFile)
-    const settings: HookSettings = { config: {}, onError: 'default', mode: 'enforce' }
-    if (files.configText !== undefined) {
-      const checked = checkHookJson(files.configText)
-      if (!checked.ok) return editFailure(checked.message, jsonFile, checked.line)
-      settings.config = checked.config ?? {}
-      settings.onError = checked.onError ?? 'default'
-      settings.mode = checked.mode ?? 'enforce'
-      settings.description = checked.description
-      settings.remote = checked.remote
-      settings.permissions = checked.permissions
-    }
-    if (this.requirePermissions && settings.permissions === undefined) {
-      const file = files.configText !== undefined ? jsonFile : `${name}/index.js`
-      return { ok: false, message: permissionsRequired(files.configText !== undefined), file, remedy: { skipped: `add "permissions" to ${jsonFile} and save it`, stale: `add "permissions" to ${jsonFile} and save it again` }, onError: settings.onError }
-    }
-    const written = checkedPermissions(files.configText)
+    const read = readSettings(files, this.requirePermissions)
+    if (!read.ok) return read.failure
+    const { settings, written } = read
     const served = this.records.get(name)?.served
     const held = this.admission?.judge({ files, permissions: written, served: served !== undefined, servedPermissions: served?.writtenPermissions })
     if (held) return { ok: false, message: held.message, file: held.file, remedy: held.remedy, repeat: held.repeat, onError: settings.onError }
@@ -400,20 +384,4 @@ export class Registry {
       }
     }
   }
-}
-
-/** hook.json "permissions" as written, in canonical JSON; undefined when it has none (or no hook.json). */
-function checkedPermissions(configText: string | undefined): string | undefined {
-  if (configText === undefined) return undefined
-  const checked = checkHookJson(configText)
-  return checked.ok && checked.writtenPermissions !== undefined ? canonicalJson(checked.writtenPermissions) : undefined
-}
-
-/** Why a hook without a permissions block does not load where they are required, and what to add. */
-function permissionsRequired(hasJson: boolean): string {
-  const where = hasJson ? 'its hook.json has no "permissions" block' : 'it has no hook.json'
-  return (
-    `this sidecar requires every hook to declare its permissions (hookd serve --require-permissions, or the tenant's requirePermissions), and ${where}; ` +
-    `add one listing what the hook may touch and decide, e.g. "permissions": {"decide": {"refuse": true}} (docs/writing-hooks.md#permissions)`
-  )
 }

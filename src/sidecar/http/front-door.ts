@@ -46,6 +46,7 @@ import { type AgentRoute, parseAgentRoute, resolveProfile } from './agent-route.
 import { ByteBudget, type ByteBudgetOptions, DEFAULT_BYTE_BUDGET } from './byte-budget.js'
 import { ConnectionGuard, type ConnectionLimits } from './connection-guard.js'
 import { type Credentials, DoorAuth } from './door-auth.js'
+import type { DoorCapture } from './door-capture.js'
 import { type BodyCounter, BodyRefused, type Prove, httpStatus, readBody, sendEmpty, sendError, sendJson } from './http-exchange.js'
 import { LineLimiter, type LineLimits } from './line-limiter.js'
 import { peerUid } from './peer-user.js'
@@ -89,6 +90,8 @@ export interface FrontDoorOptions {
    * fake run, so that the door's own behaviour is shown without a worker (test/unit/front-door/).
    */
   openRun?(start: RunStart, tenant: Tenant): Promise<AgentRun>
+  /** Sees each event, its answer and its runs' point calls (`hookd serve --capture DIR`: door-capture.ts). */
+  capture?: DoorCapture
 }
 
 /** A path sent in a header, percent-encoded (the shim encodes every byte outside a plain set). */
@@ -263,7 +266,9 @@ export class FrontDoor {
     const peer = this.local ? await this.peerOf(req.socket) : undefined
     const signal = gone.signal
     const name = new URLSearchParams(query).get('event') ?? undefined
-    const answer = await (door.adapters.get(route.agent) as AgentAdapter<unknown>).handle(event, channel, name, { peer, signal })
+    const handle = () => (door.adapters.get(route.agent) as AgentAdapter<unknown>).handle(event, channel, name, { peer, signal })
+    const capture = this.options.capture
+    const answer = await (capture ? capture.event({ agent: route.agent, route: route.channel, ...(name !== undefined ? { name } : {}), event }, handle) : handle())
     if (answer === undefined) return sendEmpty(res, 204, prove)
     sendJson(res, 200, answer, {}, prove)
   }
@@ -357,7 +362,8 @@ export class FrontDoor {
     const route = parseAgentRoute(`/${start.key.channel ?? ''}`) as AgentRoute
     const profile = await resolveProfile(route, tenant.registry.root)
     const observe = (this.options.observer ?? NO_OBSERVER).session({ tenant: tenant.id, transport: 'http' })
-    return SidecarRun.open({ tenant, start, profile, localFiles: this.local, tokenFile: this.options.tokenFile, userFiles: this.userFiles, report: this.report, observe })
+    const { tokenFile, capture } = this.options
+    return SidecarRun.open({ tenant, start, profile, localFiles: this.local, tokenFile, userFiles: this.userFiles, report: this.report, observe, capture })
   }
 
   /**

@@ -28,17 +28,18 @@ import { policyClassOf } from '../../protocol/capabilities.js'
 import type { Diagnostic } from '../../protocol/diagnostic.js'
 import { type AnyPoint, getPoint, handlerFor, isGate } from '../../protocol/points/points.js'
 import { PROTOCOL_VERSION } from '../../protocol/version.js'
-import type { CapabilityCallData } from '../../protocol/wire.js'
+import type { CapabilityCallData, PointResultData } from '../../protocol/wire.js'
 import { mayAsk } from '../hooks/may-ask.js'
 import type { SessionObserver } from '../observability/observer.js'
 import { type LinkReply, Session } from '../session/session.js'
 import type { Tenant } from '../tenant.js'
 import type { Profile } from './agent-route.js'
+import type { DoorCapture, RunTap } from './door-capture.js'
 import { runFiles } from './run-files.js'
 import type { UserFiles } from './user-files.js'
 
 /** Permission modes in which the agent never asks its person, so a confirm is answered no at once. */
-const NEVER_ASKS = new Set(['dontAsk', 'bypassPermissions'])
+export const NEVER_ASKS = new Set(['dontAsk', 'bypassPermissions'])
 
 export interface SidecarRunOptions {
   tenant: Tenant
@@ -60,6 +61,8 @@ export interface SidecarRunOptions {
   observe?: SessionObserver
   /** The bounds of the asks waiting for their outcome (pending-asks.ts). */
   asks?: Omit<PendingAsksOptions, 'settled'>
+  /** Sees the run's point calls (`hookd serve --capture`, door-capture.ts). */
+  capture?: DoorCapture | undefined
 }
 
 export class SidecarRun implements AgentRun {
@@ -77,6 +80,7 @@ export class SidecarRun implements AgentRun {
     /** Lets the run's file helper forget it (run-files.ts). */
     private readonly releaseFiles: () => void,
     bounds: Omit<PendingAsksOptions, 'settled'>,
+    private readonly tap: RunTap | undefined,
   ) {
     this.pending = new PendingAsks({ ...bounds, settled: (settled) => session.outcome(settled) })
   }
@@ -112,6 +116,8 @@ export class SidecarRun implements AgentRun {
       const value = process.env[name]
       if (value !== undefined) env[name] = value
     }
+    const route = (start.key.channel ?? '').slice(start.agentId.length + 1)
+    const tap = options.capture?.run({ sessionId: start.key.sessionId, agentId: start.agentId, modelId: start.modelId, route, profile, interactive: ask, autoApprove: profile.confirm === 'allow', env })
     // A run that fails to open made no file call: nothing of its files needs releasing.
     const { session } = Session.open(
       tenant,
@@ -130,13 +136,19 @@ export class SidecarRun implements AgentRun {
         onError: profile.onError,
       },
       {
-        capability: (c) => serve(c, table),
-        log: (line) => report(`[${line.hook}] ${line.message}`),
-        diagnostic: (d) => report(describe(d)),
+        capability: (c) => (tap ? serve(c, table).then((reply) => (tap.capability(c, reply), reply)) : serve(c, table)),
+        log: (line) => {
+          tap?.log(line)
+          report(`[${line.hook}] ${line.message}`)
+        },
+        diagnostic: (d) => {
+          tap?.diagnostic(d)
+          report(describe(d))
+        },
       },
       options.observe,
     )
-    return new SidecarRun(tenant, session, profile.hooks, asks, report, files.release, options.asks ?? {})
+    return new SidecarRun(tenant, session, profile.hooks, asks, report, files.release, options.asks ?? {}, tap)
   }
 
   /**
@@ -158,14 +170,18 @@ export class SidecarRun implements AgentRun {
     const seq = this.nextSeq++
     this.asks.set(seq, [])
     const cancel = (): void => this.session.cancel(seq)
+    this.tap?.call(seq, point, payload)
+    let seen: PointResultData | undefined
     try {
       const running = this.session.call(seq, point, Buffer.from(JSON.stringify(payload)))
       if (signal?.aborted) cancel()
       else signal?.addEventListener('abort', cancel, { once: true })
       const result = await running
+      seen = result
       for (const d of result.diagnostics) this.report(describe(d))
       return { result: result.result, diagnostics: result.diagnostics, asks: this.asks.get(seq) ?? [], ...(result.decisionId ? { decisionId: result.decisionId } : {}) }
     } finally {
+      this.tap?.result(seq, seen)
       signal?.removeEventListener('abort', cancel)
       this.asks.delete(seq)
     }
