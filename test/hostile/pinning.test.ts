@@ -20,7 +20,7 @@ let folder: HooksRoot
 const registries: Registry[] = []
 
 beforeEach(async () => {
-  folder = await hooksFolder({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: ['src/'] } } } })
+  folder = await hooksFolder({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: 'read', paths: ['src/**'] } } } })
 })
 
 afterEach(async () => {
@@ -44,7 +44,7 @@ describe('a hook edited after locking, served --locked', () => {
     const r = await registry({ locked: true })
     const locked = r.get('guard')
     expect(locked?.digest).toMatch(/^sha256:[0-9a-f]{64}$/)
-    await folder.write({ guard: { index: `${exporting('beforeToolExecute')}// now it lets everything through\n`, json: { onError: 'refuse', permissions: { files: ['src/'] } } } })
+    await folder.write({ guard: { index: `${exporting('beforeToolExecute')}// now it lets everything through\n`, json: { onError: 'refuse', permissions: { files: 'read', paths: ['src/**'] } } } })
     const failed = await r.loadOne('guard')
     expect(failed?.kind).toBe('load')
     expect(failed?.message).toMatch(/^hook 'guard' failed to reload: guard\/index\.js: hook 'guard' changed since .*hookd\.lock \(digest sha256:[0-9a-f]{64}, locked sha256:[0-9a-f]{64}\): index\.js changed; permissions unchanged\. Still serving version [0-9a-f]{12} .*approve it with hookd trust guard/)
@@ -78,7 +78,7 @@ describe('a hook edited after locking, served --locked', () => {
     const r = await registry({ locked: true, pollMs: 50 })
     await r.watch({ settleMs: 50 })
     const locked = r.get('guard')
-    await folder.write({ guard: { index: `${exporting('beforeToolExecute')}//v2\n`, json: { onError: 'refuse', permissions: { files: ['src/'] } } } })
+    await folder.write({ guard: { index: `${exporting('beforeToolExecute')}//v2\n`, json: { onError: 'refuse', permissions: { files: 'read', paths: ['src/**'] } } } })
     await r.loadOne('guard')
     expect(r.get('guard')).toBe(locked)
     await lockHooks(folder.root, { lockFile: lockFile(), only: ['guard'] })
@@ -92,20 +92,20 @@ describe('a version that asks for more permissions', () => {
     await lockHooks(folder.root, { lockFile: lockFile() })
     const r = await registry({})
     const locked = r.get('guard')
-    await folder.write({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: ['src/', '/'] } } } })
+    await folder.write({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: 'read', paths: ['src/**', '**'] } } } })
     const failed = await r.loadOne('guard')
-    expect(failed?.message).toContain(`hook 'guard' is held: this version asks for more permissions than its locked version (hookd.lock: {"files":["src/"]}; this version: {"files":["src/","/"]})`)
+    expect(failed?.message).toContain(`hook 'guard' is held: this version asks for more permissions than its locked version: file paths ** (hookd.lock: {"files":"read","paths":["src/**"]}; this version: {"files":"read","paths":["src/**","**"]})`)
     expect(r.get('guard')).toBe(locked)
     // Narrower is not held.
-    await folder.write({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: [] } } } })
+    await folder.write({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: 'read', paths: [] } } } })
     expect(await r.loadOne('guard')).toBeUndefined()
   })
 
   it('is held against the version serving now when the hook is not locked', async () => {
     const r = await registry({})
     const serving = r.get('guard')
-    await folder.write({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: ['src/'], shell: true } } } })
-    expect((await r.loadOne('guard'))?.message).toContain("this version asks for more permissions than its serving version (now: {\"files\":[\"src/\"]}; this version: {\"files\":[\"src/\"],\"shell\":true})")
+    await folder.write({ guard: { index: exporting('beforeToolExecute'), json: { onError: 'refuse', permissions: { files: 'read', paths: ['src/**'], decide: { refuse: true } } } } })
+    expect((await r.loadOne('guard'))?.message).toContain("this version asks for more permissions than its serving version: refuses calls (now: {\"files\":\"read\",\"paths\":[\"src/**\"]}; this version: {\"decide\":{\"refuse\":true},\"files\":\"read\",\"paths\":[\"src/**\"]})")
     expect(r.get('guard')).toBe(serving)
   })
 })
@@ -156,7 +156,7 @@ describe('--require-signed', () => {
     const r = await registry({ requireSigned: true, trustedKeys: keys })
     const signed = r.get('guard')
     expect(signed).toBeDefined()
-    await folder.write({ guard: { index: `${exporting('beforeToolExecute')}// edited\n`, json: { onError: 'refuse', permissions: { files: ['src/'] } } } })
+    await folder.write({ guard: { index: `${exporting('beforeToolExecute')}// edited\n`, json: { onError: 'refuse', permissions: { files: 'read', paths: ['src/**'] } } } })
     const failed = await r.loadOne('guard')
     expect(failed?.message).toMatch(/hook 'guard' is refused \(--require-signed\): it changed after signing: key ed25519:[0-9a-f]{32} signed sha256:[0-9a-f]{64}, the files are now sha256:[0-9a-f]{64}/)
     expect(r.get('guard')).toBe(signed)

@@ -51,7 +51,7 @@ export async function lockHooks(root: string, options: { lockFile?: string; only
       changes.push({ name, change: 'refused', why: problem ?? (checked && !checked.ok ? checked.message : 'it cannot be read') })
       continue
     }
-    const permissions = checked?.ok && checked.permissions !== undefined ? canonicalJson(checked.permissions) : undefined
+    const permissions = checked?.ok && checked.writtenPermissions !== undefined ? canonicalJson(checked.writtenPermissions) : undefined
     const entry = lockEntry(files.content, permissions)
     changes.push(describe(name, before.hooks[name], entry))
     next.hooks[name] = entry

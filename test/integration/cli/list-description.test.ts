@@ -43,7 +43,7 @@ describe('hookd list', { timeout: 60_000 }, () => {
     expect(column(lines[1])).toBe(`${LONG.slice(0, 57)}...`)
     expect(column(lines[2])).toBe('-')
     expect(column(lines[3])).toBe('Logs every call')
-    const permissions = (line: string | undefined): string => (line ?? '').split(/\s{2,}/)[5] ?? ''
+    const permissions = (line: string | undefined): string => (line ?? '').split(/\s{2,}/)[6] ?? ''
     expect(permissions(lines[1])).toBe('decides refuse, rewriteArguments write_file')
     expect(permissions(lines[2])).toBe('undeclared')
   })

@@ -18,7 +18,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'hookd-pin-cli-'))
   await mkdir(join(dir, 'hooks', 'guard'), { recursive: true })
   await writeFile(join(dir, 'hooks', 'guard', 'index.js'), guard('locked says no'))
-  await writeFile(join(dir, 'hooks', 'guard', 'hook.json'), '{"onError": "refuse", "permissions": {"files": ["src/"]}}\n')
+  await writeFile(join(dir, 'hooks', 'guard', 'hook.json'), '{"onError": "refuse", "permissions": {"files": "read", "paths": ["src/**"], "decide": {"refuse": true}}}\n')
 })
 
 afterAll(async () => {
@@ -47,7 +47,7 @@ describe('hookd lock, trust and check', () => {
     expect(ran).toMatchObject({ code: 0, stdout: `guard: locked (new)\nwrote ${join(dir, 'hookd.lock')}: 1 hook(s) locked\n` })
     const lock = JSON.parse(await readFile(join(dir, 'hookd.lock'), 'utf8')) as { hooks: Record<string, { digest: string; files: Record<string, string>; permissions: string }> }
     expect(Object.keys(lock.hooks.guard?.files ?? {})).toEqual(['hook.json', 'index.js'])
-    expect(lock.hooks.guard?.permissions).toBe('{"files":["src/"]}')
+    expect(lock.hooks.guard?.permissions).toBe('{"decide":{"refuse":true},"files":"read","paths":["src/**"]}')
     expect((await runInProcess(['lock'], { cwd: dir })).stdout).toContain('guard: unchanged')
   })
 
