@@ -204,5 +204,16 @@ describe("every agent's settings are out of hooks' reach", () => {
   it.each(AGENTS.map((a) => [a.id, a] as const))("%s: hooks never write its committed file, nor read its file of one user's own", (_id, agent) => {
     expect(protectionOf(join('/p', agent.settings.committed), 'write'), agent.settings.committed).toBeDefined()
     if (agent.settings.local !== undefined) expect(protectionOf(join('/p', agent.settings.local), 'read'), agent.settings.local).toBeDefined()
+    // An agent whose hooks are scripts in a folder: no script of any of its events either.
+    for (const event of agent.settings.scripts ? agent.dialect.events : []) {
+      const file = join('/p', agent.settings.committed, agent.settings.scripts?.fileOf(event) ?? event)
+      expect(protectionOf(file, 'write'), file).toBeDefined()
+    }
+  })
+
+  it('OpenCode reads opencode.jsonc as it reads opencode.json, and Cline its .clinerules/hooks/ as .cline/hooks/: hooks write neither', () => {
+    for (const file of ['opencode.jsonc', 'sub/opencode.jsonc', '.clinerules/hooks/PreToolUse', '.cline/hooks/PreToolUse.sh']) {
+      expect(protectionOf(join('/p', file), 'write'), file).toBeDefined()
+    }
   })
 })
