@@ -83,7 +83,8 @@ describe("docs/agents.md says what the agents' definitions say", () => {
 
   it.each(AGENTS.map((a) => [a.id, a] as const))("%s's events: the table lists every event its dialect maps, and the points they reach", (_id, agent) => {
     const t = table(docTables, `${agent.title} event`, 'hookd point')
-    const rows = t.rows.map((r) => ({ events: named(r[0] ?? '').filter((n) => /^[A-Za-z]+$/.test(n)), point: r[1] ?? '' }))
+    // Event names are words, or dotted words (OpenCode's `tool.execute.before`).
+    const rows = t.rows.map((r) => ({ events: named(r[0] ?? '').filter((n) => /^[A-Za-z]+(\.[A-Za-z]+)*$/.test(n)), point: r[1] ?? '' }))
     const listed = rows.flatMap((r) => r.events)
     expect(sorted(listed)).toEqual(sorted(agent.dialect.events))
     expect(new Set(listed).size, 'an event listed twice').toBe(listed.length)
