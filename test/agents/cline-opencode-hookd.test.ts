@@ -122,6 +122,8 @@ describe('OpenCode 1.18.33 through hookd plugin', () => {
         expect(results[4]?.[0]?.text).toMatch(/SUBAGENT:SES_/)
         const gates = (await audited('opencode')).filter((l) => l.point === 'beforeToolExecute')
         expect(gates.length).toBeGreaterThanOrEqual(4)
+        // A lifecycle event: session.idle of the root session ends the run (afterRun, which the guard serves).
+        await expect.poll(async () => (await audited('opencode')).filter((l) => l.point === 'afterRun').length, { timeout: 10_000 }).toBe(1)
       } finally {
         await api.stop()
       }
@@ -161,6 +163,8 @@ describe('Cline 3.0.65 through its hook scripts and the shim', () => {
         expect(ran.stdout).toMatch(/"finishReason":"aborted"/)
         const gates = (await audited('cline')).filter((l) => l.point === 'beforeToolExecute')
         expect(gates.at(-1)).toMatchObject({ decision: { outcome: 'refused' } })
+        // A lifecycle event: the stopped task's TaskError or SessionShutdown ends the run (afterRun, which the guard serves).
+        await expect.poll(async () => (await audited('cline')).filter((l) => l.point === 'afterRun').length, { timeout: 10_000 }).toBe(1)
       } finally {
         await api.stop()
       }

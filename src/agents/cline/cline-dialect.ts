@@ -16,6 +16,8 @@
  *                              (only `cancel` and context), so a rewrite is said as context
  *   TaskComplete               afterRun end_turn; TaskError afterRun error; TaskCancel and
  *                              SessionShutdown afterRun interrupted
+ *   a subagent's TaskStart     subagent:start, and its TaskComplete subagent:stop, observed (detached);
+ *                              its TaskError, TaskCancel and SessionShutdown are not the run's end
  *
  * Not mapped: PreCompact, whose file Cline 3.0.65 lists but never runs (its event has no hook name).
  * A subagent's calls (spawn_agent) name it: `parent_agent_id` is set and `agent_id` is the subagent's;
@@ -80,10 +82,12 @@ function read(body: unknown): ParsedEvent<ClineEvent> {
   const b = parseEvent(base, body, 'the hook event', 'Cline')
   const name = Object.hasOwn(FILES, b.hookName) ? FILES[b.hookName as HookName] : undefined
   let event: HookEvent = { kind: 'other' }
+  // A subagent's own start and end are its points, never the run's (the run is the root session's).
+  const sub = b.parent_agent_id && b.agent_id ? { id: b.agent_id } : undefined
   switch (b.hookName) {
     case 'agent_start':
     case 'agent_resume':
-      event = { kind: 'start' }
+      event = sub ? { kind: 'point', point: 'subagent:start', payload: { subagent: sub } } : { kind: 'start' }
       break
     case 'prompt_submit':
       event = { kind: 'prompt', prompt: parseEvent(prompt, body, 'the UserPromptSubmit event', 'Cline').userPromptSubmit.prompt }
@@ -100,14 +104,14 @@ function read(body: unknown): ParsedEvent<ClineEvent> {
       break
     }
     case 'agent_end':
-      event = { kind: 'end', reason: 'end_turn' }
+      event = sub ? { kind: 'point', point: 'subagent:stop', payload: { subagent: sub, lastMessage: '' } } : { kind: 'end', reason: 'end_turn' }
       break
     case 'agent_error':
-      event = { kind: 'end', reason: 'error' }
+      if (!sub) event = { kind: 'end', reason: 'error' }
       break
     case 'agent_abort':
     case 'session_shutdown':
-      event = { kind: 'end', reason: 'interrupted' }
+      if (!sub) event = { kind: 'end', reason: 'interrupted' }
       break
   }
   const sessionId = b.sessionContext?.rootSessionId ?? b.taskId
@@ -145,10 +149,19 @@ export const CLINE_DIALECT: Dialect<ClineEvent> = {
     // Cline keeps the tool's own result; the hooks' text reaches the model as context after it.
     return { contextModification: `hookd's hooks replaced this tool's result; read this instead:\n${verdict.text === '' ? '(no output)' : verdict.text}` }
   },
+  // Cline runs its subagents' TaskStart and TaskComplete detached: the points observe, and what a hook changes is dropped.
+  answer: (_event, _point, changes) => ({ answer: undefined, ...(Object.keys(changes.fields).length ? { dropped: Object.keys(changes.fields) } : {}) }),
   eventsForPoints: (points) =>
     eventsFor(
       points,
-      { open: ['TaskStart', 'TaskResume', 'UserPromptSubmit'], context: [], beforeTool: ['PreToolUse'], afterTool: ['PostToolUse'], end: ['TaskComplete', 'TaskError', 'TaskCancel', 'SessionShutdown'] },
+      {
+        open: ['TaskStart', 'TaskResume', 'UserPromptSubmit'],
+        context: [],
+        beforeTool: ['PreToolUse'],
+        afterTool: ['PostToolUse'],
+        end: ['TaskComplete', 'TaskError', 'TaskCancel', 'SessionShutdown'],
+        points: { 'subagent:start': ['TaskStart', 'TaskResume'], 'subagent:stop': ['TaskComplete'] },
+      },
       EVENTS,
     ),
 }
