@@ -8,6 +8,8 @@
  * match (search_codebase's list of queries, fetch_web_content, spawn_agent, ask_question, team_*), keep
  * their own names.
  */
+import { resolve } from 'node:path'
+import { readPath } from '../canonical-path.js'
 import { APPLY_PATCH } from '../codex/apply-patch.js'
 import { type ToolCodec, ToolTable } from '../tool-mapping.js'
 
@@ -38,18 +40,20 @@ const RUN_COMMANDS: ToolCodec = {
 const READ_FILES: ToolCodec = {
   native: 'read_files',
   reads: ['read_file'],
-  toCanonical(input) {
+  toCanonical(input, workdir) {
     const files = input.files
     if (!Array.isArray(files) || files.length !== 1) return undefined
     const file = files[0] as Record<string, unknown> | null
     if (!file || typeof file !== 'object' || typeof file.path !== 'string') return undefined
     if ((file.start_line ?? null) !== null || (file.end_line ?? null) !== null) return undefined
-    return { name: 'read_file', arguments: { path: file.path } }
+    const path = readPath(file.path, workdir, "read_files' path")
+    return path.ok ? { name: 'read_file', arguments: { path: path.path } } : { unreadable: path.problem }
   },
-  toNative(name, args, input) {
+  toNative(name, args, input, workdir) {
     if (name !== 'read_file' || typeof args.path !== 'string') return `read_files takes a read_file call, not ${name}`
     if (args.offset !== undefined || args.limit !== undefined) return 'the rewrite of read_files keeps to a whole file: offset and limit have no place'
-    return { ...input, files: [{ path: args.path }] }
+    // Cline wants absolute paths.
+    return { ...input, files: [{ path: resolve(workdir, args.path) }] }
   },
 }
 
