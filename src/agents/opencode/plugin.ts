@@ -17,7 +17,7 @@
  * It imports nothing but Node's built-ins (OpenCode runs it under Bun).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { lstat, readFile } from 'node:fs/promises'
 
 /** What `hookd setup opencode` puts in the plugin entry's options. */
 export interface HookdPluginOptions {
@@ -57,10 +57,22 @@ function problemOf(options: unknown): string | undefined {
   return undefined
 }
 
+/** The token, from a file as the shim takes it: a regular file of this user's, closed to others, not a link. */
+async function readToken(file: string): Promise<string> {
+  const info = await lstat(file).catch(() => undefined)
+  if (!info) throw new Error(`cannot read hookd's token from ${file}`)
+  if (info.isSymbolicLink()) throw new Error(`the token file ${file} is a symbolic link; name the file itself (hookd's state files are never links)`)
+  if (!info.isFile()) throw new Error(`cannot read hookd's token from ${file} (not a regular file)`)
+  if (process.getuid && info.uid !== process.getuid()) throw new Error(`the token file ${file} belongs to another user; use the token file hookd made for you`)
+  if ((info.mode & 0o077) !== 0) throw new Error(`the token file ${file} can be read by other users; run 'chmod 600 ${file}'`)
+  const token = (await readFile(file, 'utf8').catch(() => '')).trim()
+  if (!token) throw new Error(`cannot read hookd's token from ${file}`)
+  return token
+}
+
 /** Posts `body` to hookd and returns its proved answer (undefined for no opinion); throws saying why there is none. */
 async function ask(options: HookdPluginOptions, body: Json): Promise<Json | undefined> {
-  const token = (await readFile(options.tokenFile, 'utf8').catch(() => '')).trim()
-  if (!token) throw new Error(`cannot read hookd's token from ${options.tokenFile}`)
+  const token = await readToken(options.tokenFile)
   const key = createHash('sha256').update(token, 'utf8').digest()
   const text = JSON.stringify(body)
   const url = new URL(options.url)

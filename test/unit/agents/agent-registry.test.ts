@@ -181,7 +181,10 @@ describe("hookd setup's and hookd init's help, from the registry", () => {
     expect(ran.code).toBe(0)
     const flat = ran.stdout.replace(/\s+/g, ' ')
     expect(flat).toContain(`AGENT ${AGENT_IDS.join(', ')}`)
-    for (const agent of AGENTS) expect(flat, agent.id).toContain(`${agent.id} writes ${agent.settings.committed}`)
+    for (const agent of AGENTS) {
+      const says = agent.settings.noInit === undefined ? `writes ${agent.settings.committed}` : `writes no ${agent.settings.committed}: use hookd setup ${agent.id} on each machine`
+      expect(flat, agent.id).toContain(`${agent.id} ${says}`)
+    }
     for (const agent of AGENTS.filter((a) => a.settings.trust !== undefined)) expect(flat).toContain(`--trust ${agent.id}:`)
   })
 

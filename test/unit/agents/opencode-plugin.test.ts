@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -119,10 +119,17 @@ describe("hookd's OpenCode plugin: the gate", () => {
     await expect(silent(c.input, c.output)).rejects.toThrow(/^hookd: cannot reach hookd/)
   })
 
-  it('a token file that cannot be read refuses the call', async () => {
-    const before = await gate(await serve(hookd(() => ({ status: 204 }))), { tokenFile: join(dir, 'missing') })
+  it('a token file that cannot be read, is open to others or is a link refuses the call', async () => {
+    const url = await serve(hookd(() => ({ status: 204 })))
     const c = call('ls')
-    await expect(before(c.input, c.output)).rejects.toThrow(`hookd: cannot read hookd's token from ${join(dir, 'missing')}`)
+    await expect((await gate(url, { tokenFile: join(dir, 'missing') }))(c.input, c.output)).rejects.toThrow(`hookd: cannot read hookd's token from ${join(dir, 'missing')}`)
+    const open = join(dir, 'open-token')
+    await writeFile(open, `${TOKEN}\n`, { mode: 0o644 })
+    await chmod(open, 0o644)
+    await expect((await gate(url, { tokenFile: open }))(c.input, c.output)).rejects.toThrow(`hookd: the token file ${open} can be read by other users; run 'chmod 600 ${open}'`)
+    const link = join(dir, 'link-token')
+    await symlink(tokenFile, link)
+    await expect((await gate(url, { tokenFile: link }))(c.input, c.output)).rejects.toThrow(`hookd: the token file ${link} is a symbolic link`)
   })
 
   it.each([
