@@ -82,6 +82,17 @@ const gates: Row[] = [
     ],
     settled: [{ decisionId: ASKED, outcome: 'denied', by: 'hookd', via: 'cannot ask' }],
   },
+  {
+    row: 'a deferred call (beforeToolExecute defer) is refused, saying so: Cline can neither defer nor ask',
+    steps: [
+      {
+        event: pre('run_commands', run(['make deploy'])),
+        reply: (_point, p) => ({ result: { allow: false, deferred: true, reason: 'wait for the release window', arguments: p.arguments }, diagnostics: [], asks: [] }),
+        gets: ok(cancel('wait for the release window (a hook deferred this call; Cline cannot defer or ask, so hookd refuses it)')),
+      },
+    ],
+    log: [BEGIN, gateShell(['make deploy'])],
+  },
   { row: "a gate hook that could not decide refuses the call in hookd's words", steps: [{ event: pre('run_commands', run(['ls'])), reply: couldNot('memory'), gets: ok(cancel(`hookd refused the call: hook '${HOOK}' could not decide (it ran out of memory)`)) }], log: [BEGIN, gateShell(['ls'])] },
   {
     row: 'a point call that fails refuses the call, saying why',
