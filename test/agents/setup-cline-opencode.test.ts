@@ -102,6 +102,15 @@ describe('hookd setup cline', () => {
     expect(await readdir(elsewhere)).toEqual([])
   })
 
+  it('--dry-run shows each script it would write and writes none', async () => {
+    const dir = await project()
+    const ran = await setup(['cline', '--dir', dir, '--hooks', 'guard', '--dry-run'])
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain(`hookd setup: would write ${join(dir, '.cline', 'hooks', 'PreToolUse')}:`)
+    expect(ran.stdout).toContain("+ # Cline runs this for its PreToolUse event; hookd setup wrote it, and 'hookd setup cline --remove' takes it out.")
+    expect(existsSync(join(dir, '.cline'))).toBe(false)
+  })
+
   it("writes the user's ~/.cline/hooks by default, and $CLINE_DIR/hooks when Cline's variable is set", async () => {
     const home = await project()
     const ran = await runInProcess(['setup', 'cline', '--hooks', 'guard'], { cwd: state, env: { HOME: home } })
