@@ -10,7 +10,8 @@
  *                         rewritten arguments replace the call's own; no answer, a stranger's answer
  *                         or none in time refuses too (the plugin fails closed at the gate)
  *   tool.execute.after    a rewritten result replaces the text the model reads
- *   the rest              observed: posted without waiting (OpenCode goes on at once), errors dropped
+ *   the rest              observed: posted without waiting (OpenCode goes on at once), errors dropped;
+ *                         OpenCode awaits the plugin's `dispose` as it exits, which waits for them
  *
  * OpenCode runs subagents as child sessions; the plugin keeps which session is whose child (from
  * `session.created`) so a subagent's calls name it and belong to the run of its root session.
@@ -36,7 +37,8 @@ type Hook = (input: Json, output: Json) => Promise<void>
 type BusHook = (arg: { event: { type: string; properties?: Json } }) => Promise<void>
 interface Hooks {
   event?: BusHook
-  [hook: string]: Hook | BusHook | undefined
+  dispose?: () => Promise<void>
+  [hook: string]: Hook | BusHook | (() => Promise<void>) | undefined
 }
 
 interface PluginInput {
@@ -135,10 +137,22 @@ export const HookdPlugin = async (input: PluginInput, options?: unknown): Promis
     const agent = agents.get(sessionID)
     return { sessionID, directory, ...(root !== sessionID ? { rootSessionID: root, subagent: { id: sessionID, ...(agent ? { type: agent } : {}) } } : {}) }
   }
+  // Observed events are posted without waiting; OpenCode awaits `dispose` as it exits, which lets the
+  // posts still under way (the last session.idle) arrive, within the wait.
+  const pending = new Set<Promise<unknown>>()
   const observe = (body: Json): void => {
-    void ask(o, body).catch(() => undefined)
+    const post = ask(o, body).catch(() => undefined)
+    pending.add(post)
+    void post.finally(() => pending.delete(post))
   }
-  const hooks: Hooks = {}
+  const hooks: Hooks = {
+    dispose: async () => {
+      let timer: NodeJS.Timeout | undefined
+      const wait = new Promise<void>((done) => (timer = setTimeout(done, o.timeoutS * 1000)))
+      await Promise.race([Promise.allSettled([...pending]), wait])
+      clearTimeout(timer)
+    },
+  }
   if (wanted('tool.execute.before')) {
     hooks['tool.execute.before'] = async (hookInput, output) => {
       const args = isItem(output.args) ? output.args : {}

@@ -159,12 +159,30 @@ describe("hookd's OpenCode plugin: the other events", () => {
   it("a child session's calls name it and its root; only the events setup listed are registered", async () => {
     const url = await serve(hookd(() => ({ status: 204 })))
     const hooks = await HookdPlugin({ directory: '/p' }, { url, tokenFile, timeoutS: 5, events: ['tool.execute.before'] })
-    expect(Object.keys(hooks).sort()).toEqual(['chat.message', 'event', 'tool.execute.before'])
+    expect(Object.keys(hooks).sort()).toEqual(['chat.message', 'dispose', 'event', 'tool.execute.before'])
     const bus = hooks.event as (arg: { event: { type: string; properties?: Record<string, unknown> } }) => Promise<void>
     await bus({ event: { type: 'session.created', properties: { info: { id: 'ses_child', parentID: 'ses_root' } } } })
     await (hooks['chat.message'] as Hook)({ sessionID: 'ses_child', agent: 'general' }, { parts: [] })
     const c = { input: { tool: 'bash', sessionID: 'ses_child', callID: 'toolu_2' }, output: { args: { command: 'ls' } } }
     await (hooks['tool.execute.before'] as Hook)(c.input, c.output)
     expect(bodies.at(-1)).toMatchObject({ sessionID: 'ses_child', rootSessionID: 'ses_root', subagent: { id: 'ses_child', type: 'general' } })
+  })
+
+  it('dispose, which OpenCode awaits as it exits, waits for the observed posts still under way (the last session.idle)', async () => {
+    let answered = false
+    const slow = hookd(() => ({ status: 204 }))
+    const url = await serve((req, body, res) => {
+      setTimeout(() => {
+        answered = true
+        slow(req, body, res)
+      }, 300)
+    })
+    const hooks = await HookdPlugin({ directory: '/p' }, { url, tokenFile, timeoutS: 5 })
+    const bus = hooks.event as (arg: { event: { type: string; properties?: Record<string, unknown> } }) => Promise<void>
+    await bus({ event: { type: 'session.idle', properties: { sessionID: 'ses_root' } } })
+    expect(answered).toBe(false)
+    await (hooks.dispose as () => Promise<void>)()
+    expect(answered).toBe(true)
+    expect(bodies.at(-1)).toEqual({ event: 'session.idle', sessionID: 'ses_root', directory: '/p' })
   })
 })
