@@ -148,8 +148,10 @@ export const HookdPlugin = async (input: PluginInput, options?: unknown): Promis
   const hooks: Hooks = {
     dispose: async () => {
       let timer: NodeJS.Timeout | undefined
-      const wait = new Promise<void>((done) => (timer = setTimeout(done, o.timeoutS * 1000)))
-      await Promise.race([Promise.allSettled([...pending]), wait])
+      let late = false
+      const wait = new Promise<void>((done) => (timer = setTimeout(() => ((late = true), done()), o.timeoutS * 1000)))
+      // Posts that start meanwhile (an event published as OpenCode shuts down) are waited for too.
+      while (pending.size && !late) await Promise.race([Promise.allSettled([...pending]), wait])
       clearTimeout(timer)
     },
   }
