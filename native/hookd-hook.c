@@ -256,6 +256,13 @@ static int agent_refusal(const char *reason) {
     fputs("\"}\n", stdout);
     return 2;
   }
+  /* Cline ignores the exit code and runs the tool unless stdout cancels it (cancel stops the task). */
+  if (strcmp(agent, "cline") == 0) {
+    fputs("{\"cancel\":true,\"errorMessage\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\"}\n", stdout);
+    return 0;
+  }
   fprintf(stderr, "%s\n", reason);
   return 2;
 }

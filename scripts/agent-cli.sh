@@ -24,6 +24,8 @@ claude-agent-sdk  @anthropic-ai/claude-agent-sdk   0.3.332  .                  -
 codex             @openai/codex                    0.169.0  bin/codex.js       version
 gemini            @google/gemini-cli               0.61.0   bundle/gemini.js   version
 copilot           @github/copilot                  1.0.102  npm-loader.js      -
+opencode          opencode-ai                      1.18.33  bin/opencode.exe   version
+cline             cline                            3.0.65   bin/cline          version
 EOF
 }
 

@@ -8,6 +8,7 @@
  */
 import type { Dialect } from './hook-event.js'
 import type { Config, Placement, Position, SettingsFormat } from './settings/settings-format.js'
+import type { ScriptFolder } from './settings/script-folder.js'
 import type { FileChange, SettingsPort } from './settings/settings-port.js'
 
 export interface AgentDefinition {
@@ -69,6 +70,13 @@ export interface AgentSettings {
   check?(port: SettingsPort, context: CheckContext): Promise<string[]>
   /** Code of the agent's own that setup and init run: Codex's trust of hookd's entries. */
   readonly trust?: AgentTrust
+  /**
+   * Hooks kept as one script per event in a folder (Cline's), not as entries of one settings file:
+   * `committed` and `user` then name the folder, which setup reads and writes as settings/script-folder.ts says.
+   */
+  readonly scripts?: ScriptFolder
+  /** Why `hookd init` writes no committed entries for this agent, and what to run instead (OpenCode's plugin, Cline's scripts). */
+  readonly noInit?: string
 }
 
 /** An agent's own http hook entries, which hold the token (`hookd setup claude-code --transport http`). */

@@ -6,12 +6,14 @@
  */
 import type { AgentDefinition } from './agent-definition.js'
 import { CLAUDE_CODE_AGENT } from './claude-code/claude-code-agent.js'
+import { CLINE_AGENT } from './cline/cline-agent.js'
 import { CODEX_AGENT } from './codex/codex-agent.js'
 import { COPILOT_AGENT } from './copilot/copilot-agent.js'
 import { CURSOR_AGENT } from './cursor/cursor-agent.js'
 import { GEMINI_AGENT } from './gemini/gemini-agent.js'
+import { OPENCODE_AGENT } from './opencode/opencode-agent.js'
 
-export const AGENTS: readonly AgentDefinition[] = [CLAUDE_CODE_AGENT, CODEX_AGENT, GEMINI_AGENT, COPILOT_AGENT, CURSOR_AGENT]
+export const AGENTS: readonly AgentDefinition[] = [CLAUDE_CODE_AGENT, CODEX_AGENT, GEMINI_AGENT, COPILOT_AGENT, CURSOR_AGENT, OPENCODE_AGENT, CLINE_AGENT]
 
 /** The agents' ids: the first segments of the front door's routes. */
 export const AGENT_IDS: readonly string[] = AGENTS.map((a) => a.id)

@@ -56,6 +56,10 @@ describe('after hookd serve --http and hookd setup in a git repository', () => {
       ['setup', 'gemini', '--hooks', 'guard', '--dir', '.'],
       ['setup', 'copilot', '--hooks', 'guard', '--dir', '.'],
       ['setup', 'cursor', '--hooks', 'guard', '--dir', '.'],
+      ['setup', 'opencode', '--hooks', 'guard', '--dir', '.'],
+      ['setup', 'opencode', '--hooks', 'guard,audit', '--dir', '.'],
+      ['setup', 'cline', '--hooks', 'guard', '--dir', '.'],
+      ['setup', 'cline', '--hooks', 'guard,audit', '--dir', '.'],
     ]
     for (const args of runs) {
       const ran = await runInProcess(args, { cwd: repo, env: { HOME: home, HOOKD_TOKEN: '' } })

@@ -218,7 +218,7 @@ describe('hookd setup for a command agent, when it cannot do its job', () => {
     expect(event.stderr).toContain("'BeforeTool' is not a Codex event hookd maps; known: SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, SubagentStart, SubagentStop, PreCompact, PostCompact, Stop, Interrupt, SessionEnd")
     const agent = await runInProcess(['setup', 'aider', '--hooks', 'guard'], { cwd: state, env: { HOME: home } })
     expect(agent.code).toBe(2)
-    expect(agent.stderr).toContain("'hookd setup' knows the agents claude-code, codex, gemini, copilot, cursor; 'aider' is not one of them")
+    expect(agent.stderr).toContain("'hookd setup' knows the agents claude-code, codex, gemini, copilot, cursor, opencode, cline; 'aider' is not one of them")
     const unknown = await runInProcess(['setup', 'copilot', '--hooks', 'gaurd'], { cwd: state, env: { HOME: home } })
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain(`hookd at ${url}/copilot/gaurd answered 404: unknown hook 'gaurd'`)

@@ -34,6 +34,7 @@
  * npm replaces hookd-sandbox from the tarball in ~2 s; on a cold machine it compiles too, once. npm's
  * download cache is .cache/package-test/npm. The commands and the Claude Code run add ~20 s.
  */
+import { existsSync } from 'node:fs'
 import { cp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -117,6 +118,12 @@ describe("npm's default layout: npm install <tarball> in a fresh project", () =>
     const tested = await npx(['test', 'hooks/guard'])
     expect(tested.code, tested.stderr).toBe(0)
     expect(tested.stdout).toMatch(/^2 cases: 2 passed, 0 failed$/m)
+  })
+
+  it("OpenCode's plugin is in the package as hookd-sandbox/opencode, the file hookd setup opencode names", async () => {
+    const imported = succeeded('node', await run('node', ['--input-type=module', '-e', "const m = await import('hookd-sandbox/opencode'); console.log(typeof m.HookdPlugin, m.default === m.HookdPlugin)"], { cwd: a.project }))
+    expect(imported.stdout.trim()).toBe('function true')
+    expect(existsSync(join(hookd, 'dist', 'agents', 'opencode', 'plugin.js'))).toBe(true)
   })
 
   it('hookd check loads the hooks as the sidecar would', async () => {

@@ -6,6 +6,7 @@
  * its definition (agent-definition.ts).
  */
 import type { HookdCommand } from './hookd-command.js'
+import type { ShimCall } from './shim-command.js'
 
 export type Config = Record<string, unknown>
 
@@ -55,6 +56,11 @@ export interface SettingsFormat {
   without(config: Config): { config: Config; moved: string[] }
   /** Every entry in `config`, in order, each with whether it is hookd's (what Codex's trust reads). */
   entries(config: Config): FoundEntry[]
+  /**
+   * The entry for an agent that runs no command for its hooks (OpenCode's plugin, which posts to the
+   * route itself): setup writes this in place of `entry` around the shim's command.
+   */
+  entryOf?(call: ShimCall): Record<string, unknown>
   /** Secrets in hookd's entries (tokens an older setup wrote), masked when a dry run shows the file. */
   secrets?(config: Config): string[]
 }

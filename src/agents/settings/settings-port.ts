@@ -16,6 +16,8 @@ export interface FileChange {
   after: string
   /** 0600 for files that hold a secret; else 0644 (or the mode the file has). */
   secret?: boolean
+  /** The file is removed (a hook script of hookd's that no hook needs any more); `after` is ''. */
+  remove?: boolean
 }
 
 export type GitAnswer = { ok: true; stdout: string } | { ok: false; code: number | undefined; why: string }

@@ -34,6 +34,7 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
   const agent = agentById(agentName)
   if (!agent) throw new UsageError(`'hookd init' knows the agents ${AGENT_IDS.join(', ')}; '${agentName}' is not one of them\n\n${help}`)
   const s = agent.settings
+  if (s.noInit !== undefined) throw new UsageError(`'hookd init ${agent.id}' writes nothing: ${s.noInit}`)
   const { values } = parse(help, {
     args: rest,
     strict: true,

@@ -12,7 +12,7 @@
  * in the project tree, where `git add .` would commit it.
  */
 import { constants } from 'node:fs'
-import { lstat, mkdir, open } from 'node:fs/promises'
+import { lstat, mkdir, open, unlink } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
 import type { FileChange } from '../../agents/settings/settings-port.js'
 import { StateFolder, userStateDir, writeReplacing } from '../../sidecar/state/state-folder.js'
@@ -139,8 +139,13 @@ export async function applyChanges(changes: readonly FileChange[], io: CliIo, op
       await folder.write(name, c.before)
       backup = folder.file(name)
     }
-    await writeConfig(c)
-    io.stdout.write(`${say}: wrote ${c.file}${backup ? ` (the old one is ${backup})` : ''}\n`)
+    if (c.remove) {
+      await unlink(c.file)
+      io.stdout.write(`${say}: removed ${c.file}${backup ? ` (the old one is ${backup})` : ''}\n`)
+    } else {
+      await writeConfig(c)
+      io.stdout.write(`${say}: wrote ${c.file}${backup ? ` (the old one is ${backup})` : ''}\n`)
+    }
     written.push(c.file)
   }
   return written

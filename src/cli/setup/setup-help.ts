@@ -105,7 +105,7 @@ export function initHelp(): string {
     "this project, runs these hooks from the project's own hooks folder through their own hookd.",
     '',
     option('AGENT', ids(AGENTS)),
-    ...AGENTS.map((a) => option(`  ${a.id}`, `writes ${a.settings.committed}`)),
+    ...AGENTS.map((a) => option(`  ${a.id}`, a.settings.noInit === undefined ? `writes ${a.settings.committed}` : `writes no ${a.settings.committed}: use hookd setup ${a.id} on each machine`)),
     option('--hooks a,b', 'the hooks to run, in order'),
     option('--hooks-dir DIR', "the project's hooks folder, relative to the project (default: hooks)"),
     option('--dir PROJECT', 'the project (default: the current folder)'),

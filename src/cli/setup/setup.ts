@@ -27,6 +27,7 @@ import type { CliIo } from '../common/io.js'
 import { gitExcludeChange } from './git-exclude.js'
 import { gitIgnores, gitTracks } from './safe-git.js'
 import { settingsIo } from './settings-io.js'
+import { readScriptFolder } from './script-folder.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
 import { setupHelp } from './setup-help.js'
 import { SETUP_FLAGS, askEvents, frontDoorUrl, routeOf, tokenFileFor } from './setup-shared.js'
@@ -60,7 +61,9 @@ async function setupAgent(agent: AgentDefinition, argv: string[], io: CliIo): Pr
   const home = io.env.HOME
   const { file, base, project } = target(agent, values.dir, user, io)
 
-  const before = await readConfig(file, base)
+  // An agent whose hooks are scripts in a folder (Cline's) has the folder read as its settings.
+  const folder = s.scripts ? await readScriptFolder(agent, s.scripts, file, base) : undefined
+  const before = folder ? folder.text : await readConfig(file, base)
   const current = s.format.parse(before, file)
   // With --transport http the file holds the token: never one that git commits.
   if (transport === 'http' && !values.remove && (await gitTracks(file))) {
@@ -97,8 +100,11 @@ async function setupAgent(agent: AgentDefinition, argv: string[], io: CliIo): Pr
       const entry =
         transport === 'http' && s.http
           ? s.http.entry(event, url, token.value, timeoutS)
-          : // The agent's own timeout comes after the shim's, which refuses: on its own timeout every agent lets the call through.
-            s.format.entry(shimCommand({ shim, url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) }), timeoutS + 5)
+          : s.format.entryOf
+            ? // An agent that runs no command (OpenCode's plugin) takes the route and the token's file itself.
+              s.format.entryOf({ url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) })
+            : // The agent's own timeout comes after the shim's, which refuses: on its own timeout every agent lets the call through.
+              s.format.entry(shimCommand({ shim, url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) }), timeoutS + 5)
       const matcher = s.toolMatcher?.events.includes(event) ? s.toolMatcher.matcher : undefined
       return { event, entry, ...(matcher !== undefined ? { matcher } : {}) }
     })
@@ -116,7 +122,8 @@ async function setupAgent(agent: AgentDefinition, argv: string[], io: CliIo): Pr
     for (const w of (await s.check?.(port, { config: next.config, file, url, transport, home, project })) ?? []) io.stderr.write(`hookd setup: warning: ${w}\n`)
   }
   // An agent whose entries may hold a token (its own http hooks) has its file written 0600.
-  changes.unshift({ file, base, before, after: `${JSON.stringify(next.config, null, 2)}\n`, ...(s.http ? { secret: true } : {}) })
+  if (folder) changes.unshift(...folder.changes(next.config))
+  else changes.unshift({ file, base, before, after: `${JSON.stringify(next.config, null, 2)}\n`, ...(s.http ? { secret: true } : {}) })
   // With --transport http the file holds the token: the repository's own exclude list keeps it out of
   // git status and commits.
   if (transport === 'http' && !values.remove && project !== undefined) {

@@ -54,3 +54,30 @@ export function cursorShell(cwd: string, id: string, command: string): Record<st
 export function cursorRead(cwd: string, id: string, filePath: string, content = ''): Record<string, unknown> {
   return { ...cursorCommon(cwd, id), hook_event_name: 'beforeReadFile', file_path: filePath, content, attachments: [] }
 }
+
+/** Cline's payload fields common to its hook events (as Cline CLI 3.0.65 sent them, measured). */
+export function clineCommon(cwd: string, id: string, hookName: string): Record<string, unknown> {
+  return {
+    clineVersion: '',
+    hookName,
+    timestamp: '2026-12-01T21:17:46.002Z',
+    taskId: `conv_${id}`,
+    sessionContext: { rootSessionId: id },
+    workspaceRoots: [cwd],
+    workspaceInfo: { rootPath: cwd, hint: 'project' },
+    userId: 'unknown',
+    agent_id: 'agent_1',
+    parent_agent_id: null,
+  }
+}
+
+/** Cline's PreToolUse `{tool_call: {id, name, input}, preToolUse: {toolName, parameters}}`. */
+export function clinePre(cwd: string, id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
+  const parameters = Object.fromEntries(Object.entries(input).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))
+  return { ...clineCommon(cwd, id, 'tool_call'), iteration: 1, tool_call: { id: 'call_1_0', name, input }, preToolUse: { toolName: name, parameters } }
+}
+
+/** What hookd's OpenCode plugin posts at tool.execute.before (src/agents/opencode/plugin.ts). */
+export function opencodeBefore(cwd: string, id: string, tool: string, args: Record<string, unknown>): Record<string, unknown> {
+  return { event: 'tool.execute.before', sessionID: id, directory: cwd, tool, callID: 'toolu_1', args }
+}

@@ -83,7 +83,8 @@ describe("docs/agents.md says what the agents' definitions say", () => {
 
   it.each(AGENTS.map((a) => [a.id, a] as const))("%s's events: the table lists every event its dialect maps, and the points they reach", (_id, agent) => {
     const t = table(docTables, `${agent.title} event`, 'hookd point')
-    const rows = t.rows.map((r) => ({ events: named(r[0] ?? '').filter((n) => /^[A-Za-z]+$/.test(n)), point: r[1] ?? '' }))
+    // Event names are words, or dotted words (OpenCode's `tool.execute.before`).
+    const rows = t.rows.map((r) => ({ events: named(r[0] ?? '').filter((n) => /^[A-Za-z]+(\.[A-Za-z]+)*$/.test(n)), point: r[1] ?? '' }))
     const listed = rows.flatMap((r) => r.events)
     expect(sorted(listed)).toEqual(sorted(agent.dialect.events))
     expect(new Set(listed).size, 'an event listed twice').toBe(listed.length)
@@ -180,7 +181,10 @@ describe("hookd setup's and hookd init's help, from the registry", () => {
     expect(ran.code).toBe(0)
     const flat = ran.stdout.replace(/\s+/g, ' ')
     expect(flat).toContain(`AGENT ${AGENT_IDS.join(', ')}`)
-    for (const agent of AGENTS) expect(flat, agent.id).toContain(`${agent.id} writes ${agent.settings.committed}`)
+    for (const agent of AGENTS) {
+      const says = agent.settings.noInit === undefined ? `writes ${agent.settings.committed}` : `writes no ${agent.settings.committed}: use hookd setup ${agent.id} on each machine`
+      expect(flat, agent.id).toContain(`${agent.id} ${says}`)
+    }
     for (const agent of AGENTS.filter((a) => a.settings.trust !== undefined)) expect(flat).toContain(`--trust ${agent.id}:`)
   })
 
@@ -204,5 +208,16 @@ describe("every agent's settings are out of hooks' reach", () => {
   it.each(AGENTS.map((a) => [a.id, a] as const))("%s: hooks never write its committed file, nor read its file of one user's own", (_id, agent) => {
     expect(protectionOf(join('/p', agent.settings.committed), 'write'), agent.settings.committed).toBeDefined()
     if (agent.settings.local !== undefined) expect(protectionOf(join('/p', agent.settings.local), 'read'), agent.settings.local).toBeDefined()
+    // An agent whose hooks are scripts in a folder: no script of any of its events either.
+    for (const event of agent.settings.scripts ? agent.dialect.events : []) {
+      const file = join('/p', agent.settings.committed, agent.settings.scripts?.fileOf(event) ?? event)
+      expect(protectionOf(file, 'write'), file).toBeDefined()
+    }
+  })
+
+  it('OpenCode reads opencode.jsonc as it reads opencode.json, and Cline its .clinerules/hooks/ as .cline/hooks/: hooks write neither', () => {
+    for (const file of ['opencode.jsonc', 'sub/opencode.jsonc', '.clinerules/hooks/PreToolUse', '.cline/hooks/PreToolUse.sh']) {
+      expect(protectionOf(join('/p', file), 'write'), file).toBeDefined()
+    }
   })
 })

@@ -19,7 +19,7 @@ import { type ErrorCode, HookdError } from '../../../src/protocol/status.js'
 import { HOOKD_VERSION } from '../../../src/protocol/version.js'
 import { FrontDoor } from '../../../src/sidecar/http/front-door.js'
 import { answerProof, bodyHash, proofKey, requestMac } from '../../../src/sidecar/http/request-proof.js'
-import { claudePre, codexPre, copilotPre, cursorShell, geminiBefore } from '../../agents/support/agent-events.js'
+import { claudePre, clinePre, codexPre, copilotPre, cursorShell, geminiBefore, opencodeBefore } from '../../agents/support/agent-events.js'
 import { DoorRuns, bearer, send, singleTenancy, tokenTenancy } from './door-world.js'
 
 const TOKEN = 'hkd_front-door-routes-token-0123456789abcdefghijk'
@@ -70,6 +70,8 @@ const GATES: Record<string, { event: (cwd: string, id: string) => unknown; query
   gemini: { event: (cwd, id) => geminiBefore(cwd, id, 'run_shell_command', { command: 'ls' }), status: 204, call: { id: '', name: 'shell', arguments: { command: 'ls' } } },
   copilot: { event: (cwd, id) => copilotPre(cwd, id, 'bash', { command: 'ls' }), query: '?event=preToolUse', status: 204, call: { id: '', name: 'shell', arguments: { command: 'ls' } } },
   cursor: { event: (cwd, id) => cursorShell(cwd, id, 'ls'), status: 200, json: {}, call: { id: '', name: 'shell', arguments: { command: 'ls', cwd: '.' } } },
+  opencode: { event: (cwd, id) => opencodeBefore(cwd, id, 'bash', { command: 'ls' }), status: 204, call: { id: 'toolu_1', name: 'shell', arguments: { command: 'ls' } } },
+  cline: { event: (cwd, id) => clinePre(cwd, id, 'run_commands', { commands: ['ls'] }), status: 204, call: { id: 'call_1_0', name: 'shell', arguments: { command: 'ls' } } },
 }
 
 const claude = (id: string, cwd = project): Record<string, unknown> => claudePre(cwd, id, 'Bash', { command: 'ls' })
@@ -121,8 +123,8 @@ describe('routes: one per agent of the registry', () => {
   })
 
   it.each([
-    ['/codex-someday/guard', 404, 'no such endpoint: /codex-someday/guard; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of claude-code, codex, gemini, copilot, cursor (see docs/agents.md)'],
-    ['/', 404, 'no such endpoint: /; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of claude-code, codex, gemini, copilot, cursor (see docs/agents.md)'],
+    ['/codex-someday/guard', 404, 'no such endpoint: /codex-someday/guard; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of claude-code, codex, gemini, copilot, cursor, opencode, cline (see docs/agents.md)'],
+    ['/', 404, 'no such endpoint: /; agents post to /AGENT/HOOK[,HOOK...] with AGENT one of claude-code, codex, gemini, copilot, cursor, opencode, cline (see docs/agents.md)'],
     ['/codex', 400, 'the path /codex names no hooks; post to /codex/HOOK[,HOOK...] or /codex/profile/NAME'],
     ['/codex/guard;rm', 400, "'guard;rm' in /codex/guard;rm is not a hook name (letters, digits, \".\", \"_\", \"-\"); list hooks separated by commas"],
     ['/codex/profile/x!y', 400, "'x!y' is not a profile name (letters, digits, \".\", \"_\", \"-\")"],
