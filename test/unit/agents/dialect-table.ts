@@ -14,12 +14,11 @@ import { expect, it } from 'vitest'
 import type { AgentDefinition } from '../../../src/agents/agent-definition.js'
 import { REASON } from '../../../src/agents/agent-definition.js'
 import { AgentAdapter } from '../../../src/agents/agent-adapter.js'
-import type { AgentRun, Ask, AskOutcome, AskSettled, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunStart } from '../../../src/agents/agent-run.js'
+import type { AgentRun, Ask, AskOutcome, AskSettled, ChainAnswer, OutcomeVia, RunEndReason, RunEndedBy, RunPoint, RunStart } from '../../../src/agents/agent-run.js'
 import { AgentRuns } from '../../../src/agents/agent-runs.js'
 import { AGENT_POINTS } from '../../../src/agents/hook-event.js'
 import { PendingAsks } from '../../../src/agents/pending-asks.js'
 import type { Diagnostic, DiagnosticKind } from '../../../src/protocol/diagnostic.js'
-import type { StepPointName } from '../../../src/protocol/points/points.js'
 import { type ErrorCode, HookdError } from '../../../src/protocol/status.js'
 import { couldNotDecide } from '../../../src/sidecar/chain/chain.js'
 import { httpStatus } from '../../../src/sidecar/http/http-exchange.js'
@@ -38,7 +37,7 @@ export const HOOK = 'guard'
 type Payload = Record<string, unknown>
 
 /** How the fake chain answers a point call, from its point and payload; it may throw (the run failed). */
-export type Reply = (point: StepPointName, payload: Payload) => ChainAnswer
+export type Reply = (point: RunPoint, payload: Payload) => ChainAnswer
 
 const answer = (result: unknown, rest: Partial<ChainAnswer> = {}): ChainAnswer => ({ result, diagnostics: [], asks: [], ...rest })
 
@@ -118,7 +117,7 @@ export const fails =
 
 /** One thing the adapter (or AgentRuns) asked of the run, in order. */
 export type Logged =
-  | { call: StepPointName; payload: unknown }
+  | { call: RunPoint; payload: unknown }
   | { ask: string; decisionId: string }
   | { outcome: AskOutcome; key: string; via: OutcomeVia; by: 'agent' | 'hookd' }
   | { close: RunEndReason; by: RunEndedBy }
@@ -132,11 +131,11 @@ class FakeRun implements AgentRun {
     this.pending = new PendingAsks({ settled: (s) => world.settled.push(s) })
   }
 
-  serves(point: StepPointName): boolean {
+  serves(point: RunPoint): boolean {
     return this.world.serves.has(point)
   }
 
-  async call(point: StepPointName, payload: unknown): Promise<ChainAnswer> {
+  async call(point: RunPoint, payload: unknown): Promise<ChainAnswer> {
     // A copy: what the hooks saw, whatever the adapter does with the object later.
     this.world.log.push({ call: point, payload: structuredClone(payload) })
     const reply = point === 'beforeRun' ? this.world.beforeRun : (this.world.reply ?? same)
@@ -172,7 +171,7 @@ class FakeRun implements AgentRun {
 }
 
 interface World {
-  serves: ReadonlySet<StepPointName>
+  serves: ReadonlySet<RunPoint>
   beforeRun: Reply
   /** The current step's reply to its event's point call. */
   reply: Reply | undefined
@@ -233,7 +232,7 @@ export interface Step {
 export interface Row {
   row: string
   /** The points the route's hooks serve. Default: every point an agent's events reach. */
-  serves?: readonly StepPointName[]
+  serves?: readonly RunPoint[]
   /** The run's Session cannot open (an unknown hook, a bad profile). */
   opens?: HookdError
   /** How the chain answers beforeRun. Default: nothing to say. */
@@ -250,7 +249,7 @@ export interface Row {
 /** Plays a row's steps through the adapter, one session, and answers what each step got and what the run was asked. */
 export async function play(agent: AgentDefinition, row: Row): Promise<{ got: Got[]; world: World }> {
   const world: World = {
-    serves: new Set(row.serves ?? ([...AGENT_POINTS] as StepPointName[])),
+    serves: new Set(row.serves ?? ([...AGENT_POINTS] as RunPoint[])),
     beforeRun: row.beforeRun ?? same,
     reply: undefined,
     log: [],
