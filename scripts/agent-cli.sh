@@ -24,6 +24,7 @@ claude-agent-sdk  @anthropic-ai/claude-agent-sdk   0.3.332  .                  -
 codex             @openai/codex                    0.169.0  bin/codex.js       version
 gemini            @google/gemini-cli               0.61.0   bundle/gemini.js   version
 copilot           @github/copilot                  1.0.102  npm-loader.js      -
+cursor-sdk        @cursor/sdk                      1.0.32   .                  -
 EOF
 }
 

@@ -1,7 +1,8 @@
 /**
- * Cursor, as hookd serves it from Cursor's documented contract (Cursor cannot run in hookd's tests):
- * its dialect and tools (cursor-dialect.ts, tools.ts), its hooks.json, the shim's form for it, and
- * what it can express (docs/agents.md, "Cursor").
+ * Cursor, as hookd serves it from Cursor's documented contract and its hook engine as @cursor/sdk
+ * ships it (Cursor cannot run in hookd's tests): its dialect and tools (cursor-dialect.ts,
+ * cursor-points.ts, tools.ts), its hooks.json, the shim's form for it, and what it can express
+ * (docs/agents.md, "Cursor").
  */
 import { REASON, defineAgent } from '../agent-definition.js'
 import { AGENT_POINTS } from '../hook-event.js'
@@ -15,7 +16,8 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     format: hooksJson({ agent: CURSOR, shape: 'flat', field: 'command', entry: (command) => ({ command }) }),
     committed: '.cursor/hooks.json',
     user: { dir: '.cursor', file: 'hooks.json' },
-    failOpen: ['sessionStart', 'stop', 'sessionEnd'],
+    // The events that begin or end a run, or only observe: nothing to refuse there.
+    failOpen: ['sessionStart', 'subagentStart', 'subagentStop', 'preCompact', 'stop', 'sessionEnd'],
     fresh: { version: 1 },
     allEvents: CURSOR_DIALECT.eventsForPoints(AGENT_POINTS),
     projectNote: "Cursor runs a project's hooks only in a trusted workspace",
@@ -32,12 +34,12 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     },
   },
   expresses: {
-    refuse: 'shell, MCP and file reads (and `preToolUse`, undocumented)',
-    rewriteArguments: 'no: the call is refused, saying what the hooks would run',
+    refuse: 'shell, MCP and file reads (and every tool at `preToolUse`)',
+    rewriteArguments: 'at `preToolUse` only (`updated_input`), the fields Cursor applies; elsewhere the call is refused, saying what the hooks would run',
     rewriteResult: 'no: observed only',
-    ask: 'yes (`ask`) for shell and MCP; not for file reads',
+    ask: 'yes (`ask`) for shell, MCP and `preToolUse`; not for file reads',
     run: 'beforeSubmitPrompt / stop',
-    promptContext: 'no',
+    promptContext: 'yes, once per prompt (`additional_context`)',
     redact: 'no',
     failsClosed: 'the shim (exit 2), per the docs',
     tested: 'no: from its documentation',
