@@ -16,8 +16,7 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     format: hooksJson({ agent: CURSOR, shape: 'flat', field: 'command', entry: (command) => ({ command }) }),
     committed: '.cursor/hooks.json',
     user: { dir: '.cursor', file: 'hooks.json' },
-    // The events that begin or end a run, or only observe: nothing to refuse there.
-    failOpen: ['sessionStart', 'subagentStart', 'subagentStop', 'preCompact', 'stop', 'sessionEnd'],
+    failOpen: ['sessionStart', 'stop', 'sessionEnd'],
     fresh: { version: 1 },
     allEvents: CURSOR_DIALECT.eventsForPoints(AGENT_POINTS),
     projectNote: "Cursor runs a project's hooks only in a trusted workspace",
