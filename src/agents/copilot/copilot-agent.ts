@@ -55,12 +55,12 @@ export const COPILOT_AGENT = defineAgent(COPILOT_DIALECT, {
   expresses: {
     refuse: 'yes',
     rewriteArguments: 'yes (`modifiedArgs`)',
-    rewriteResult: 'yes (`modifiedResult`)',
+    rewriteResult: 'yes (`modifiedResult`), not after a failure',
     ask: 'yes (`ask`; `-p` denies)',
     run: 'userPromptSubmitted / agentStop',
-    promptContext: 'no (Copilot reads no answer there)',
+    promptContext: 'yes, once per prompt (`userPromptTransformed`)',
     redact: 'no',
-    failsClosed: 'the shim (JSON deny)',
+    failsClosed: 'the shim (JSON deny); an http hook that cannot connect denies too',
     tested: '1.0.102',
   },
 })
