@@ -181,6 +181,31 @@ describe('Copilot CLI 1.0.102 through hookd, every event its hooks serve', () =>
   }, TEST_TIMEOUT)
 })
 
+describe('Copilot CLI 1.0.102 when hookd cannot be reached: the shim refuses in both gates\' forms', () => {
+  // Port 1 on loopback: nothing listens there, so the shim cannot get hookd's answer.
+  for (const event of ['preToolUse', 'permissionRequest']) {
+    it(`registered at ${event} alone, the shim's refusal denies the call there, and the model reads why`, async () => {
+      const home = await tempDir('copilot-down-home')
+      cleanup.push(home)
+      const setup = await runInProcess(['setup', 'copilot', '--hooks', 'copilot-guard', '--events', event, '--url', 'http://127.0.0.1:1'], { cwd: state, env: { HOME: home } })
+      expect(setup.code, setup.stderr).toBe(0)
+      const stand = await startOpenAiApi((request) => (functionOutputs(request).length === 0 ? bash('c-down', 'rm -rf victim-deny') : { text: 'done' }))
+      try {
+        const project = await projectWithVictims('copilot-down-project', ['victim-deny'])
+        cleanup.push(project)
+        // --allow-all-tools: Copilot's own permission flow would allow the call; only the refusal stops it.
+        const ran = await run(copilot, ['--allow-all-tools', '-p', 'Please clean up.'], { cwd: project, env: copilotEnv(copilot, home, stand.baseUrl), timeoutMs: 180_000 })
+        expect(ran.code, ran.stderr).toBe(0)
+        const told = event === 'preToolUse' ? 'Denied by preToolUse hook: ' : 'Permission denied by a PermissionRequest hook: '
+        expect(results(stand).get('c-down')).toMatch(new RegExp(`^${told}hookd-hook: .*\\(hookd-hook fails closed\\)$`))
+        expect(existsSync(join(project, 'victim-deny', 'keep.txt'))).toBe(true)
+      } finally {
+        await stand.stop()
+      }
+    }, TEST_TIMEOUT)
+  }
+})
+
 describe("Copilot CLI 1.0.102 through its own http hooks (setup --transport http)", () => {
   const api = (): Promise<OpenAiApi> => startOpenAiApi((request) => (functionOutputs(request).length === 0 ? bash('c-http', 'rm -rf victim-deny') : { text: 'done' }))
 
@@ -218,5 +243,27 @@ describe("Copilot CLI 1.0.102 through its own http hooks (setup --transport http
     } finally {
       await stand.stop()
     }
+  }, TEST_TIMEOUT)
+
+  it("tells hookd's http entries from the user's own: setup again replaces them, --remove takes them out, --dry-run masks the token", async () => {
+    const home = await tempDir('copilot-http-home')
+    cleanup.push(home)
+    const file = join(home, '.copilot', 'settings.json')
+    await mkdir(join(home, '.copilot'))
+    const mine = { type: 'http', url: 'https://hooks.example.com/audit', headers: { Authorization: 'Bearer not-hookd' }, timeoutSec: 5 }
+    await writeFile(file, JSON.stringify({ model: 'gpt-5.5', hooks: { preToolUse: [mine] } }))
+    const setup = (...extra: string[]) => runInProcess(['setup', 'copilot', '--hooks', 'copilot-guard', '--transport', 'http', ...extra], { cwd: state, env: { HOME: home } })
+    expect((await setup()).code).toBe(0)
+    expect((await setup()).code).toBe(0)
+    const written = JSON.parse(await readFile(file, 'utf8')) as { model: string; hooks: Record<string, unknown[]> }
+    expect(written.model).toBe('gpt-5.5')
+    expect(written.hooks.preToolUse).toEqual([mine, expect.objectContaining({ type: 'http', url: expect.stringContaining('/copilot/copilot-guard?event=preToolUse') })])
+    const token = await readFile(join(state, '.hookd', 'http-token'), 'utf8')
+    const dry = await setup('--remove', '--dry-run')
+    expect(dry.code).toBe(0)
+    expect(dry.stdout).toContain('"Authorization": "Bearer ')
+    expect(dry.stdout).not.toContain(token.trim())
+    expect((await setup('--remove')).code).toBe(0)
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ model: 'gpt-5.5', hooks: { preToolUse: [mine] } })
   }, TEST_TIMEOUT)
 })
