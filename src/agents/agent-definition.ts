@@ -145,4 +145,21 @@ export const EXPRESSED = [
   { key: 'tested', row: 'tested against the real agent' },
 ] as const
 
-export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string }
+export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string } & ExpressesMore
+
+/**
+ * What an agent's events carry beyond EXPRESSED's rows, for the cross-agent matrix (issue 30): optional
+ * while each agent's definition fills them in.
+ */
+export interface ExpressesMore {
+  /** beforeToolExecute's `defer`: the agent's own "decide later", or what hookd makes of it. */
+  readonly defer?: string
+  /** permission:request: which decisions the agent takes at its permission dialog. */
+  readonly permissionDecisions?: string
+  /** The tool list the model is offered (narrowing it). */
+  readonly toolList?: string
+  /** Subagents: subagent:start and subagent:stop, and their calls named. */
+  readonly subagents?: string
+  /** The other agent points its events reach (compact:before, notification, ...). */
+  readonly agentPoints?: string
+}

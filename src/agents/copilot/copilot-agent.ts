@@ -53,6 +53,11 @@ export const COPILOT_AGENT = defineAgent(COPILOT_DIALECT, {
     },
   },
   expresses: {
+    defer: 'asked instead (Copilot has no "decide later"); `-p` denies',
+    permissionDecisions: 'allow and deny (`permissionRequest`); ask and defer leave it to Copilot\'s own permission flow; no rewrite there',
+    toolList: 'no',
+    subagents: 'subagent:start (context), subagent:stop (keepWorking); their calls named (`agentId`, `agentType`)',
+    agentPoints: 'compact:before and notification, observed',
     refuse: 'yes',
     rewriteArguments: 'yes (`modifiedArgs`)',
     rewriteResult: 'yes (`modifiedResult`), not after a failure',

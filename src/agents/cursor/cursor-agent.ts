@@ -33,6 +33,11 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     },
   },
   expresses: {
+    defer: 'asked instead where Cursor can ask (shell, MCP, preToolUse), else refused',
+    permissionDecisions: 'no permission event: the gates\' allow, deny and ask',
+    toolList: 'no',
+    subagents: 'subagent:start (context), subagent:stop (keepWorking); preToolUse names the call that started one',
+    agentPoints: 'compact:before, observed',
     refuse: 'shell, MCP and file reads (and every tool at `preToolUse`)',
     rewriteArguments: 'at `preToolUse` only (`updated_input`), the fields Cursor applies; elsewhere the call is refused, saying what the hooks would run',
     rewriteResult: 'no: observed only',
