@@ -14,7 +14,7 @@
  *   preToolUse {tool_name, tool_input, tool_use_id, parent_tool_call_id}
  *                                            beforeToolExecute on the tool as named (Shell, Read, Write,
  *                                            Delete, Grep, MCP:<tool>, ...), the subagent named by the
- *                                            tool call that started it; a rewrite -> allow + updated_input
+ *                                            tool call that started it; a rewrite -> updated_input
  *                                            where Cursor applies the changed fields (cursor-points.ts)
  *   afterShellExecution {command, output}, afterMCPExecution {result_json}, afterFileEdit {file_path,
  *   edits}, postToolUse {tool_output}, postToolUseFailure {error_message}
@@ -221,7 +221,8 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
         return refusal('deny', verdict.reason, event.name)
       case 'rewrite': {
         const updated = event.tool !== undefined && event.input !== undefined ? updatedInput(event.tool, event.input, verdict.input) : undefined
-        if (updated) return { permission: 'allow', updated_input: updated }
+        // No permission with it: Cursor applies updated_input whatever the permission, and its own approval still decides.
+        if (updated) return { updated_input: updated }
         return refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${rewritten(verdict.input)}`, event.name)
       }
       case 'ask':

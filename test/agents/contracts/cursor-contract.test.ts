@@ -181,9 +181,9 @@ describe("hookd's Cursor route on the documented payloads, through the shim setu
     expect(await answer('profile/strict', mcp)).toEqual({ permission: 'deny', user_message: 'no rm -rf through MCP either', agent_message: 'no rm -rf through MCP either' })
   })
 
-  it("preToolUse (the engine's fields): a rewrite Cursor applies is allow + updated_input; the engine's events hookd does not map are {}", async () => {
+  it("preToolUse (the engine's fields): a rewrite Cursor applies is updated_input; the engine's events hookd does not map are {}", async () => {
     const pre = { ...common(), hook_event_name: 'preToolUse', tool_name: 'Shell', tool_input: { command: 'make', cwd: project }, tool_use_id: 'tu_1', cwd: project }
-    expect(await answer('profile/strict', pre)).toEqual({ permission: 'allow', updated_input: { command: 'make -n' } })
+    expect(await answer('profile/strict', pre)).toEqual({ updated_input: { command: 'make -n' } })
     for (const name of Object.keys(CURSOR_UNMAPPED)) expect(await answer('guard', { ...common(), hook_event_name: name })).toEqual({})
   })
 

@@ -85,14 +85,14 @@ const gates: Row[] = [
     log: [BEGIN, { call: 'beforeToolExecute', payload: { id: 'tu_1', name: 'shell', arguments: { command: 'ls' }, native: { agent: 'cursor', name: 'Shell', input: { command: 'ls' } } } }],
   },
   {
-    row: "preToolUse: a rewrite of a field Cursor applies is allow + updated_input with the changed fields (Shell's command)",
-    steps: [{ event: preTool('Shell', { command: 'make', cwd: CWD }), reply: rewrite((a) => ({ ...a, command: 'make -n' })), gets: ok({ permission: 'allow', updated_input: { command: 'make -n' } }) }],
+    row: "preToolUse: a rewrite of a field Cursor applies is updated_input with the changed fields (Shell's command)",
+    steps: [{ event: preTool('Shell', { command: 'make', cwd: CWD }), reply: rewrite((a) => ({ ...a, command: 'make -n' })), gets: ok({ updated_input: { command: 'make -n' } }) }],
     log: [BEGIN, { call: 'beforeToolExecute', payload: { id: 'tu_1', name: 'shell', arguments: { command: 'make', cwd: '.' }, native: { agent: 'cursor', name: 'Shell', input: { command: 'make', cwd: CWD } } } }],
   },
   {
     row: "preToolUse on Write: a new path is updated_input; new content, which Cursor would not apply, is refused, saying what the hooks would run",
     steps: [
-      { event: preTool('Write', WRITE), reply: rewrite((a) => ({ ...a, path: 'safe/a.txt' })), gets: ok({ permission: 'allow', updated_input: { file_path: `${CWD}/safe/a.txt` } }) },
+      { event: preTool('Write', WRITE), reply: rewrite((a) => ({ ...a, path: 'safe/a.txt' })), gets: ok({ updated_input: { file_path: `${CWD}/safe/a.txt` } }) },
       {
         event: preTool('Write', WRITE),
         reply: rewrite((a) => ({ ...a, content: 'HELLO' })),
@@ -103,7 +103,7 @@ const gates: Row[] = [
   },
   {
     row: 'preToolUse on an MCP tool: changed arguments are merged in (updated_input)',
-    steps: [{ event: preTool('MCP:run', { cmd: 'rm -rf victim' }), reply: rewrite((a) => ({ ...a, cmd: 'ls' })), gets: ok({ permission: 'allow', updated_input: { cmd: 'ls' } }) }],
+    steps: [{ event: preTool('MCP:run', { cmd: 'rm -rf victim' }), reply: rewrite((a) => ({ ...a, cmd: 'ls' })), gets: ok({ updated_input: { cmd: 'ls' } }) }],
     log: [BEGIN, { call: 'beforeToolExecute', payload: { id: 'tu_1', name: 'MCP:run', arguments: { cmd: 'rm -rf victim' }, native: { agent: 'cursor', name: 'MCP:run', input: { cmd: 'rm -rf victim' } } } }],
   },
   {
