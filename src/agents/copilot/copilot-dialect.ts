@@ -32,7 +32,7 @@
  */
 import * as z from 'zod'
 import { HookdError } from '../../protocol/status.js'
-import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
+import { type Dialect, type DialectAnswer, type HookEvent, type NativeToolEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { idField, jsonArguments, nameField, objectField, parseEvent, pathField, shortField } from '../event-fields.js'
 import { POINTS_BY_EVENT, answerPoint, copilotDeny, pointEvent, subagentFields, subagentOf } from './copilot-points.js'
 import { COPILOT, COPILOT_TOOLS } from './tools.js'
@@ -97,21 +97,20 @@ function deny(reason: string): DialectAnswer {
 }
 
 /** A tool event's call: its tool and input, and the subagent that makes it, where Copilot names one. */
-function toolCall(e: z.infer<typeof preToolUse>): { call: HookEvent & { kind: 'beforeTool' }; stringArgs: boolean } {
+function toolCall(e: z.infer<typeof preToolUse>): { call: NativeToolEvent; stringArgs: boolean } {
   const { input, stringArgs, unreadable } = toolInput(e.toolName, e.toolArgs)
   const by = subagentOf(e)
-  const call = { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}), ...(by ? { subagent: by } : {}) }
-  return { call: { kind: 'beforeTool', call }, stringArgs }
+  return { call: { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}), ...(by ? { subagent: by } : {}) }, stringArgs }
 }
 
 function read(body: unknown, name?: string): ParsedEvent<CopilotEvent> {
   if (name === undefined) {
     throw new HookdError('invalid-argument', "Copilot's hook events do not name themselves: post each to its route with ?event=<name> (e.g. .../copilot/guard?event=preToolUse), as 'hookd setup copilot' writes")
   }
-  const b = parseEvent(base, body, `the ${name} event`, 'Copilot CLI')
+  const what = `the ${name} event`
+  const b = parseEvent(base, body, what, 'Copilot CLI')
   let event: HookEvent = { kind: 'other' }
   const native: CopilotEvent = { name, stringArgs: false }
-  const what = `the ${name} event`
   switch (name) {
     case 'sessionStart':
     case 'userPromptSubmitted':
@@ -126,20 +125,20 @@ function read(body: unknown, name?: string): ParsedEvent<CopilotEvent> {
     case 'preToolUse': {
       const { call, stringArgs } = toolCall(parseEvent(preToolUse, body, what, 'Copilot CLI'))
       native.stringArgs = stringArgs
-      event = call
+      event = { kind: 'beforeTool', call }
       break
     }
     case 'postToolUse': {
       const e = parseEvent(postToolUse, body, what, 'Copilot CLI')
       const resultType = e.toolResult?.resultType ?? 'success'
       if (e.toolResult?.resultType !== undefined) native.resultType = resultType
-      event = { kind: 'afterTool', call: toolCall(e).call.call, text: e.toolResult?.textResultForLlm ?? '', isError: resultType !== 'success' }
+      event = { kind: 'afterTool', call: toolCall(e).call, text: e.toolResult?.textResultForLlm ?? '', isError: resultType !== 'success' }
       break
     }
     case 'postToolUseFailure': {
       const e = parseEvent(postToolUseFailure, body, what, 'Copilot CLI')
       native.resultType = 'failure'
-      event = { kind: 'afterTool', call: toolCall(e).call.call, text: e.error ?? '', isError: true }
+      event = { kind: 'afterTool', call: toolCall(e).call, text: e.error ?? '', isError: true }
       break
     }
     case 'agentStop':

@@ -8,6 +8,8 @@
  *  - the headers are sent as written, so the token crosses the connection in the clear, and whatever
  *    answers on the port is taken as hookd's answer: nothing proves it (the shim's entries prove both ways);
  *  - a gate (preToolUse) whose http hook cannot connect is denied ("hook errored"), as a command hook's.
+ * What it cannot do: Copilot lets a call through when a hook outlives timeoutSec, and no shim refuses
+ * first here, so a hookd slower than that fails open (docs/agents.md, Copilot CLI).
  * Which entries are hookd's: exactly these fields, a route of Copilot's own, a bearer token.
  */
 import type { Config } from '../settings/settings-format.js'
