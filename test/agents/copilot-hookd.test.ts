@@ -245,6 +245,23 @@ describe("Copilot CLI 1.0.102 through its own http hooks (setup --transport http
     }
   }, TEST_TIMEOUT)
 
+  it('with a token hookd does not know, hookd answers 401 and Copilot denies the call (hook errored), even with --allow-all-tools', async () => {
+    const { home } = await setUp(['--transport', 'http'])
+    const file = join(home, '.copilot', 'settings.json')
+    await writeFile(file, (await readFile(file, 'utf8')).replaceAll(/Bearer [^"]+/g, 'Bearer wrong-token'))
+    const stand = await api()
+    try {
+      const project = await projectWithVictims('copilot-http-project', ['victim-deny'])
+      cleanup.push(project)
+      const ran = await run(copilot, ['--allow-all-tools', '-p', 'Please clean up.'], { cwd: project, env: { ...copilotEnv(copilot, home, stand.baseUrl), COPILOT_HOOK_ALLOW_LOCALHOST: '1' }, timeoutMs: 180_000 })
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(results(stand).get('c-http')).toBe('Denied by preToolUse hook from "global settings" (hook errored)')
+      expect(existsSync(join(project, 'victim-deny', 'keep.txt'))).toBe(true)
+    } finally {
+      await stand.stop()
+    }
+  }, TEST_TIMEOUT)
+
   it("tells hookd's http entries from the user's own: setup again replaces them, --remove takes them out, --dry-run masks the token", async () => {
     const home = await tempDir('copilot-http-home')
     cleanup.push(home)
