@@ -8,8 +8,9 @@
  * deny on stdout with exit 0 in both gates' forms (on any other exit the model reads only the code).
  * Copilot's events carry no call id: an ask is followed by the call's tool and arguments.
  */
-import { describe } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { COPILOT_AGENT as AGENT } from '../../../src/agents/copilot/copilot-agent.js'
+import { httpEntry, httpSecrets, isHttpEntry } from '../../../src/agents/copilot/copilot-http.js'
 import { callKey } from '../../../src/agents/tool-gate.js'
 import { copilotPre } from '../../agents/support/agent-events.js'
 import { ASKED, CWD, type Logged, type Reply, type Row, SESSION, ask, beforeRun, error, fails, ok, quiet, refuse, rewrite, system, table, text } from './dialect-table.js'
@@ -388,3 +389,27 @@ describe('Copilot CLI: subagents, compaction, notices', () => table(AGENT, subag
 describe('Copilot CLI: failed tools and failed sessions', () => table(AGENT, failures))
 describe('Copilot CLI: malformed events', () => table(AGENT, malformed))
 describe('Copilot CLI: what follows an ask', () => table(AGENT, asks))
+
+describe("Copilot CLI: hookd's own http entries (setup --transport http), told apart from every other", () => {
+  const URL = 'http://127.0.0.1:7390/copilot/guard'
+  const ours = httpEntry('preToolUse', URL, 'hkd_token', 30)
+  it('writes the route with the event, the token as a bearer, Copilot\'s timeout; and knows it again', () => {
+    expect(ours).toEqual({ type: 'http', url: `${URL}?event=preToolUse`, headers: { Authorization: 'Bearer hkd_token' }, timeoutSec: 30 })
+    expect(isHttpEntry(ours, 'preToolUse')).toBe(true)
+    expect(httpSecrets({ hooks: { preToolUse: [ours, { type: 'http', url: 'https://hooks.example.com/x', headers: { Authorization: 'Bearer theirs' }, timeoutSec: 5 }] } })).toEqual(['hkd_token'])
+  })
+  const others: Array<[string, Record<string, unknown>]> = [
+    ['under another event', { ...ours }],
+    ['with a field of its own', { ...ours, matcher: 'bash' }],
+    ['over https', { ...ours, url: `https://127.0.0.1:7390/copilot/guard?event=preToolUse` }],
+    ["to another agent's route", { ...ours, url: 'http://127.0.0.1:7390/codex/guard?event=preToolUse' }],
+    ['with more in its query', { ...ours, url: `${URL}?event=preToolUse&x=1` }],
+    ['with a fragment', { ...ours, url: `${URL}?event=preToolUse#x` }],
+    ['with a second header', { ...ours, headers: { Authorization: 'Bearer hkd_token', 'X-Source': 'me' } }],
+    ['with another kind of authorization', { ...ours, headers: { Authorization: 'Basic abc' } }],
+    ['with no timeout to speak of', { ...ours, timeoutSec: 0 }],
+  ]
+  it.each(others)('not an entry %s', (what, entry) => {
+    expect(isHttpEntry(entry, what === 'under another event' ? 'postToolUse' : 'preToolUse')).toBe(false)
+  })
+})
