@@ -240,9 +240,11 @@ static const char *project_marker(void) {
 
 /* Says `reason` the way the agent reads a refusal, and returns the exit code that goes with it. */
 static int agent_refusal(const char *reason) {
-  /* Copilot blocks on any non-zero exit too, but then the model reads only `hook exited with code 2`. */
+  /* Copilot blocks on any non-zero exit too, but then the model reads only `hook exited with code 2`; preToolUse reads permissionDecision, permissionRequest behavior. */
   if (strcmp(agent, "copilot") == 0) {
     fputs("{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"", stdout);
+    json_string(stdout, reason);
+    fputs("\",\"behavior\":\"deny\",\"message\":\"", stdout);
     json_string(stdout, reason);
     fputs("\"}\n", stdout);
     return 0;

@@ -26,6 +26,7 @@ gemini            @google/gemini-cli               0.61.0   bundle/gemini.js   v
 copilot           @github/copilot                  1.0.102  npm-loader.js      -
 opencode          opencode-ai                      1.18.33  bin/opencode.exe   version
 cline             cline                            3.0.65   bin/cline          version
+cursor-sdk        @cursor/sdk                      1.0.32   .                  -
 EOF
 }
 

@@ -154,10 +154,10 @@ export const EXPRESSED = [
 ] as const
 
 export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string } & {
-  /** For issue 30's matrix (docs/agents.md), where an agent's definition says: a deferral, a permission dialog, the model's request and response, the tool list, subagents. */
   readonly defer?: string
   readonly permission?: string
   readonly model?: string
   readonly toolList?: string
   readonly subagents?: string
+  readonly agentPoints?: string
 }

@@ -268,7 +268,7 @@ describe('what setup registers', () => {
     expect(await events('/claude-code/plain')).toEqual(['PreToolUse'])
     expect(await events('/claude-code/twice')).toEqual(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd'])
     expect(await events('/copilot/plain')).toEqual(['preToolUse'])
-    expect(await events('/copilot/twice')).toEqual(['preToolUse', 'postToolUse', 'agentStop', 'sessionEnd'])
+    expect(await events('/copilot/twice')).toEqual(['preToolUse', 'postToolUse', 'postToolUseFailure', 'agentStop', 'sessionEnd'])
     // Agents that cannot ask, and Cursor, whose events cannot say: nothing more.
     expect(await events('/codex/twice')).toEqual(['PreToolUse'])
     expect(await events('/cursor/twice')).toEqual(['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile'])

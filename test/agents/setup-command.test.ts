@@ -148,9 +148,10 @@ describe('hookd setup gemini|copilot|cursor --dir', () => {
     expect(await json(join(dir, '.github', 'hooks', 'hookd.json'))).toEqual({
       version: 1,
       hooks: {
-        userPromptSubmitted: c('userPromptSubmitted'),
+        userPromptSubmitted: c('userPromptSubmitted', true),
         preToolUse: c('preToolUse'),
         postToolUse: c('postToolUse'),
+        postToolUseFailure: c('postToolUseFailure'),
         agentStop: c('agentStop', true),
         sessionEnd: c('sessionEnd', true),
       },

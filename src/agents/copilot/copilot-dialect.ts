@@ -1,43 +1,78 @@
 /**
  * Copilot CLI's command hooks (`.github/hooks/*.json`, camelCase events), read and answered as Copilot
  * CLI 1.0.102 does, measured with the real CLI (test/agents/command-clis-hookd.test.ts,
- * test/agents/contracts/copilot-contract.test.ts). Copilot's camelCase events do not carry their own name, so the route says it:
- * `hookd setup copilot` posts each event to `.../copilot/HOOKS?event=<name>`.
+ * test/agents/copilot-hookd.test.ts, test/agents/contracts/copilot-contract.test.ts). Copilot's camelCase
+ * events do not carry their own name, so the route says it: `hookd setup copilot` posts each event to
+ * `.../copilot/HOOKS?event=<name>`.
  *
  *   sessionStart          opens the run (beforeRun)
- *   userPromptSubmitted   opens the run (Copilot reads no answer there)
+ *   userPromptSubmitted   opens the run (Copilot drops a command or http hook's answer there)
+ *   userPromptTransformed beforeModelRequest on the prompt: the hooks' added text is appended to the
+ *                         model-facing content (modifiedTransformedPrompt, which replaces it whole)
  *   preToolUse            beforeToolExecute: refusal -> permissionDecision "deny" with its reason (the
  *                         model reads `Denied by preToolUse hook: <reason>`); rewritten arguments ->
  *                         "allow" + modifiedArgs; ctx.confirm -> "ask" with the hooks' questions (in
  *                         `copilot -p`, where nobody can answer, Copilot denies it); its outcome is the
- *                         later postToolUse of the same tool and arguments (the call ran), or none by
- *                         agentStop or sessionEnd (it did not)
+ *                         later postToolUse or postToolUseFailure of the same tool and arguments (the
+ *                         call ran), or none by agentStop or sessionEnd (it did not)
  *   postToolUse           afterToolExecute on toolResult.textResultForLlm: a rewrite -> modifiedResult
- *   agentStop             afterRun end_turn; sessionEnd afterRun interrupted when no agentStop ended the run
+ *   postToolUseFailure    afterToolExecute on `error`, an error: observed (Copilot takes only
+ *                         additionalContext there, so a rewrite is not carried)
+ *   permissionRequest, subagentStart, subagentStop, preCompact, notification: agent points (copilot-points.ts)
+ *   agentStop             afterRun end_turn (a subagent's own agentStop is no end: subagentStop is)
+ *   sessionEnd            afterRun (`error` when Copilot says so, else interrupted) when no agentStop ended the run
+ *   errorOccurred         not mapped: no point carries an error notice, and Copilot reads no answer
+ *
+ * A subagent's events carry its own id as `sessionId` and the id of the agent that started it as
+ * `parentAgentId`: they belong to that agent's session, so the same run and hooks see the subagent's
+ * calls, with the subagent named (`call.subagent`).
  *
  * Copilot's PascalCase events (`PreToolUse`, ...) send Claude Code's JSON instead: post them to the
  * /claude-code/ route, or let setup register the camelCase ones.
  */
 import * as z from 'zod'
 import { HookdError } from '../../protocol/status.js'
-import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
+import { type Dialect, type DialectAnswer, type HookEvent, type NativeToolEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { idField, jsonArguments, nameField, objectField, parseEvent, pathField, shortField } from '../event-fields.js'
+import { POINTS_BY_EVENT, answerPoint, copilotDeny, pointEvent, subagentFields, subagentOf } from './copilot-points.js'
 import { COPILOT, COPILOT_TOOLS } from './tools.js'
 
-const base = z.looseObject({ sessionId: idField, cwd: pathField })
+const base = z.looseObject({ sessionId: idField, cwd: pathField, ...subagentFields })
 const preToolUse = base.extend({ toolName: nameField, toolArgs: z.union([objectField, z.string()]).optional() })
 const postToolUse = preToolUse.extend({
   toolResult: z.looseObject({ resultType: shortField.optional(), textResultForLlm: z.string().optional() }).optional(),
 })
+const postToolUseFailure = preToolUse.extend({ error: z.string().optional() })
 const prompt = base.extend({ prompt: z.string() })
+const transformed = prompt.extend({ transformedPrompt: z.string() })
+const sessionEnd = base.extend({ reason: shortField.optional() })
 
-const EVENTS = ['sessionStart', 'userPromptSubmitted', 'preToolUse', 'postToolUse', 'agentStop', 'sessionEnd'] as const
+const EVENTS = [
+  'sessionStart',
+  'userPromptSubmitted',
+  'userPromptTransformed',
+  'preToolUse',
+  'permissionRequest',
+  'postToolUse',
+  'postToolUseFailure',
+  'subagentStart',
+  'subagentStop',
+  'preCompact',
+  'notification',
+  'agentStop',
+  'sessionEnd',
+] as const
+
+/** The events where a refusal stops a tool call. */
+const GATES: ReadonlySet<string> = new Set(['preToolUse', 'permissionRequest'])
 
 interface CopilotEvent {
   name: string
   /** True when toolArgs came as a bare string (apply_patch's patch): it goes back as one. */
   stringArgs: boolean
   resultType?: string
+  /** userPromptTransformed's model-facing content, which the hooks' context is appended to. */
+  transformed?: string
 }
 
 /** Tools whose toolArgs Copilot sends as a bare string, not JSON: apply_patch's patch. */
@@ -61,44 +96,63 @@ function deny(reason: string): DialectAnswer {
   return { permissionDecision: 'deny', permissionDecisionReason: reason }
 }
 
+/** A tool event's call: its tool and input, and the subagent that makes it, where Copilot names one. */
+function toolCall(e: z.infer<typeof preToolUse>): { call: NativeToolEvent; stringArgs: boolean } {
+  const { input, stringArgs, unreadable } = toolInput(e.toolName, e.toolArgs)
+  const by = subagentOf(e)
+  return { call: { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}), ...(by ? { subagent: by } : {}) }, stringArgs }
+}
+
 function read(body: unknown, name?: string): ParsedEvent<CopilotEvent> {
   if (name === undefined) {
     throw new HookdError('invalid-argument', "Copilot's hook events do not name themselves: post each to its route with ?event=<name> (e.g. .../copilot/guard?event=preToolUse), as 'hookd setup copilot' writes")
   }
-  const b = parseEvent(base, body, `the ${name} event`, 'Copilot CLI')
+  const what = `the ${name} event`
+  const b = parseEvent(base, body, what, 'Copilot CLI')
   let event: HookEvent = { kind: 'other' }
   const native: CopilotEvent = { name, stringArgs: false }
   switch (name) {
     case 'sessionStart':
+    case 'userPromptSubmitted':
       event = { kind: 'start' }
       break
-    case 'userPromptSubmitted':
-      event = { kind: 'prompt', prompt: parseEvent(prompt, body, 'the userPromptSubmitted event', 'Copilot CLI').prompt }
+    case 'userPromptTransformed': {
+      const e = parseEvent(transformed, body, what, 'Copilot CLI')
+      native.transformed = e.transformedPrompt
+      event = { kind: 'prompt', prompt: e.prompt }
       break
+    }
     case 'preToolUse': {
-      const e = parseEvent(preToolUse, body, 'the preToolUse event', 'Copilot CLI')
-      const { input, stringArgs, unreadable } = toolInput(e.toolName, e.toolArgs)
+      const { call, stringArgs } = toolCall(parseEvent(preToolUse, body, what, 'Copilot CLI'))
       native.stringArgs = stringArgs
-      event = { kind: 'beforeTool', call: { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}) } }
+      event = { kind: 'beforeTool', call }
       break
     }
     case 'postToolUse': {
-      const e = parseEvent(postToolUse, body, 'the postToolUse event', 'Copilot CLI')
+      const e = parseEvent(postToolUse, body, what, 'Copilot CLI')
       const resultType = e.toolResult?.resultType ?? 'success'
       if (e.toolResult?.resultType !== undefined) native.resultType = resultType
-      const { input, unreadable } = toolInput(e.toolName, e.toolArgs)
-      const call = { id: '', tool: e.toolName, input, ...(unreadable !== undefined ? { unreadable } : {}) }
-      event = { kind: 'afterTool', call, text: e.toolResult?.textResultForLlm ?? '', isError: resultType !== 'success' }
+      event = { kind: 'afterTool', call: toolCall(e).call, text: e.toolResult?.textResultForLlm ?? '', isError: resultType !== 'success' }
+      break
+    }
+    case 'postToolUseFailure': {
+      const e = parseEvent(postToolUseFailure, body, what, 'Copilot CLI')
+      native.resultType = 'failure'
+      event = { kind: 'afterTool', call: toolCall(e).call, text: e.error ?? '', isError: true }
       break
     }
     case 'agentStop':
-      event = { kind: 'end', reason: 'end_turn' }
+      // A subagent's own agentStop: its subagentStop follows, and the session's run goes on.
+      event = b.agentId === undefined ? { kind: 'end', reason: 'end_turn' } : { kind: 'other' }
       break
     case 'sessionEnd':
-      event = { kind: 'end', reason: 'interrupted' }
+      event = { kind: 'end', reason: parseEvent(sessionEnd, body, what, 'Copilot CLI').reason === 'error' ? 'error' : 'interrupted' }
       break
+    default:
+      event = pointEvent(name, body) ?? { kind: 'other' }
   }
-  return { session: { sessionId: b.sessionId, cwd: b.cwd }, event, native }
+  // A subagent's events belong to the session of the agent that started it.
+  return { session: { sessionId: b.parentAgentId ?? b.sessionId, cwd: b.cwd }, event, native }
 }
 
 /** The rewritten input as Copilot takes it: a bare patch string where Copilot sent one. */
@@ -118,8 +172,9 @@ export const COPILOT_DIALECT: Dialect<CopilotEvent> = {
   quiet: undefined,
   events: EVENTS,
   parse: read,
-  isGate: (_body, name) => name === 'preToolUse',
-  refuse: (_body, reason) => deny(reason),
+  isGate: (_body, name) => name !== undefined && GATES.has(name),
+  // Both gates' forms at once: the refusal must hold whichever gate it answers.
+  refuse: (_body, reason) => copilotDeny(reason),
   tool(event, verdict: ToolVerdict) {
     switch (verdict.kind) {
       case 'allow':
@@ -133,11 +188,26 @@ export const COPILOT_DIALECT: Dialect<CopilotEvent> = {
     }
   },
   result(event, verdict: ResultVerdict) {
-    if (verdict.kind === 'keep') return undefined
+    // After a failure Copilot takes only additionalContext: the hooks saw the error, and it reaches the model as it was.
+    if (verdict.kind === 'keep' || event.name === 'postToolUseFailure') return undefined
     // A failure stays the kind of failure Copilot said it was (failure, rejected, denied).
     const failed = event.resultType !== undefined && event.resultType !== 'success' ? event.resultType : 'failure'
     return { modifiedResult: { resultType: verdict.isError ? failed : 'success', textResultForLlm: verdict.text } }
   },
+  promptContext: (event, context) => (event.transformed === undefined ? undefined : { modifiedTransformedPrompt: `${event.transformed}\n\n${context}` }),
+  answer: (_event, point, changes) => answerPoint(point, changes),
   eventsForPoints: (points, options = {}) =>
-    eventsFor(points, { open: ['userPromptSubmitted'], context: [], beforeTool: ['preToolUse'], afterTool: ['postToolUse'], end: ['agentStop', 'sessionEnd'] }, EVENTS, { ...options, follow: true }),
+    eventsFor(
+      points,
+      {
+        open: ['userPromptSubmitted'],
+        context: ['userPromptTransformed'],
+        beforeTool: ['preToolUse'],
+        afterTool: ['postToolUse', 'postToolUseFailure'],
+        end: ['agentStop', 'sessionEnd'],
+        points: POINTS_BY_EVENT,
+      },
+      EVENTS,
+      { ...options, follow: true },
+    ),
 }

@@ -1,7 +1,8 @@
 /**
- * Cursor, as hookd serves it from Cursor's documented contract (Cursor cannot run in hookd's tests):
- * its dialect and tools (cursor-dialect.ts, tools.ts), its hooks.json, the shim's form for it, and
- * what it can express (docs/agents.md, "Cursor").
+ * Cursor, as hookd serves it from Cursor's documented contract and its hook engine as @cursor/sdk
+ * ships it (Cursor cannot run in hookd's tests): its dialect and tools (cursor-dialect.ts,
+ * cursor-points.ts, tools.ts), its hooks.json, the shim's form for it, and what it can express
+ * (docs/agents.md, "Cursor").
  */
 import { REASON, defineAgent } from '../agent-definition.js'
 import { AGENT_POINTS } from '../hook-event.js'
@@ -32,12 +33,17 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     },
   },
   expresses: {
-    refuse: 'shell, MCP and file reads (and `preToolUse`, undocumented)',
-    rewriteArguments: 'no: the call is refused, saying what the hooks would run',
+    defer: 'asked instead where Cursor can ask (shell, MCP, preToolUse), else refused',
+    permission: 'no permission event: the gates\' allow, deny and ask',
+    toolList: 'no',
+    subagents: 'subagent:start (context), subagent:stop (keepWorking); preToolUse names the call that started one',
+    agentPoints: 'compact:before, observed',
+    refuse: 'shell, MCP and file reads (and every tool at `preToolUse`)',
+    rewriteArguments: 'at `preToolUse` only (`updated_input`), the fields Cursor applies; elsewhere the call is refused, saying what the hooks would run',
     rewriteResult: 'no: observed only',
-    ask: 'yes (`ask`) for shell and MCP; not for file reads',
+    ask: 'yes (`ask`) for shell, MCP and `preToolUse`; not for file reads',
     run: 'beforeSubmitPrompt / stop',
-    promptContext: 'no',
+    promptContext: 'yes, once per prompt (`additional_context`)',
     redact: 'no',
     failsClosed: 'the shim (exit 2), per the docs',
     tested: 'no: from its documentation',

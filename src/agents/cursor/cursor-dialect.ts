@@ -1,30 +1,40 @@
 /**
- * Cursor's command hooks (`.cursor/hooks.json`), read and answered from Cursor's documented contract:
- * the agent cannot run here (test/agents/contracts/cursor-contract.test.ts says why and checks every field).
+ * Cursor's command hooks (`.cursor/hooks.json`), read and answered from Cursor's contract: the agent
+ * cannot run here (test/agents/contracts/cursor-contract.test.ts says why and checks every field).
  * Sources: cursor.com/docs/agent/hooks (the 1.7-2.0 page, as kept in pcomans/caruso
- * reference/cursor_hooks.md) for the events below; the current page's event list for sessionStart,
- * sessionEnd, preToolUse and postToolUse, whose fields are not documented there (read as noted).
+ * reference/cursor_hooks.md), and Cursor's hook engine as @cursor/sdk 1.0.32 ships it (the events it
+ * sends, their fields, and the answers it validates and reads), for the events that page lags on.
  *
  *   beforeShellExecution {command, cwd}      beforeToolExecute on `Shell` (shell {command, cwd})
  *   beforeMCPExecution {tool_name, tool_input: "<json>"}   beforeToolExecute on `MCP:<tool_name>`
  *   beforeReadFile {file_path, content}      beforeToolExecute on `Read` (read_file {path})
- *   preToolUse {tool_name, tool_input}       beforeToolExecute on the tool as named (not documented)
  *       -> {permission: "deny" | "ask", user_message, agent_message} (agent_message is what the model
- *          reads); beforeReadFile takes {permission: "deny"} only. Cursor takes no rewritten call, so a
+ *          reads); beforeReadFile takes {permission: "deny"} only. These take no rewritten call, so a
  *          rewrite is refused, telling the model the call the hooks would run instead
+ *   preToolUse {tool_name, tool_input, tool_use_id, parent_tool_call_id}
+ *                                            beforeToolExecute on the tool as named (Shell, Read, Write,
+ *                                            Delete, Grep, MCP:<tool>, ...), the subagent named by the
+ *                                            tool call that started it; a rewrite -> updated_input
+ *                                            where Cursor applies the changed fields (cursor-points.ts)
  *   afterShellExecution {command, output}, afterMCPExecution {result_json}, afterFileEdit {file_path,
- *   edits}, postToolUse                      afterToolExecute, observe only: Cursor reads no answer
- *   beforeSubmitPrompt {prompt}              opens the run (its answer cannot add context)
+ *   edits}, postToolUse {tool_output}, postToolUseFailure {error_message}
+ *                                            afterToolExecute, observe only: Cursor takes no new result
+ *   beforeSubmitPrompt {prompt}              opens the run; beforeModelRequest: added text ->
+ *                                            additional_context
+ *   subagentStart, subagentStop, preCompact  agent points (cursor-points.ts)
  *   stop {status}                            afterRun: completed -> end_turn, aborted -> interrupted,
  *                                            error -> error; sessionStart / sessionEnd open / end
  *
  * The session is `conversation_id`; the workdir the first of `workspace_roots`. Cursor wants JSON
- * from every hook, so no opinion is `{}`, which is also the answer to every event not listed here
- * (afterAgentResponse, afterAgentThought, ...): it opens no run.
+ * from every hook, so no opinion is `{}`, which is also the answer to every event not mapped here
+ * (afterAgentResponse and afterAgentThought observe the model's text and take no answer;
+ * beforeTabFileRead and afterTabFileEdit are Tab's completions, not the agent's; workspaceOpen opens
+ * no session): it opens no run.
  */
 import * as z from 'zod'
 import { type Dialect, type DialectAnswer, type HookEvent, type ParsedEvent, type ResultVerdict, type ToolVerdict, eventsFor } from '../hook-event.js'
 import { fieldOf, idField, jsonArguments, nameField, objectField, parseEvent, pathField, shortField, textOf } from '../event-fields.js'
+import { POINTS_BY_EVENT, answerPoint, pointEvent, updatedInput } from './cursor-points.js'
 import { CURSOR, CURSOR_TOOLS } from './tools.js'
 
 const base = z.looseObject({
@@ -37,7 +47,13 @@ const shell = base.extend({ command: z.string(), cwd: pathField.optional(), outp
 const mcp = base.extend({ tool_name: nameField, tool_input: z.union([z.string(), objectField]).optional(), result_json: z.string().optional() })
 const readFile = base.extend({ file_path: pathField, content: z.string().optional() })
 const fileEdit = base.extend({ file_path: pathField, edits: z.array(z.looseObject({ old_string: z.string(), new_string: z.string() })).max(10_000) })
-const toolUse = base.extend({ tool_name: nameField, tool_input: objectField.optional(), tool_use_id: shortField.optional() })
+const toolUse = base.extend({
+  tool_name: nameField,
+  tool_input: objectField.optional(),
+  tool_use_id: shortField.optional(),
+  parent_tool_call_id: idField.optional(),
+  error_message: z.string().optional(),
+})
 const prompt = base.extend({ prompt: z.string() })
 const stop = base.extend({ status: shortField.optional() })
 
@@ -52,19 +68,38 @@ const EVENTS = [
   'afterMCPExecution',
   'afterFileEdit',
   'postToolUse',
+  'postToolUseFailure',
+  'subagentStart',
+  'subagentStop',
+  'preCompact',
   'stop',
   'sessionEnd',
 ] as const
+
+/**
+ * Cursor's events hookd does not map, and why (the engine's full list: cursor-contract.test.ts checks
+ * that these and EVENTS are every event it sends). Each is answered `{}` and opens no run.
+ */
+export const CURSOR_UNMAPPED: Readonly<Record<string, string>> = {
+  afterAgentResponse: "the model's answer, after the fact: Cursor takes no answer, so afterModelResponse's redact could not reach it",
+  afterAgentThought: "the model's thinking, after the fact: Cursor takes no answer",
+  beforeTabFileRead: "Tab's inline completions reading a file: not the agent's tool calls",
+  afterTabFileEdit: "Tab's inline completions editing a file: not the agent's tool calls",
+  workspaceOpen: 'the editor opening a folder: no conversation, so no session to run',
+}
 
 const GATES: ReadonlySet<string> = new Set(['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile', 'preToolUse'])
 /**
  * The events after a tool that hookd maps. Cursor's other `after...` events (afterAgentResponse,
  * afterAgentThought, afterTabFileEdit) carry no tool call: no opinion, like any event not mapped.
  */
-const AFTER_TOOL: ReadonlySet<string> = new Set(['afterShellExecution', 'afterMCPExecution', 'afterFileEdit', 'postToolUse'])
+const AFTER_TOOL: ReadonlySet<string> = new Set(['afterShellExecution', 'afterMCPExecution', 'afterFileEdit', 'postToolUse', 'postToolUseFailure'])
 
 interface CursorEvent {
   name: string
+  /** preToolUse's tool and input as Cursor sent them: what a rewrite is told apart from. */
+  tool?: string
+  input?: Record<string, unknown>
 }
 
 /**
@@ -106,9 +141,12 @@ function toolEvent(name: string, body: unknown): HookEvent {
     }
     default: {
       const e = parseEvent(toolUse, body, what, 'Cursor')
-      const call = { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input ?? {} }
-      const output = fieldOf(body, 'tool_output') ?? fieldOf(body, 'result')
-      return name === 'preToolUse' ? { kind: 'beforeTool', call } : { kind: 'afterTool', call, text: textOf(output), isError: false }
+      // A subagent's calls name the tool call that started it.
+      const by = e.parent_tool_call_id !== undefined ? { subagent: { id: e.parent_tool_call_id } } : {}
+      const call = { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input ?? {}, ...by }
+      if (name === 'preToolUse') return { kind: 'beforeTool', call }
+      if (name === 'postToolUseFailure') return { kind: 'afterTool', call, text: e.error_message ?? '', isError: true }
+      return { kind: 'afterTool', call, text: textOf(fieldOf(body, 'tool_output') ?? fieldOf(body, 'result')), isError: false }
     }
   }
 }
@@ -133,10 +171,12 @@ function read(body: unknown): ParsedEvent<CursorEvent> {
       event = { kind: 'end', reason: 'interrupted' }
       break
     default:
-      event = GATES.has(name) || AFTER_TOOL.has(name) ? toolEvent(name, body) : { kind: 'other' }
+      event = pointEvent(name, body) ?? (GATES.has(name) || AFTER_TOOL.has(name) ? toolEvent(name, body) : { kind: 'other' })
   }
   const session = { sessionId: native.conversation_id, cwd: native.workspace_roots[0] as string, ...(native.model ? { model: native.model } : {}) }
-  return { session, event, native: { name } }
+  const own: CursorEvent = { name }
+  if (name === 'preToolUse' && event.kind === 'beforeTool') Object.assign(own, { tool: event.call.tool, input: event.call.input })
+  return { session, event, native: own }
 }
 
 /**
@@ -179,8 +219,12 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
         return undefined
       case 'deny':
         return refusal('deny', verdict.reason, event.name)
-      case 'rewrite':
+      case 'rewrite': {
+        const updated = event.tool !== undefined && event.input !== undefined ? updatedInput(event.tool, event.input, verdict.input) : undefined
+        // No permission with it: Cursor applies updated_input whatever the permission, and its own approval still decides.
+        if (updated) return { updated_input: updated }
         return refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${rewritten(verdict.input)}`, event.name)
+      }
       case 'ask':
         // beforeReadFile answers allow or deny only; a rewrite cannot ride along with an ask either.
         if (!putsAsk(event, verdict)) return refusal('deny', `this call needs a person's yes, which Cursor cannot be asked for here: ${verdict.reason}`, event.name)
@@ -189,15 +233,18 @@ export const CURSOR_DIALECT: Dialect<CursorEvent> = {
   },
   // Cursor reads no answer after a tool: the hooks see the result, and it reaches the model as it was.
   result: (_event, _verdict: ResultVerdict) => undefined,
+  promptContext: (event, context) => (event.name === 'beforeSubmitPrompt' ? { additional_context: context } : undefined),
+  answer: (_event, point, changes) => answerPoint(point, changes),
   eventsForPoints: (points) =>
     eventsFor(
       points,
       {
         open: ['beforeSubmitPrompt'],
-        context: [],
+        context: ['beforeSubmitPrompt'],
         beforeTool: ['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile'],
         afterTool: ['afterShellExecution', 'afterMCPExecution', 'afterFileEdit'],
         end: ['stop'],
+        points: POINTS_BY_EVENT,
       },
       EVENTS,
     ),

@@ -27,6 +27,8 @@ export interface Ours extends RouteOwner {
   field: 'command' | 'bash'
   /** The entry hookd writes for a command: its fields, and the values of those that are not numbers. */
   entry(command: string, timeoutS: number): Record<string, unknown>
+  /** True for an entry of the agent's own http hooks that hookd wrote (Copilot CLI's: copilot/copilot-http.ts). */
+  isHttpEntry?(entry: Record<string, unknown>, event: string): boolean
 }
 
 /** The hooks.json format of an agent whose entries look like `ours`. */
@@ -79,9 +81,9 @@ export function hookdCommandOf(entry: unknown, event: string, ours: Ours): Hookd
   return parseHookdCommand(entry[ours.field], ours, event)
 }
 
-/** True for an entry hookd wrote (hookdCommandOf). */
+/** True for an entry hookd wrote (hookdCommandOf, or one of the agent's http hooks hookd wrote). */
 export function isHookdEntry(entry: unknown, event: string, ours: Ours): boolean {
-  return hookdCommandOf(entry, event, ours) !== undefined
+  return hookdCommandOf(entry, event, ours) !== undefined || (isItem(entry) && ours.isHttpEntry?.(entry, event) === true)
 }
 
 /** True when a grouped-shape group holds hookd's entries only. */

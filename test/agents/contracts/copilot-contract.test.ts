@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { functionOutputs, startOpenAiApi, type OpenAiApi } from '../support/openai-api.js'
+import { functionOutputs, startOpenAiApi, userTexts, type OpenAiApi } from '../support/openai-api.js'
 import { agentCli } from '../support/cli.js'
 import { copilotEnv, run, tempDir, writeScript } from '../support/other-clis.js'
 
@@ -249,5 +249,128 @@ describe('Copilot CLI 1.0.102 command hooks', () => {
     expect(out.hookInputs).toEqual([])
     expect(out.results.get('victim-json')).toEqual([expect.stringContaining('completed with exit code 0')])
     expect(`${out.stdout}\n${out.stderr}`).not.toMatch(/hook|trust/i)
+  }, TEST_TIMEOUT)
+})
+
+/**
+ * Every camelCase event of Copilot CLI 1.0.102, as it sends them to a command hook: one run
+ * (`copilot -p` without --allow-all-tools, so shell calls go through permissionRequest, which the
+ * hook allows) in which the model runs `echo hi`, starts an explore subagent (which runs `echo
+ * from-sub`, then calls `task`, a tool it does not have), views a path outside the project (a path
+ * permission, which -p cannot grant), and then gets an HTTP 400 from the model API. The hook logs
+ * each event; the dialect (src/agents/copilot/copilot-dialect.ts, copilot-points.ts) reads these fields.
+ */
+describe('Copilot CLI 1.0.102: every camelCase event, field for field', () => {
+  const EVENTS = [
+    'sessionStart',
+    'sessionEnd',
+    'userPromptSubmitted',
+    'userPromptTransformed',
+    'preToolUse',
+    'postToolUse',
+    'postToolUseFailure',
+    'permissionRequest',
+    'agentStop',
+    'subagentStart',
+    'subagentStop',
+    'preCompact',
+    'errorOccurred',
+    'notification',
+  ]
+  const SUB_TASK = 'SUBAGENT_TASK: look around'
+  let logged: Promise<{ inputs: Array<[string, Record<string, unknown>]>; code: number | null }> | undefined
+  const everyEvent = () =>
+    (logged ??= (async () => {
+      const api = await startOpenAiApi((request) => {
+        const outputs = functionOutputs(request).length
+        if (userTexts(request).some((t) => t.includes(SUB_TASK))) {
+          if (outputs === 0) return { calls: [{ name: 'bash', callId: 's1', arguments: { command: 'echo from-sub', description: 'sub' } }] }
+          if (outputs === 1) return { calls: [{ name: 'task', callId: 's2', arguments: { description: 'nested', prompt: 'x', agent_type: 'explore' } }] }
+          return { text: 'subagent done' }
+        }
+        if (outputs === 0) return { calls: [{ name: 'bash', callId: 'c1', arguments: { command: 'echo hi', description: 'say hi' } }] }
+        if (outputs === 1) return { calls: [{ name: 'task', callId: 'c2', arguments: { description: 'look', prompt: SUB_TASK, agent_type: 'explore', name: 'looker' } }] }
+        if (outputs === 2) return { calls: [{ name: 'view', callId: 'c3', arguments: { path: '/nonexistent/file.txt' } }] }
+        return { status: 400, message: 'stand-in refuses' }
+      })
+      const home = await tempDir('copilot-events-home')
+      const project = await tempDir('copilot-events-project')
+      cleanup.push(home, project)
+      const log = join(home, 'inputs.tsv')
+      const script = await writeScript(
+        join(home, 'hook.sh'),
+        `#!/bin/sh\ninput=$(cat)\nprintf '%s\\t%s\\n' "$1" "$input" >> '${log}'\n[ "$1" = permissionRequest ] && printf '%s\\n' '{"behavior":"allow"}'\nexit 0\n`,
+      )
+      const hooks = Object.fromEntries(EVENTS.map((e) => [e, [{ type: 'command', bash: `${script} ${e}` }]]))
+      await mkdir(join(project, '.github', 'hooks'), { recursive: true })
+      await writeFile(join(project, '.github', 'hooks', 'events.json'), JSON.stringify({ version: 1, hooks }))
+      try {
+        const ran = await run(copilot, ['--trust-folder', '-p', 'Please look around.'], { cwd: project, env: copilotEnv(copilot, home, api.baseUrl), timeoutMs: 150_000 })
+        const inputs = (await readFile(log, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((line): [string, Record<string, unknown>] => [line.slice(0, line.indexOf('\t')), JSON.parse(line.slice(line.indexOf('\t') + 1)) as Record<string, unknown>])
+        return { inputs, code: ran.code }
+      } finally {
+        await api.stop()
+      }
+    })())
+
+  const keysOf = (input: Record<string, unknown>): string[] => Object.keys(input).sort()
+  const SUBAGENT = ['agentId', 'agentType', 'parentAgentId']
+  const COMMON = ['cwd', 'sessionId', 'timestamp']
+
+  it('sends these events, in this order (preCompact fires only when the context is compacted)', async () => {
+    const { inputs, code } = await everyEvent()
+    // The model API's 400 ends the run with an error.
+    expect(code).toBe(1)
+    const sub = (e: string) => `${e} (subagent)`
+    const order = inputs.map(([e, i]) => (i.agentId !== undefined && e !== 'subagentStart' && e !== 'subagentStop' ? sub(e) : e))
+    expect(order).toEqual([
+      'sessionStart',
+      'userPromptSubmitted',
+      'userPromptTransformed',
+      'preToolUse',
+      'permissionRequest',
+      'postToolUse',
+      'preToolUse',
+      'subagentStart',
+      sub('userPromptSubmitted'),
+      sub('userPromptTransformed'),
+      sub('preToolUse'),
+      sub('permissionRequest'),
+      sub('postToolUse'),
+      sub('preToolUse'),
+      sub('postToolUseFailure'),
+      sub('agentStop'),
+      'subagentStop',
+      'postToolUse',
+      'preToolUse',
+      'notification',
+      'errorOccurred',
+      'sessionEnd',
+    ])
+  }, TEST_TIMEOUT)
+
+  it("gives each event the fields the dialect reads; a subagent's events carry its id as sessionId, agentType and parentAgentId", async () => {
+    const { inputs } = await everyEvent()
+    const first = (name: string, sub = false) => inputs.find(([e, i]) => e === name && (i.agentId !== undefined) === sub)?.[1] ?? {}
+    const root = first('sessionStart').sessionId
+    expect(keysOf(first('userPromptTransformed'))).toEqual([...COMMON, 'prompt', 'transformedPrompt'].sort())
+    expect(first('userPromptTransformed').transformedPrompt).toMatch(/^<current_datetime>.*<\/current_datetime>\n\nPlease look around\.$/)
+    expect(first('permissionRequest')).toEqual({ hookName: 'permissionRequest', sessionId: root, timestamp: expect.any(Number), cwd: expect.any(String), toolName: 'bash', toolInput: { command: 'echo hi' }, permissionSuggestions: [] })
+    const subStart = first('subagentStart', true)
+    expect(keysOf(subStart)).toEqual([...COMMON, ...SUBAGENT, 'agentName', 'transcriptPath'].sort())
+    expect(subStart).toMatchObject({ sessionId: root, agentName: 'explore', agentType: 'explore', parentAgentId: root })
+    const subId = subStart.agentId
+    expect(first('preToolUse', true)).toMatchObject({ sessionId: subId, agentId: subId, agentType: 'explore', parentAgentId: root, toolName: 'bash', toolArgs: { command: 'echo from-sub', description: 'sub' } })
+    // The subagent's permission request is in its parent's session, naming the subagent.
+    expect(first('permissionRequest', true)).toMatchObject({ sessionId: root, agentId: subId, parentAgentId: root, toolInput: { command: 'echo from-sub' } })
+    expect(first('postToolUseFailure', true)).toMatchObject({ sessionId: subId, toolName: 'task', error: "Tool 'task' does not exist." })
+    expect(keysOf(first('agentStop', true))).toEqual([...COMMON, ...SUBAGENT, 'stopReason', 'stop_hook_active', 'transcriptPath'].sort())
+    expect(first('subagentStop', true)).toMatchObject({ sessionId: root, agentId: subId, agentType: 'explore', agentName: 'explore', response: 'subagent done', stopReason: 'end_turn', stop_hook_active: false })
+    expect(first('notification')).toMatchObject({ hook_event_name: 'Notification', notification_type: 'permission_prompt', title: 'Permission needed', message: 'Path permission needed: /nonexistent/file.txt' })
+    expect(first('errorOccurred')).toMatchObject({ errorContext: 'model_call', recoverable: true, error: { name: 'Error', message: expect.stringContaining('stand-in refuses') } })
+    expect(first('sessionEnd')).toMatchObject({ sessionId: root, reason: 'error' })
   }, TEST_TIMEOUT)
 })

@@ -172,7 +172,7 @@ describe("hookd setup's and hookd init's help, from the registry", () => {
       const s = agent.settings
       expect(flat, agent.id).toContain(s.local !== undefined ? `${agent.id} DIR/${s.local}` : `${agent.id} the user's ~/${s.user.dir}/${s.user.file}`)
       if (s.local !== undefined) expect(flat).toMatch(new RegExp(`--user [^-]*${agent.id}`))
-      if (s.http !== undefined) expect(flat).toContain(`--transport http ${agent.id}`)
+      if (s.http !== undefined) expect(flat).toMatch(new RegExp(`--transport http ([a-z-]+, )*${agent.id}[,:]`))
     }
   })
 

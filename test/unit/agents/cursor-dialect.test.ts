@@ -1,6 +1,7 @@
 /**
  * Cursor's dialect as a table (dialect-table.ts): its documented events (test/agents/support/
- * agent-events.ts, cursor-contract.test.ts: the agent cannot run here), the point and canonical payload
+ * agent-events.ts, cursor-contract.test.ts: the agent cannot run here), and the newer ones with the
+ * fields Cursor's hook engine (@cursor/sdk 1.0.32) gives them, the point and canonical payload
  * the hooks see, the chain's answer, and what Cursor reads back through the shim: the JSON it prints
  * (`{}` for no opinion: Cursor wants JSON from every hook), or, when hookd answers an error, its refusal
  * (exit 2 and a deny on stdout). The session is `conversation_id`, the workdir the first workspace root.
@@ -9,7 +10,7 @@ import { describe } from 'vitest'
 import { CURSOR_AGENT as AGENT } from '../../../src/agents/cursor/cursor-agent.js'
 import { callKey } from '../../../src/agents/tool-gate.js'
 import { cursorRead, cursorShell } from '../../agents/support/agent-events.js'
-import { ASKED, CWD, type Logged, type Row, SESSION, ask, beforeRun, error, fails, ok, refuse, rewrite, table, text } from './dialect-table.js'
+import { ASKED, CWD, type Logged, type Reply, type Row, SESSION, ask, beforeRun, error, fails, ok, refuse, rewrite, system, table, text } from './dialect-table.js'
 
 const shell = (command: string): Record<string, unknown> => cursorShell(CWD, SESSION, command)
 const read = (path: string): Record<string, unknown> => cursorRead(CWD, SESSION, path, 'KEY=1\n')
@@ -38,6 +39,16 @@ const cannotAsk = (key: string): Logged[] => [
   { outcome: 'denied', key, via: 'cannot ask', by: 'hookd' },
 ]
 const DENIED = [{ decisionId: ASKED, outcome: 'denied' as const, by: 'hookd' as const, via: 'cannot ask' }]
+/** preToolUse and its kin as Cursor's hook engine sends them. */
+const preTool = (tool: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  event('preToolUse', { tool_name: tool, tool_input: input, tool_use_id: 'tu_1', cwd: CWD, ...extra })
+const WRITE = { file_path: `${CWD}/a.txt`, content: 'hello' }
+const writeCall = { id: 'tu_1', name: 'write_file', arguments: { path: 'a.txt', content: 'hello' }, native: { agent: 'cursor', name: 'Write', input: WRITE } }
+/** The chain answers an agent point with these changed fields. */
+const fields =
+  (changed: Record<string, unknown>): Reply =>
+  () => ({ result: changed, diagnostics: [], asks: [] })
+const SUB = { subagent_id: 'sub-1', subagent_type: 'explore', task: 'look around', parent_conversation_id: SESSION, tool_call_id: 'tu_task' }
 
 const gates: Row[] = [
   { row: 'beforeShellExecution with no opinion: {}', steps: [{ event: shell('ls'), gets: ok({}) }], log: [BEGIN, gateShell('ls')], opensWith: { modelId: 'default' } },
@@ -74,6 +85,33 @@ const gates: Row[] = [
     log: [BEGIN, { call: 'beforeToolExecute', payload: { id: 'tu_1', name: 'shell', arguments: { command: 'ls' }, native: { agent: 'cursor', name: 'Shell', input: { command: 'ls' } } } }],
   },
   {
+    row: "preToolUse: a rewrite of a field Cursor applies is updated_input with the changed fields (Shell's command)",
+    steps: [{ event: preTool('Shell', { command: 'make', cwd: CWD }), reply: rewrite((a) => ({ ...a, command: 'make -n' })), gets: ok({ updated_input: { command: 'make -n' } }) }],
+    log: [BEGIN, { call: 'beforeToolExecute', payload: { id: 'tu_1', name: 'shell', arguments: { command: 'make', cwd: '.' }, native: { agent: 'cursor', name: 'Shell', input: { command: 'make', cwd: CWD } } } }],
+  },
+  {
+    row: "preToolUse on Write: a new path is updated_input; new content, which Cursor would not apply, is refused, saying what the hooks would run",
+    steps: [
+      { event: preTool('Write', WRITE), reply: rewrite((a) => ({ ...a, path: 'safe/a.txt' })), gets: ok({ updated_input: { file_path: `${CWD}/safe/a.txt` } }) },
+      {
+        event: preTool('Write', WRITE),
+        reply: rewrite((a) => ({ ...a, content: 'HELLO' })),
+        gets: ok(refusal('deny', `hookd's hooks changed this call, and Cursor cannot run a changed call, so this one is refused; the hooks would allow: ${JSON.stringify({ file_path: `${CWD}/a.txt`, content: 'HELLO' })}`)),
+      },
+    ],
+    log: [BEGIN, { call: 'beforeToolExecute', payload: writeCall }, { call: 'beforeToolExecute', payload: writeCall }],
+  },
+  {
+    row: 'preToolUse on an MCP tool: changed arguments are merged in (updated_input)',
+    steps: [{ event: preTool('MCP:run', { cmd: 'rm -rf victim' }), reply: rewrite((a) => ({ ...a, cmd: 'ls' })), gets: ok({ updated_input: { cmd: 'ls' } }) }],
+    log: [BEGIN, { call: 'beforeToolExecute', payload: { id: 'tu_1', name: 'MCP:run', arguments: { cmd: 'rm -rf victim' }, native: { agent: 'cursor', name: 'MCP:run', input: { cmd: 'rm -rf victim' } } } }],
+  },
+  {
+    row: "a subagent's preToolUse names the subagent by the tool call that started it",
+    steps: [{ event: preTool('Shell', { command: 'rm -rf victim', cwd: CWD }, { parent_tool_call_id: 'tu_task' }), reply: refuse('not in a subagent'), gets: ok(refusal('deny', 'not in a subagent')) }],
+    log: [BEGIN, { call: 'beforeToolExecute', payload: { ...shellCall('rm -rf victim'), id: 'tu_1', subagent: { id: 'tu_task' } } }],
+  },
+  {
     row: 'a point call that fails refuses the call, saying why',
     steps: [{ event: shell('ls'), reply: fails('unavailable', 'hookd is shutting down'), gets: ok(refusal('deny', 'hookd could not check this call, so it is refused: hookd is shutting down')) }],
     log: [BEGIN, gateShell('ls')],
@@ -101,6 +139,14 @@ const afterTools: Row[] = [
     ],
   },
   {
+    row: 'postToolUseFailure: afterToolExecute on error_message, an error; observed',
+    steps: [{ event: event('postToolUseFailure', { tool_name: 'Read', tool_input: { file_path: `${CWD}/nope` }, error_message: 'File not found', failure_type: 'error', tool_use_id: 'tu_2' }), gets: ok({}) }],
+    log: [
+      BEGIN,
+      { call: 'afterToolExecute', payload: { call: { id: 'tu_2', name: 'read_file', arguments: { path: 'nope' }, native: { agent: 'cursor', name: 'Read', input: { file_path: `${CWD}/nope` } } }, result: { text: 'File not found', isError: true } } },
+    ],
+  },
+  {
     row: 'a point call that fails after a tool is an error status; the shim refuses in its form',
     steps: [{ event: event('afterShellExecution', { command: 'ls', output: '' }), reply: fails('internal', 'the session broke'), gets: error(500, 'the session broke'), shim: shimRefuses(500, 'the session broke') }],
     log: [BEGIN, { call: 'afterToolExecute', payload: { call: { id: '', name: 'shell', arguments: { command: 'ls' }, native: { agent: 'cursor', name: 'Shell', input: { command: 'ls' } } }, result: { text: '', isError: false } } }],
@@ -109,7 +155,33 @@ const afterTools: Row[] = [
 
 const runs: Row[] = [
   { row: 'sessionStart opens the run: beforeRun with its model', steps: [{ event: event('sessionStart'), gets: ok({}) }], log: [BEGIN] },
-  { row: 'beforeSubmitPrompt opens the run; its answer cannot add context', steps: [{ event: event('beforeSubmitPrompt', { prompt: 'tidy up', attachments: [] }), gets: ok({}) }], log: [BEGIN] },
+  {
+    row: "beforeSubmitPrompt opens the run; beforeModelRequest on the prompt: added text is additional_context",
+    steps: [
+      { event: event('beforeSubmitPrompt', { prompt: 'tidy up', attachments: [] }), reply: system('Answer in French.'), gets: ok({ additional_context: 'Answer in French.' }) },
+      { event: event('beforeSubmitPrompt', { prompt: 'again', attachments: [] }), gets: ok({}) },
+    ],
+    log: [
+      BEGIN,
+      { call: 'beforeModelRequest', payload: { system: '', model: 'default', messages: [{ role: 'user', text: 'tidy up' }] } },
+      { call: 'beforeModelRequest', payload: { system: '', model: 'default', messages: [{ role: 'user', text: 'again' }] } },
+    ],
+  },
+  {
+    row: 'subagentStart: subagent:start; context -> additional_context',
+    steps: [{ event: event('subagentStart', SUB), reply: fields({ context: 'Stay inside src/.' }), gets: ok({ additional_context: 'Stay inside src/.' }) }],
+    log: [BEGIN, { call: 'subagent:start', payload: { subagent: { id: 'sub-1', type: 'explore' }, task: 'look around' } }],
+  },
+  {
+    row: 'subagentStop: subagent:stop with its summary; keepWorking -> followup_message, the reason',
+    steps: [{ event: event('subagentStop', { ...SUB, status: 'completed', summary: 'found it' }), reply: fields({ keepWorking: true, reason: 'Check the tests too.' }), gets: ok({ followup_message: 'Check the tests too.' }) }],
+    log: [BEGIN, { call: 'subagent:stop', payload: { subagent: { id: 'sub-1', type: 'explore' }, task: 'look around', lastMessage: 'found it', status: 'completed' } }],
+  },
+  {
+    row: 'preCompact: compact:before, observed; Cursor takes no block there ({})',
+    steps: [{ event: event('preCompact', { trigger: 'auto', context_usage_percent: 91, message_count: 40 }), reply: fields({ block: true, reason: 'not now' }), gets: ok({}) }],
+    log: [BEGIN, { call: 'compact:before', payload: { trigger: 'auto', instructions: '' } }],
+  },
   {
     row: 'stop ends the run by its status: completed end_turn, aborted interrupted, error error; sessionEnd interrupted',
     serves: ['beforeRun', 'afterRun'],
@@ -126,11 +198,13 @@ const runs: Row[] = [
     log: [BEGIN, { close: 'end_turn', by: 'agent' }, BEGIN, { close: 'interrupted', by: 'agent' }, BEGIN, { close: 'error', by: 'agent' }, BEGIN, { close: 'interrupted', by: 'agent' }],
   },
   {
-    row: 'events it does not map (afterAgentResponse, afterAgentThought, postToolUseFailure) are {}, and open no run',
+    row: 'events it does not map (afterAgentResponse, afterAgentThought, beforeTabFileRead, afterTabFileEdit, workspaceOpen) are {}, and open no run',
     steps: [
       { event: event('afterAgentResponse', { text: 'done' }), gets: ok({}) },
       { event: event('afterAgentThought', { text: 'hmm', duration_ms: 5 }), gets: ok({}) },
-      { event: event('postToolUseFailure', { tool_name: 'Shell', tool_input: { command: 'ls' }, error_message: 'x' }), gets: ok({}) },
+      { event: event('beforeTabFileRead', { file_path: `${CWD}/a.txt`, content: 'x' }), gets: ok({}) },
+      { event: event('afterTabFileEdit', { file_path: `${CWD}/a.txt`, edits: [] }), gets: ok({}) },
+      { event: event('workspaceOpen'), gets: ok({}) },
     ],
     log: [],
   },
@@ -186,7 +260,7 @@ const asks: Row[] = [
 ]
 
 describe('Cursor: gates (beforeShellExecution, beforeReadFile, beforeMCPExecution, preToolUse)', () => table(AGENT, gates))
-describe('Cursor: after a tool (afterShellExecution, afterFileEdit)', () => table(AGENT, afterTools))
-describe('Cursor: the run (sessionStart, beforeSubmitPrompt, stop, sessionEnd) and events it does not map', () => table(AGENT, runs))
+describe('Cursor: after a tool (afterShellExecution, afterFileEdit, postToolUseFailure)', () => table(AGENT, afterTools))
+describe('Cursor: the run (sessionStart, beforeSubmitPrompt, stop, sessionEnd), subagents, compaction, and events it does not map', () => table(AGENT, runs))
 describe('Cursor: malformed events', () => table(AGENT, malformed))
 describe('Cursor: what follows an ask', () => table(AGENT, asks))
