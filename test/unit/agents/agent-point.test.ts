@@ -12,7 +12,7 @@ import { CLAUDE_CODE_TOOLS } from '../../../src/agents/claude-code/tools.js'
 import type { Dialect, HookEvent, PointChanges } from '../../../src/agents/hook-event.js'
 import { getPoint } from '../../../src/protocol/points/points.js'
 
-const WORKDIR = '/work/project'
+const WORKDIR = '/home/me/project'
 
 interface Seen {
   point: RunPoint

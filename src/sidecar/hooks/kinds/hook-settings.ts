@@ -1,14 +1,14 @@
 /**
- * What a hook folder's hook.json says, read once before any kind loads it (registry.ts): "config",
+ * What a hook folder's hook.json says, read once before any kind loads it (src/sidecar/hooks/registry.ts): "config",
  * "onError", "mode", "description", "remote" and "permissions", with the permissions block also as
- * written (canonical JSON: what hookd.lock records, pinning/lock-file.ts). A folder that cannot be read,
+ * written (canonical JSON: what hookd.lock records, src/sidecar/pinning/lock-file.ts). A folder that cannot be read,
  * an invalid hook.json, and a hook without permissions where they are required are load failures that
  * say which file and what to do.
  */
-import { canonicalJson } from '../pinning/canonical-json.js'
-import type { HookFiles } from './hook-folder.js'
-import { checkHookJson } from './hook-files.js'
-import { type HookSettings, type LoadResult, editFailure } from './kinds/hook-kind.js'
+import { canonicalJson } from '../../pinning/canonical-json.js'
+import type { HookFiles } from '../hook-folder.js'
+import { checkHookJson } from '../hook-files.js'
+import { type HookSettings, type LoadResult, editFailure } from './hook-kind.js'
 
 export type SettingsRead = { ok: true; settings: HookSettings; written: string | undefined } | { ok: false; failure: LoadResult }
 
