@@ -149,15 +149,14 @@ export const EXPRESSED = [
   { key: 'run', row: 'beforeRun / afterRun' },
   { key: 'promptContext', row: 'beforeModelRequest (prompt context)' },
   { key: 'redact', row: 'afterModelResponse (`redact`)' },
+  { key: 'defer', row: 'defer a call (`defer: true`)' },
+  { key: 'permission', row: 'answer a permission dialog (`permission:request`)' },
+  { key: 'model', row: "the model's request and response (`model:request`, `model:response`)" },
+  { key: 'toolList', row: 'narrow the tool list (`tools:select`)' },
+  { key: 'subagents', row: "subagents (`subagent:start`, `subagent:stop`, their calls named)" },
+  { key: 'agentPoints', row: 'compaction, settings, notices, files (`compact:*`, `config:change`, `notification`, `file:changed`)' },
   { key: 'failsClosed', row: 'fails closed when hookd is down' },
   { key: 'tested', row: 'tested against the real agent' },
 ] as const
 
-export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string } & {
-  readonly defer?: string
-  readonly permission?: string
-  readonly model?: string
-  readonly toolList?: string
-  readonly subagents?: string
-  readonly agentPoints?: string
-}
+export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string }

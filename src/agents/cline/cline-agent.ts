@@ -45,5 +45,11 @@ export const CLINE_AGENT = defineAgent(CLINE_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (JSON cancel)',
     tested: '3.0.65',
+    defer: 'no: refused (stops the task)',
+    permission: 'no (Cline has no permission hook)',
+    model: 'no',
+    toolList: 'no',
+    subagents: 'subagent:start, subagent:stop, observed; their calls named (`parent_agent_id`)',
+    agentPoints: 'no (PreCompact never runs in 3.0.65)',
   },
 })

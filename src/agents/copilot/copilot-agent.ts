@@ -67,5 +67,6 @@ export const COPILOT_AGENT = defineAgent(COPILOT_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (JSON deny); an http hook that cannot connect denies too',
     tested: '1.0.102',
+    model: 'no',
   },
 })

@@ -47,5 +47,6 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (exit 2), per the docs',
     tested: 'no: from its documentation',
+    model: 'no',
   },
 })

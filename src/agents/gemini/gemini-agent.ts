@@ -41,6 +41,7 @@ export const GEMINI_AGENT = defineAgent(GEMINI_DIALECT, {
     redact: 'no (AfterModel sees streamed chunks: model:response rewrites one chunk)',
     failsClosed: 'the shim (exit 2)',
     tested: '0.61.0',
+    agentPoints: 'compact:before (PreCompress, observed: Gemini CLI reads no answer), notification',
     defer: 'no: refused (Gemini CLI can neither defer nor ask from a hook)',
     permission: 'no (Notification says a dialog opens; it cannot answer it)',
     model: 'BeforeModel: model:request (messages, model, config, block); AfterModel: model:response (one chunk\'s text)',

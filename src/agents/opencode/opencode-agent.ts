@@ -39,5 +39,11 @@ export const OPENCODE_AGENT = defineAgent(OPENCODE_DIALECT, {
     redact: 'no',
     failsClosed: 'the plugin (throws)',
     tested: '1.18.33',
+    defer: 'no: refused (the plugin can neither defer nor ask)',
+    permission: 'no (1.18.33 calls no permission hook)',
+    model: 'no',
+    toolList: 'no',
+    subagents: 'child sessions: subagent:start, subagent:stop, observed; their calls named',
+    agentPoints: 'compact:before, observed (a plugin cannot stop a compaction); compact:after',
   },
 })
