@@ -57,6 +57,8 @@ export interface CheckedHook {
   mayAsk: boolean
   /** A remote hook's address, as hook.json writes it. */
   remote?: string
+  /** hook.json "tools": the tool calls it is called for; absent: every call. */
+  tools?: string[]
 }
 
 export interface CheckReport {
@@ -163,6 +165,7 @@ async function checkEach(registry: Registry, names: string[], hooks: CheckedHook
     const loaded = registry.get(name)
     const checked: CheckedHook = { name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [], mayAsk: loaded ? mayAsk(loaded) : false }
     if (loaded?.remote !== undefined) checked.remote = loaded.remote
+    if (loaded?.tools !== undefined) checked.tools = [...loaded.tools]
     hooks.push(checked)
     if (failed) {
       const { message, hint } = splitHint({ kind: failed.kind, message: failed.message })

@@ -12,6 +12,7 @@ import { didYouMean } from '../../protocol/did-you-mean.js'
 import { issueText } from '../../protocol/issue-text.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
+import { TOOL_NAMES, type ToolName } from '../../protocol/tool-names.js'
 import { type SourceMap, mapPosition } from './source-map.js'
 
 /** How deeply hook.json may nest (bounded-json.ts); its size is capped when it is read (hook-folder.ts). */
@@ -37,6 +38,23 @@ export const hookJsonSchema = z.strictObject({
    * The session's or operator's "refuse" wins over "skip".
    */
   onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
+  /**
+   * The tool calls this hook is called for, by their canonical names (src/agents/vocabulary.ts); absent:
+   * every call. The sidecar skips it for any other call (step-planner.ts), and `hookd setup` narrows the
+   * agent's own matchers to the tools the route's hooks list.
+   */
+  tools: z
+    .array(z.string().max(64), { error: 'expected a list of tool names, e.g. ["shell", "write_file"]' })
+    .min(1, 'lists no tool; leave "tools" out for a hook called for every tool call')
+    .max(TOOL_NAMES.length * 2, `lists more names than there are tools (${TOOL_NAMES.length})`)
+    .superRefine((names, ctx) => {
+      for (const [i, name] of names.entries()) {
+        if ((TOOL_NAMES as readonly string[]).includes(name)) continue
+        const near = didYouMean(name, TOOL_NAMES)
+        ctx.addIssue({ code: 'custom', path: [i], message: `${quoted(name, 64)} is not a canonical tool name${near ? ` (did you mean '${near}'?)` : ''}; the names are ${TOOL_NAMES.join(', ')}` })
+      }
+    })
+    .optional(),
 })
 
 /** The served version's name: a content hash of index.js and hook.json. */
@@ -50,7 +68,7 @@ export function versionOf(source: string, configText: string | undefined): strin
 }
 
 export type HookJsonCheck =
-  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip' }
+  | { ok: true; config: unknown; description?: string; remote?: string; onError?: 'default' | 'refuse' | 'skip'; tools?: readonly ToolName[] }
   | { ok: false; message: string; line?: number }
 
 /** Parses and validates hook.json; a failure says where (line, when known) and what is wrong. */
@@ -65,13 +83,14 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, description, remote, onError } = parsed.data
+    const { config, description, remote, onError, tools } = parsed.data
     return {
       ok: true,
       config,
       ...(description !== undefined ? { description } : {}),
       ...(remote !== undefined ? { remote } : {}),
       ...(onError !== undefined ? { onError } : {}),
+      ...(tools !== undefined ? { tools: [...new Set(tools)] as ToolName[] } : {}),
     }
   }
   const issue = parsed.error.issues[0]
@@ -79,7 +98,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote" and "onError")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError" and "tools")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

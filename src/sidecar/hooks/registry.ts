@@ -250,7 +250,7 @@ export class Registry {
   /**
    * Loads a snapshot of a present folder: checks what every kind relies on (the folder readable,
    * hook.json valid), then has the kind that claims the folder load it, and attaches hook.json's
-   * "onError" and "description" to what it made (a failure keeps "onError" too).
+   * "onError", "description" and "tools" to what it made (a failure keeps "onError" too).
    */
   private async load(files: HookFiles): Promise<LoadResult> {
     const { name } = files
@@ -265,12 +265,13 @@ export class Registry {
       settings.onError = checked.onError ?? 'default'
       settings.description = checked.description
       settings.remote = checked.remote
+      settings.tools = checked.tools
     }
     const kind = this.kinds.find((k) => k.claims(files, settings)) as HookKind
     const result = await kind.load(files, settings)
     if (!result.ok) return { ...result, onError: settings.onError }
-    const { description } = settings
-    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}) } }
+    const { description, tools } = settings
+    return { ...result, hook: { ...result.hook, onError: settings.onError, ...(description !== undefined ? { description } : {}), ...(tools !== undefined ? { tools: new Set(tools) } : {}) } }
   }
 
   private emit(event: RegistryEvent): void {

@@ -1,12 +1,14 @@
 /**
  * A session's step planner: what the chain (chain/chain.ts) runs for one point call. One ChainStep per
  * declared hook that serves the point (directly, or through the step point it aliases), in declared
- * order, each run by its hook's runner with the ctx data it sees; a removed hook, or one that never
+ * order (and, at a tool call, that lists the call's tool in its hook.json "tools", or lists none),
+ * each run by its hook's runner with the ctx data it sees; a removed hook, or one that never
  * loaded and must not be skipped, becomes a step that reports its failure. It also says what a hook's
  * failure does at a gate (`onErrorOf`: the operator's floor, the session's choice, the hook's own).
  */
 import { arch, platform } from 'node:os'
 import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
+import { callNameAt } from '../../protocol/tool-names.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
 import type { ChainStep } from '../chain/chain.js'
@@ -48,6 +50,8 @@ export class StepPlanner {
     /** Each step's run, by itself (the chain's fallback), in step order; undefined for removed hooks. */
     const runs: Array<StepRun | undefined> = []
     let removed = false
+    /** The tool call the point is about, if it is about one (hook.json "tools" narrows the hooks it reaches). */
+    const about = callNameAt(pointName, initial)
     for (const name of this.session.hooks) {
       // The version current when the call started is the one that runs.
       const hook = tenant.registry.get(name)
@@ -74,6 +78,8 @@ export class StepPlanner {
         continue
       }
       if (!handlerFor(point, hook.points)) continue
+      // A hook whose hook.json lists its tools is not called for any other tool's call.
+      if (hook.tools && about !== undefined && !hook.tools.has(about)) continue
       const ctx = this.ctxFor(hook, pointName)
       const host = this.session.host(seq, name, pointName)
       served.push({ hook, ctx, host })

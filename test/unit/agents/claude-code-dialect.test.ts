@@ -247,7 +247,7 @@ const runs: Row[] = [
     log: [BEGIN, { close: 'error', by: 'agent' }, BEGIN, { close: 'interrupted', by: 'agent' }],
   },
   { row: 'an end event with no run open opens none', steps: [{ event: event('Stop'), gets: ok({}) }], log: [] },
-  { row: 'an event it does not map (Notification) is {}: no opinion, no run', steps: [{ event: event('Notification', { message: 'waiting' }), gets: ok({}) }], log: [] },
+  { row: 'an event it does not map (InstructionsLoaded) is {}: no opinion, no run', steps: [{ event: event('InstructionsLoaded', { file_path: `${CWD}/CLAUDE.md`, memory_type: 'Project', load_reason: 'session_start' }), gets: ok({}) }], log: [] },
 ]
 
 const malformed: Row[] = [

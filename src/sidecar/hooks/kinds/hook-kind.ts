@@ -28,6 +28,8 @@ export interface LoadedHook extends RunnableHook {
   onError: OnError
   /** One line about the hook: hook.json "description", else a remote hook's own (its Describe). */
   description?: string
+  /** hook.json "tools": the tool calls it is called for (canonical names); absent: every call. */
+  tools?: ReadonlySet<string>
   /** A bundled hook's source map (version 3, JSON text): `source` is then esbuild's bundle. */
   sourceMap?: string
 }
@@ -40,6 +42,8 @@ export interface HookSettings {
   onError: OnError
   /** "description". */
   description?: string | undefined
+  /** "tools", when given. */
+  tools?: readonly string[] | undefined
   /** "remote" as written: the remote kind's claim. */
   remote?: string | undefined
 }
