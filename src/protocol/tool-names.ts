@@ -8,7 +8,7 @@ export const TOOL_NAMES = ['shell', 'read_file', 'write_file', 'edit_file', 'web
 export type ToolName = (typeof TOOL_NAMES)[number]
 
 /**
- * The name of the tool call a point's payload is about: afterToolExecute's `call.name`, the `name` of
+ * The name of the tool call a point's payload is about (as parsed by the point's schema): afterToolExecute's `call.name`, the `name` of
  * beforeToolExecute (whose payload is the call), of permission:request and of the tool event points
  * (tool:gate, mcp:tool:gate, child:tool:gate, ...). Undefined at a point that is about no one call;
  * '' when the payload names none (the point's own schema refuses it later).
@@ -17,7 +17,10 @@ export function callNameAt(point: string, payload: unknown): string | undefined 
   const about = point === 'afterToolExecute' || point === 'beforeToolExecute' || point === 'permission:request' || /^(child:|mcp:)?tool:/.test(point)
   if (!about) return undefined
   const p = payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : {}
-  const holder = point === 'afterToolExecute' ? p.call : p
+  // As the session hands it over, parsed by the point's schema: an event point's is {initial, current}.
+  const step = point === 'afterToolExecute' || point === 'beforeToolExecute'
+  const event = !step && p.initial !== null && typeof p.initial === 'object' ? (p.initial as Record<string, unknown>) : p
+  const holder = point === 'afterToolExecute' ? p.call : event
   const name = holder !== null && typeof holder === 'object' ? (holder as Record<string, unknown>).name : undefined
   return typeof name === 'string' ? name : ''
 }
