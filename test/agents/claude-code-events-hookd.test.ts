@@ -48,6 +48,7 @@ beforeAll(async () => {
     'writes/index.js': hook({ beforeToolExecute: `function () { return { allow: false, reason: 'no writes' } }` }),
     'writes/hook.json': JSON.stringify({ tools: ['write_file'] }),
     'every/index.js': hook({ beforeToolExecute: `function () {}` }),
+    'later/index.js': hook({ beforeToolExecute: `function (ctx, call) { if (/deploy/.test(String(call.arguments.command))) return { defer: true, reason: 'after the release window' } }` }),
   })
   state = await mkdtemp(join(tmpdir(), 'hookd-claude-events-'))
   audit = join(state, 'audit.jsonl')
@@ -174,5 +175,26 @@ describe('Claude Code 2.1.328: hook.json "tools" keeps a tool no hook cares abou
       expect(posts).toEqual({ writes: 0, every: 5 })
     },
     TEST_TIMEOUT * 2,
+  )
+})
+
+describe("Claude Code 2.1.328: a hook defers a call (beforeToolExecute defer -> PreToolUse defer)", () => {
+  it(
+    'in -p the turn ends with the call deferred: it does not run, and the result names it',
+    async () => {
+      const stand = await startAnthropicApi({
+        script: (_r: MessagesRequest, i: number): Reply => (i === 0 ? { tools: [{ id: 'toolu_deploy', name: 'Bash', input: { command: 'touch deploy-ran', description: 'deploy' } }] } : { text: 'done.' }),
+      })
+      try {
+        const { dir } = await project({}, ['--hooks', 'later'])
+        const run = await runClaude({ claude, apiUrl: stand.url, cwd: dir })
+        leftovers.push(run.home)
+        expect(existsSync(join(dir, 'deploy-ran')), 'the deferred call did not run').toBe(false)
+        expect(run.result, run.stdout).toMatchObject({ stop_reason: 'tool_deferred', deferred_tool_use: { id: 'toolu_deploy', name: 'Bash' } })
+      } finally {
+        await stand.stop()
+      }
+    },
+    TEST_TIMEOUT,
   )
 })
