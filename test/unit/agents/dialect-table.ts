@@ -19,7 +19,7 @@ import { AgentRuns } from '../../../src/agents/agent-runs.js'
 import { AGENT_POINTS } from '../../../src/agents/hook-event.js'
 import { PendingAsks } from '../../../src/agents/pending-asks.js'
 import type { Diagnostic, DiagnosticKind } from '../../../src/protocol/diagnostic.js'
-import type { StepPointName } from '../../../src/protocol/points/points.js'
+import type { AgentPointName, StepPointName } from '../../../src/protocol/points/points.js'
 import { type ErrorCode, HookdError } from '../../../src/protocol/status.js'
 import { couldNotDecide } from '../../../src/sidecar/chain/chain.js'
 import { httpStatus } from '../../../src/sidecar/http/http-exchange.js'
@@ -118,7 +118,7 @@ export const fails =
 
 /** One thing the adapter (or AgentRuns) asked of the run, in order. */
 export type Logged =
-  | { call: StepPointName; payload: unknown }
+  | { call: StepPointName | AgentPointName; payload: unknown }
   | { ask: string; decisionId: string }
   | { outcome: AskOutcome; key: string; via: OutcomeVia; by: 'agent' | 'hookd' }
   | { close: RunEndReason; by: RunEndedBy }
