@@ -48,6 +48,7 @@ beforeAll(async () => {
     'writes/index.js': hook({ beforeToolExecute: `function () { return { allow: false, reason: 'no writes' } }` }),
     'writes/hook.json': JSON.stringify({ tools: ['write_file'] }),
     'every/index.js': hook({ beforeToolExecute: `function () {}` }),
+    'watcher/index.js': hook({ notification: `function (ctx, event) { ctx.log.info(event.message) }`, 'config:change': `function (ctx, event) { event.block = true; event.reason = 'hooks are not yours to change' }` }),
     'later/index.js': hook({ beforeToolExecute: `function (ctx, call) { if (/deploy/.test(String(call.arguments.command))) return { defer: true, reason: 'after the release window' } }` }),
   })
   state = await mkdtemp(join(tmpdir(), 'hookd-claude-events-'))
@@ -191,6 +192,53 @@ describe("Claude Code 2.1.328: a hook defers a call (beforeToolExecute defer -> 
         leftovers.push(run.home)
         expect(existsSync(join(dir, 'deploy-ran')), 'the deferred call did not run').toBe(false)
         expect(run.result, run.stdout).toMatchObject({ stop_reason: 'tool_deferred', deferred_tool_use: { id: 'toolu_deploy', name: 'Bash' } })
+      } finally {
+        await stand.stop()
+      }
+    },
+    TEST_TIMEOUT,
+  )
+})
+
+describe('hookd setup claude-code for observe-only events and gates of the agents\' own points', () => {
+  it('Notification gets a command entry with async: true (hookd only observes it), ConfigChange does not; setup run again replaces both; http entries take no async', async () => {
+    const { dir, settings } = await project({}, ['--hooks', 'watcher'])
+    const entries = (e: string, s: Record<string, unknown>) => ((s.hooks as Record<string, Array<{ hooks: Array<Record<string, unknown>> }>>)[e] ?? []).flatMap((g) => g.hooks)
+    expect(Object.keys(settings.hooks as object).sort()).toEqual(['ConfigChange', 'Notification'])
+    expect(entries('Notification', settings)).toEqual([expect.objectContaining({ type: 'command', async: true })])
+    expect(entries('ConfigChange', settings)[0]).not.toHaveProperty('async')
+    const again = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'watcher'], { cwd: state })
+    expect(again.code, again.stderr).toBe(0)
+    const after = JSON.parse(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')) as Record<string, unknown>
+    expect(entries('Notification', after)).toHaveLength(1)
+    const http = await runInProcess(['setup', 'claude-code', '--dir', dir, '--hooks', 'watcher', '--transport', 'http'], { cwd: state })
+    expect(http.code, http.stderr).toBe(0)
+    const viaHttp = JSON.parse(await readFile(join(dir, '.claude', 'settings.local.json'), 'utf8')) as Record<string, unknown>
+    expect(entries('Notification', viaHttp)).toEqual([expect.not.objectContaining({ async: true })])
+    expect(entries('ConfigChange', viaHttp)).toEqual([expect.objectContaining({ type: 'http', onFailure: 'block' })])
+  })
+})
+
+// ConfigChange itself does not arrive under `claude -p`: measured with 2.1.328, a Bash call emptying
+// settings.local.json mid-run (then `sleep 3`, then another call) sent no ConfigChange to hookd's entry,
+// and the session went on with the hooks it started with. What config:change answers is in the dialect's
+// table (test/unit/agents/claude-code-dialect.test.ts); this holds what -p does.
+describe('Claude Code 2.1.328: a model changing the settings that hold its hooks', () => {
+  it(
+    'the model empties settings.local.json with Bash under -p: the session keeps its hooks (every later call still reaches the gate), and no ConfigChange is sent',
+    async () => {
+      const calls = ["printf '{}' > .claude/settings.local.json", 'sleep 3', 'echo after']
+      const stand = await startAnthropicApi({
+        script: (_r: MessagesRequest, i: number): Reply => (i < calls.length ? { tools: [{ id: `toolu_cfg_${i}`, name: 'Bash', input: { command: calls[i] as string, description: 'run it' } }] } : { text: 'done.' }),
+      })
+      try {
+        const { dir } = await project({}, ['--hooks', 'watcher,every'])
+        const run = await runClaude({ claude, apiUrl: stand.url, cwd: dir })
+        leftovers.push(run.home)
+        expect(run.code, run.stderr).toBe(0)
+        const lines = await linesOf(dir)
+        expect(lines.filter((l) => l.point === 'beforeToolExecute')).toHaveLength(3)
+        expect(lines.filter((l) => l.point === 'config:change')).toHaveLength(0)
       } finally {
         await stand.stop()
       }
