@@ -154,4 +154,13 @@ export const EXPRESSED = [
   { key: 'tested', row: 'tested against the real agent' },
 ] as const
 
-export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string }
+export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string } & {
+  /** What a hook's `defer` becomes (issue 30's matrix; not yet a row of the table). */
+  readonly defer?: string
+  /** The agent's permission dialog, as permission:request. */
+  readonly permissionDecisions?: string
+  /** Subagents: their tool calls' `call.subagent`, subagent:start / subagent:stop. */
+  readonly subagents?: string
+  /** How setup keeps calls no hook cares about from reaching hookd (hook.json "tools"). */
+  readonly toolConditions?: string
+}

@@ -51,5 +51,9 @@ export const CLAUDE_CODE_AGENT = defineAgent(CLAUDE_CODE_DIALECT, {
     redact: 'no',
     failsClosed: '`onFailure: "block"`',
     tested: '2.1.328',
+    defer: 'yes (`permissionDecision: "defer"`: -p ends the turn with the call deferred)',
+    permissionDecisions: 'yes (PermissionRequest: allow with `updatedInput`, deny; ask and defer open the dialog)',
+    subagents: 'yes (`agent_id`/`agent_type` on every event; SubagentStart context, SubagentStop keepWorking)',
+    toolConditions: 'matcher of the native tools (`Bash|Write`); observe-only events `async`',
   },
 })
