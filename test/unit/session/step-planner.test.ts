@@ -115,6 +115,22 @@ describe('steps', () => {
     expect(names('beforeRun', { sessionId: 's', agentId: 'a', modelId: 'm' })).toEqual(['files', 'shells', 'every'])
   })
 
+  it('refuses a hook.json "tools" that is no list of names, or longer than there are tools twice over, saying so', async () => {
+    const p = await planner(
+      {
+        one: { index: exporting('beforeToolExecute'), json: { tools: 'shell' } },
+        many: { index: exporting('beforeToolExecute'), json: { tools: Array.from({ length: 1000 }, () => 'shell') } },
+        none: { index: exporting('beforeToolExecute'), json: { tools: [] } },
+      },
+      ['one', 'many', 'none'],
+    )
+    const error = (name: string): string | undefined => p.registry.list().find((h) => h.name === name)?.lastError?.message
+    expect(error('one')).toContain('hook.json is invalid: tools: expected a list of tool names, e.g. ["shell", "write_file"]')
+    expect(error('many')).toContain('hook.json is invalid: tools: lists more names than there are tools (9)')
+    expect(error('none')).toContain('hook.json is invalid: tools: lists no tool; leave "tools" out for a hook called for every tool call')
+    for (const name of ['one', 'many', 'none']) expect(p.registry.get(name)).toBeUndefined()
+  })
+
   it('refuses a hook.json whose "tools" names no canonical tool, saying the names', async () => {
     const p = await planner({ typo: { index: exporting('beforeToolExecute'), json: { tools: ['shel'] } } }, ['typo'])
     expect(p.registry.get('typo')).toBeUndefined()
