@@ -45,6 +45,14 @@ export function nativeTools(table: ToolTable, tools: ReadonlySet<string>): strin
  * anchored regular expression with the names escaped, `^(?:a\.b|c)$`, which Gemini CLI reads too.
  */
 export function nameList(natives: readonly string[]): string {
-  if (natives.every((n) => /^[A-Za-z0-9_]+$/.test(n))) return natives.join('|')
+  return natives.every((n) => /^[A-Za-z0-9_]+$/.test(n)) ? natives.join('|') : anchoredNames(natives)
+}
+
+/**
+ * A matcher naming exactly `natives` as an anchored regular expression, `^(?:run_shell_command|write_file)$`:
+ * Gemini CLI 0.61.0 tests its matcher as an unanchored `new RegExp(matcher)` against the tool's name
+ * (bundle's matchesToolName), so a bare list would also match longer names.
+ */
+export function anchoredNames(natives: readonly string[]): string {
   return `^(?:${natives.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`
 }

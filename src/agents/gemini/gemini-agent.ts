@@ -5,6 +5,7 @@
 import { defineAgent } from '../agent-definition.js'
 import { AGENT_POINTS } from '../hook-event.js'
 import { hooksJson } from '../settings/hooks-json.js'
+import { anchoredNames } from '../tool-conditions.js'
 import { GEMINI_DIALECT } from './gemini-dialect.js'
 import { GEMINI } from './tools.js'
 
@@ -15,7 +16,7 @@ export const GEMINI_AGENT = defineAgent(GEMINI_DIALECT, {
     committed: '.gemini/settings.json',
     user: { dir: '.gemini', file: 'settings.json' },
     failOpen: ['SessionStart', 'AfterAgent', 'SessionEnd'],
-    toolMatcher: { matcher: '*', events: ['BeforeTool', 'AfterTool'] },
+    toolMatcher: { matcher: '*', events: ['BeforeTool', 'AfterTool'], names: anchoredNames },
     allEvents: GEMINI_DIALECT.eventsForPoints(AGENT_POINTS),
     projectNote: "Gemini CLI runs a project's hooks only in a trusted folder",
     initNote: "Gemini CLI runs a project's hooks only in a trusted folder (trust it when Gemini CLI asks, or GEMINI_CLI_TRUST_WORKSPACE=true), and reads .gemini/settings.json only when started in the project's folder",

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { CLAUDE_CODE_TOOLS } from '../../../src/agents/claude-code/tools.js'
-import { nameList, nativeTools, routeTools } from '../../../src/agents/tool-conditions.js'
+import { GEMINI_AGENT } from '../../../src/agents/gemini/gemini-agent.js'
+import { anchoredNames, nameList, nativeTools, routeTools } from '../../../src/agents/tool-conditions.js'
 import { CANONICAL_TOOL_NAMES } from '../../../src/agents/vocabulary.js'
 import { TOOL_NAMES, callNameAt } from '../../../src/protocol/tool-names.js'
 
@@ -31,6 +32,11 @@ describe('hook.json "tools"', () => {
     expect(nameList(nativeTools(CLAUDE_CODE_TOOLS, new Set(['shell', 'read_file'])))).toBe('Bash|Read')
     expect(nativeTools(CLAUDE_CODE_TOOLS, new Set(['list_files']))).toEqual([])
     expect(nameList(['a.b', 'c'])).toBe('^(?:a\\.b|c)$')
+  })
+
+  it("Gemini CLI's matcher is an anchored regular expression (it tests an unanchored one against the name)", () => {
+    expect(anchoredNames(nativeTools(GEMINI_AGENT.dialect.tools, new Set(['shell'])))).toBe('^(?:run_shell_command)$')
+    expect(new RegExp(anchoredNames(['write_file'])).test('write_file_extra')).toBe(false)
   })
 
   it('the call a point is about, as the session hands the payload over', () => {
