@@ -1,6 +1,6 @@
 /**
  * Claude Code's hook events as the pinned binary declares them (its own schemas, kept as strings in
- * bin/claude.exe): every event is either mapped by hookd's dialect (src/agents/claude-code/events.ts
+ * the installed package's claude.exe): every event is either mapped by hookd's dialect (src/agents/claude-code/events.ts
  * MAPPED_EVENTS) or listed as not mappable with its reason (UNMAPPED_EVENTS), and the fields the dialect
  * reads and writes for the events it maps are the binary's: the subagent's `agent_id`/`agent_type` on
  * every event, PermissionRequest's `decision.behavior` with `updatedInput` and `message`, PreToolUse's
