@@ -16,6 +16,7 @@ import { createHooks } from 'hookable'
 import { HookdClient, bridgeHookable } from '../src/host/index.js'
 import { ROOT, startServe, stopProcess } from '../test/support/processes.js'
 import { ECHO_SERVICE } from './echo-floor.js'
+import { conditionsBench } from './agent-conditions.js'
 import { agentRows, agentsBench, agentsWanted } from './agents.js'
 import { shimBench, shimRows } from './shim.js'
 import { type WallsResult, wallsBench, wallsRows } from './walls.js'
@@ -247,7 +248,12 @@ async function main(): Promise<void> {
 
   // What the command agents' shim adds to a hook call (bench/shim.ts), then the real Claude Code CLI
   // with and without hooks (bench/agents.ts): its own switch, BENCH_AGENTS.
-  results.agents = { ...(await shimBench(SMOKE)), ...(agentsWanted(SMOKE) ? await agentsBench(SMOKE) : {}) }
+  // And what hook.json "tools" saves it when no hook cares about the tool called (bench/agent-conditions.ts).
+  results.agents = {
+    ...(await shimBench(SMOKE)),
+    ...(agentsWanted(SMOKE) ? await agentsBench(SMOKE) : {}),
+    ...(agentsWanted(SMOKE) ? await conditionsBench({ n: SMOKE ? 2 : 20, rounds: SMOKE ? 1 : 3, log: (line) => process.stderr.write(`bench conditions: ${line}\n`) }) : {}),
+  }
 
   await mkdir(OUT, { recursive: true })
   await writeFile(join(OUT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)

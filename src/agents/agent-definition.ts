@@ -50,8 +50,17 @@ export interface AgentSettings {
   readonly user: { readonly dir: string; readonly file: string; readonly variable?: string }
   /** Events whose entry lets the call through when hookd cannot answer: they start or end a run, with nothing to refuse. */
   readonly failOpen: readonly string[]
-  /** The group matcher the agent needs on tool events' entries, where its format groups them. */
-  readonly toolMatcher?: { readonly matcher: string; readonly events: readonly string[] }
+  /**
+   * The group matcher the agent needs on tool events' entries, where its format groups them; with
+   * `names`, the matcher naming only the native tools the route's hooks list (tool-conditions.ts), so
+   * the agent calls hookd for no other tool.
+   */
+  readonly toolMatcher?: { readonly matcher: string; readonly events: readonly string[]; names?(natives: readonly string[]): string }
+  /**
+   * Events whose answer hookd never uses (its hooks only observe them), and the fields that make the
+   * agent's command entry for them run in the background (Claude Code's `async: true`).
+   */
+  readonly observeOnly?: { readonly events: readonly string[]; readonly fields: Readonly<Record<string, unknown>> }
   /** Top-level fields a new file starts with. */
   readonly fresh?: Config
   /** The agent's events do not name themselves: each entry's route says `?event=EVENT` (Copilot CLI). */
@@ -154,9 +163,19 @@ export const EXPRESSED = [
   { key: 'model', row: "the model's request and response (`model:request`, `model:response`)" },
   { key: 'toolList', row: 'narrow the tool list (`tools:select`)' },
   { key: 'subagents', row: "subagents (`subagent:start`, `subagent:stop`, their calls named)" },
+  { key: 'toolConditions', row: 'called only for the tools a hook lists (hook.json `tools`)' },
   { key: 'agentPoints', row: 'compaction, settings, notices, files (`compact:*`, `config:change`, `notification`, `file:changed`)' },
   { key: 'failsClosed', row: 'fails closed when hookd is down' },
   { key: 'tested', row: 'tested against the real agent' },
 ] as const
 
-export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string }
+export type Expresses = { readonly [K in (typeof EXPRESSED)[number]['key']]: string } & {
+  /** What a hook's `defer` becomes (issue 30's matrix; not yet a row of the table). */
+  readonly defer?: string
+  /** The agent's permission dialog, as permission:request. */
+  readonly permissionDecisions?: string
+  /** Subagents: their tool calls' `call.subagent`, subagent:start / subagent:stop. */
+  readonly subagents?: string
+  /** How setup keeps calls no hook cares about from reaching hookd (hook.json "tools"). */
+  readonly toolConditions?: string
+}

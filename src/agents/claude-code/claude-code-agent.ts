@@ -8,7 +8,8 @@ import { defineAgent } from '../agent-definition.js'
 import { CLAUDE_CODE_DIALECT } from './claude-code-dialect.js'
 import { MAPPED_EVENTS } from './events.js'
 import { warnings } from './settings-checks.js'
-import { CLAUDE_FAIL_OPEN, CLAUDE_SETTINGS, TOOL_EVENTS, httpEntry } from './settings.js'
+import { nameList } from '../tool-conditions.js'
+import { CLAUDE_FAIL_OPEN, CLAUDE_SETTINGS, OBSERVE_ONLY_EVENTS, TOOL_EVENTS, httpEntry } from './settings.js'
 
 export const CLAUDE_CODE_AGENT = defineAgent(CLAUDE_CODE_DIALECT, {
   settings: {
@@ -17,7 +18,9 @@ export const CLAUDE_CODE_AGENT = defineAgent(CLAUDE_CODE_DIALECT, {
     local: '.claude/settings.local.json',
     user: { dir: '.claude', file: 'settings.json' },
     failOpen: CLAUDE_FAIL_OPEN,
-    toolMatcher: { matcher: '*', events: TOOL_EVENTS },
+    // Only the native tools the route's hooks list (hook.json "tools"), as an exact list: `Bash|Write`.
+    toolMatcher: { matcher: '*', events: TOOL_EVENTS, names: nameList },
+    observeOnly: { events: OBSERVE_ONLY_EVENTS, fields: { async: true } },
     // Every event the adapter maps but SessionStart, which Claude Code sends to command hooks only
     // (hookd runs beforeRun at the first prompt instead).
     allEvents: MAPPED_EVENTS.filter((e) => e !== 'SessionStart'),
@@ -48,5 +51,12 @@ export const CLAUDE_CODE_AGENT = defineAgent(CLAUDE_CODE_DIALECT, {
     redact: 'no',
     failsClosed: '`onFailure: "block"`',
     tested: '2.1.328',
+    defer: 'yes (`permissionDecision: "defer"`: -p ends the turn with the call deferred)',
+    permission: 'yes (PermissionRequest: allow with `updatedInput`, deny; ask and defer open the dialog)',
+    subagents: 'yes (`agent_id`/`agent_type` on every event; SubagentStart context, SubagentStop keepWorking)',
+    toolConditions: 'a matcher of the native tools (`Bash`, `Write`); observe-only events `async`',
+    model: 'no (its events carry neither the request nor the response)',
+    toolList: 'no',
+    agentPoints: 'compact:before (block), compact:after, config:change (block), notification, file:changed',
   },
 })

@@ -8,10 +8,14 @@
  *                                hooks, so normally the first prompt opens it)
  *   UserPromptSubmit             opens the run (beforeRun) if none is open; beforeModelRequest, once per
  *                                prompt: text a hook adds to the system prompt -> additionalContext
- *   PreToolUse                   beforeToolExecute on the canonical call: refusal -> deny + reason;
- *                                rewritten arguments -> updatedInput (Claude Code's own permission rules
- *                                still apply); ctx.confirm -> ask, with the hook's title and body (the
- *                                decision is recorded as asked; the events below give its outcome)
+ *   PreToolUse                   beforeToolExecute on the canonical call (with its subagent, where the
+ *                                event names one): refusal -> deny + reason; rewritten arguments ->
+ *                                updatedInput (Claude Code's own permission rules still apply);
+ *                                ctx.confirm -> ask, with the hook's title and body (the decision is
+ *                                recorded as asked; the events below give its outcome); a deferral ->
+ *                                defer (in -p the turn ends with the call deferred; interactive
+ *                                sessions ask instead, Claude Code's own rule)
+ *   PermissionRequest ... FileChanged   the agents' own points (claude-code-points.ts)
  *   PostToolUse                  afterToolExecute: rewritten text -> updatedToolOutput in the tool's
  *                                shape, or additionalContext where the shape cannot carry it; an ask
  *                                for the same tool_use_id was allowed (the call ran)
@@ -26,14 +30,15 @@
  *   Stop / StopFailure           afterRun end_turn / error, and the run ends
  *   SessionEnd                   afterRun interrupted, when no Stop ended the run first
  *
- * Anything else (Notification, PreCompact, SubagentStop, ...) is answered `{}`: no opinion.
+ * Anything else (events.ts UNMAPPED_EVENTS says why for each) is answered `{}`: no opinion.
  */
 import type * as z from 'zod'
 import { parseEvent } from '../event-fields.js'
-import type { Dialect, DialectAnswer, HookEvent, ParsedEvent, ResultVerdict, ToolVerdict } from '../hook-event.js'
+import type { Dialect, DialectAnswer, HookEvent, NativeToolEvent, ParsedEvent, ResultVerdict, ToolVerdict } from '../hook-event.js'
 import { isObject } from '../tool-gate.js'
 import {
   MAPPED_EVENTS,
+  type BaseEvent,
   baseEvent,
   eventsForPoints,
   permissionDeniedEvent,
@@ -44,6 +49,7 @@ import {
   sessionEndEvent,
   userPromptSubmitEvent,
 } from './events.js'
+import { answerPoint, block, denyPermission, readPointEvent, subagentOf } from './claude-code-points.js'
 import { CLAUDE_CODE, CLAUDE_CODE_TOOLS } from './tools.js'
 import { outputText, withOutputText } from './tool-output.js'
 
@@ -59,6 +65,19 @@ export interface ClaudeCodeEvent {
 
 function deny(reason: string): DialectAnswer {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }
+}
+
+/** The gates: where hookd refuses when it cannot check the event, each in the event's own refusal. */
+const GATES: Readonly<Record<string, (reason: string) => DialectAnswer>> = {
+  PreToolUse: deny,
+  PermissionRequest: denyPermission,
+  ConfigChange: block,
+}
+
+/** A tool event's call, with the subagent that makes it where the event names one. */
+function callOf(e: BaseEvent & { tool_name: string; tool_input: Record<string, unknown>; tool_use_id?: string | undefined }): NativeToolEvent {
+  const subagent = subagentOf(e)
+  return { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input, ...(subagent ? { subagent } : {}) }
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
@@ -79,20 +98,20 @@ function read(body: unknown): ParsedEvent<ClaudeCodeEvent> {
       break
     case 'PreToolUse': {
       const e = parse(preToolUseEvent, body, 'the PreToolUse event')
-      event = { kind: 'beforeTool', call: { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input } }
+      event = { kind: 'beforeTool', call: callOf(e) }
       break
     }
     case 'PostToolUse': {
       const e = parse(postToolUseEvent, body, 'the PostToolUse event')
       const text = outputText(e.tool_name, e.tool_response)
       Object.assign(native, { tool: e.tool_name, response: e.tool_response, text, isError: false })
-      event = { kind: 'afterTool', call: { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input }, text, isError: false }
+      event = { kind: 'afterTool', call: callOf(e), text, isError: false }
       break
     }
     case 'PostToolUseFailure': {
       const e = parse(postToolUseFailureEvent, body, 'the PostToolUseFailure event')
       Object.assign(native, { tool: e.tool_name, response: e.tool_response, text: e.error, isError: true })
-      event = { kind: 'afterTool', call: { id: e.tool_use_id ?? '', tool: e.tool_name, input: e.tool_input }, text: e.error, isError: true }
+      event = { kind: 'afterTool', call: callOf(e), text: e.error, isError: true }
       break
     }
     case 'PostToolBatch': {
@@ -116,7 +135,7 @@ function read(body: unknown): ParsedEvent<ClaudeCodeEvent> {
       event = { kind: 'end', reason: 'interrupted' }
       break
     default:
-      event = { kind: 'other' }
+      event = readPointEvent(name, body) ?? { kind: 'other' }
   }
   const session = {
     sessionId: base.session_id,
@@ -155,8 +174,10 @@ export const CLAUDE_CODE_DIALECT: Dialect<ClaudeCodeEvent> = {
   quiet: {},
   events: MAPPED_EVENTS,
   parse: read,
-  isGate: (body) => isObject(body) && body.hook_event_name === 'PreToolUse',
-  refuse: (_body, reason) => deny(reason),
+  isGate: (body) => isObject(body) && typeof body.hook_event_name === 'string' && Object.hasOwn(GATES, body.hook_event_name),
+  refuse: (body, reason) => (GATES[isObject(body) && typeof body.hook_event_name === 'string' ? body.hook_event_name : ''] ?? deny)(reason),
+  // PreToolUse's `defer` (in -p the turn ends and the call waits for the session to be resumed).
+  canDefer: true,
   tool(_event, verdict: ToolVerdict) {
     switch (verdict.kind) {
       case 'allow':
@@ -176,9 +197,12 @@ export const CLAUDE_CODE_DIALECT: Dialect<ClaudeCodeEvent> = {
             ...(verdict.input ? { updatedInput: verdict.input } : {}),
           },
         }
+      case 'defer':
+        return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'defer', permissionDecisionReason: verdict.reason } }
     }
   },
   result,
+  answer: (_event, point, changes) => answerPoint(point, changes),
   // Claude Code places the text in the system text.
   promptContext: (_event, context) => ({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: context } }),
   eventsForPoints: (points, options) => eventsForPoints(points, options),

@@ -24,20 +24,44 @@ import { CLAUDE_CODE } from './tools.js'
 
 export type Settings = Record<string, unknown>
 
-/** Events whose calls carry a tool name: their group matches every tool (`"matcher": "*"`). */
-export const TOOL_EVENTS: readonly string[] = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied']
+/**
+ * Events whose calls carry a tool name: their group matches every tool (`"matcher": "*"`), or only the
+ * native tools the route's hooks list (hook.json "tools": `"matcher": "Bash|Write"`).
+ */
+export const TOOL_EVENTS: readonly string[] = ['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied']
+
+/**
+ * Events whose answer hookd never uses (their points only observe): a command entry runs them in the
+ * background (`async: true`, which Claude Code 2.1.328 takes on command hooks only), so they cost the
+ * session nothing.
+ */
+export const OBSERVE_ONLY_EVENTS: readonly string[] = ['PostCompact', 'Notification', 'FileChanged']
 /**
  * Events where the shim lets the call through when hookd cannot answer: the end events (a failing hook
  * there must let the session end; exit 2 at Stop would keep it going), and those that only say what
  * became of an ask (nothing there to refuse).
  */
-export const CLAUDE_FAIL_OPEN: readonly string[] = ['SessionStart', 'PostToolBatch', 'PermissionDenied', 'Stop', 'StopFailure', 'SessionEnd']
+export const CLAUDE_FAIL_OPEN: readonly string[] = [
+  'SessionStart',
+  'PostToolBatch',
+  'PermissionDenied',
+  // Moments with nothing to refuse: a refusal there would keep a subagent working, or block a compaction.
+  'SubagentStart',
+  'SubagentStop',
+  'PreCompact',
+  'PostCompact',
+  'Notification',
+  'FileChanged',
+  'Stop',
+  'StopFailure',
+  'SessionEnd',
+]
 
 /**
  * Events where a failing hook can stop something, so hookd's entry fails closed there
  * (`onFailure: "block"`; Claude Code ignores it on Stop and the other end events).
  */
-const FAIL_CLOSED_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'UserPromptSubmit'])
+const FAIL_CLOSED_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure', 'UserPromptSubmit', 'ConfigChange'])
 
 export interface HookdEntry {
   /** The route's URL, e.g. http://127.0.0.1:7390/claude-code/guard,audit. */
@@ -66,7 +90,7 @@ export function parseSettings(text: string, file: string): Settings {
   return json.value as Settings
 }
 
-/** The fields of the entries hookd writes (httpEntry, commandEntry): an entry with any other is another's. */
+/** The fields of the entries hookd writes (httpEntry, commandEntry, and `async` for observe-only events): an entry with any other is another's. */
 const COMMAND_FIELDS = ['command', 'timeout', 'type']
 const HTTP_FIELDS = ['headers', 'onFailure', 'timeout', 'type', 'url']
 
@@ -78,7 +102,11 @@ export function isHookdEntry(entry: unknown): boolean {
   const fields = Object.keys(entry)
   const { type, url, command, headers, timeout, onFailure } = entry as Record<string, unknown>
   if (!isWhole(timeout)) return false
-  if (type === 'command') return fields.length === COMMAND_FIELDS.length && fields.every((f) => COMMAND_FIELDS.includes(f)) && parseHookdCommand(command, { agent: CLAUDE_CODE }) !== undefined
+  if (type === 'command') {
+    const own = fields.filter((f) => f !== 'async')
+    if (fields.includes('async') && (entry as Record<string, unknown>).async !== true) return false
+    return own.length === COMMAND_FIELDS.length && own.every((f) => COMMAND_FIELDS.includes(f)) && parseHookdCommand(command, { agent: CLAUDE_CODE }) !== undefined
+  }
   if (type !== 'http' || typeof url !== 'string' || !fields.every((f) => HTTP_FIELDS.includes(f))) return false
   if (onFailure !== undefined && onFailure !== 'block') return false
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return false

@@ -45,6 +45,7 @@ export const CLINE_AGENT = defineAgent(CLINE_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (JSON cancel)',
     tested: '3.0.65',
+    toolConditions: 'no: Cline runs its hook file for every tool; the sidecar skips the hooks that do not list it',
     defer: 'no: refused (stops the task)',
     permission: 'no (Cline has no permission hook)',
     model: 'no',

@@ -1,6 +1,6 @@
 /**
  * Cline's hook scripts (one file per event in a hooks folder: `.cline/hooks/PreToolUse`, ...), read and
- * answered as Cline CLI 3.0.65 does, measured with the real CLI (test/agents/cline-opencode-hookd.test.ts,
+ * answered as Cline CLI 3.0.65 does, measured with the real CLI (test/agents/real-clis/cline-opencode-hookd.test.ts,
  * test/agents/contracts/cline-contract.test.ts) and read in its shipped code (@cline/core's hook files).
  * Each script gets the event's JSON on stdin; the event names itself in `hookName` (tool_call, ...).
  * Cline waits for the answer only at PreToolUse and PostToolUse: the other scripts run detached, their

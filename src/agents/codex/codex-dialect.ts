@@ -1,6 +1,6 @@
 /**
  * Codex CLI's command hooks (`hooks.json`), read and answered as Codex 0.169.0 does, measured with the
- * real CLI (test/agents/command-clis-hookd.test.ts, test/agents/codex-gemini-events.test.ts,
+ * real CLI (test/agents/real-clis/command-clis-hookd.test.ts, test/agents/real-clis/codex-gemini-events.test.ts,
  * test/agents/contracts/codex-contract.test.ts) and checked against the JSON schemas its binary holds
  * (test/agents/contracts/codex-schema-contract.test.ts):
  *

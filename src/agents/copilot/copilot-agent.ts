@@ -67,6 +67,7 @@ export const COPILOT_AGENT = defineAgent(COPILOT_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (JSON deny); an http hook that cannot connect denies too',
     tested: '1.0.102',
+    toolConditions: 'no: Copilot hooks take no matcher; the sidecar skips the hooks that do not list it',
     model: 'no',
   },
 })

@@ -1,7 +1,7 @@
 /**
  * Copilot CLI's command hooks (`.github/hooks/*.json`, camelCase events), read and answered as Copilot
- * CLI 1.0.102 does, measured with the real CLI (test/agents/command-clis-hookd.test.ts,
- * test/agents/copilot-hookd.test.ts, test/agents/contracts/copilot-contract.test.ts). Copilot's camelCase
+ * CLI 1.0.102 does, measured with the real CLI (test/agents/real-clis/command-clis-hookd.test.ts,
+ * test/agents/real-clis/copilot-hookd.test.ts, test/agents/contracts/copilot-contract.test.ts). Copilot's camelCase
  * events do not carry their own name, so the route says it: `hookd setup copilot` posts each event to
  * `.../copilot/HOOKS?event=<name>`.
  *

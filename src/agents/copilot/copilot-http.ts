@@ -2,7 +2,7 @@
  * Copilot CLI's own `http` hooks, as `hookd setup copilot --transport http` writes them: each event's
  * entry posts the event to the front door's route with `?event=<name>` (Copilot's events do not name
  * themselves) and hookd's token in its Authorization header. Measured with Copilot CLI 1.0.102
- * (test/agents/copilot-hookd.test.ts):
+ * (test/agents/real-clis/copilot-hookd.test.ts):
  *  - it posts to a plain `http://127.0.0.1` URL only when COPILOT_HOOK_ALLOW_LOCALHOST=1 is in its
  *    environment, and otherwise skips such an entry without a word, for every event: the gates included;
  *  - the headers are sent as written, so the token crosses the connection in the clear, and whatever

@@ -1,6 +1,6 @@
 /**
  * Copilot CLI's own moments as hookd's agent points (src/protocol/points/agent-points.ts), read and
- * answered as Copilot CLI 1.0.102 does, measured with the real CLI (test/agents/copilot-hookd.test.ts,
+ * answered as Copilot CLI 1.0.102 does, measured with the real CLI (test/agents/real-clis/copilot-hookd.test.ts,
  * test/agents/contracts/copilot-contract.test.ts):
  *
  *   permissionRequest {toolName, toolInput, permissionSuggestions}

@@ -47,6 +47,7 @@ export const CURSOR_AGENT = defineAgent(CURSOR_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (exit 2), per the docs',
     tested: 'no: from its documentation',
+    toolConditions: 'no: setup registers every gate; the sidecar skips the hooks that do not list it',
     model: 'no',
   },
 })

@@ -5,6 +5,7 @@
 import { defineAgent } from '../agent-definition.js'
 import { AGENT_POINTS } from '../hook-event.js'
 import { hooksJson } from '../settings/hooks-json.js'
+import { anchoredNames } from '../tool-conditions.js'
 import { GEMINI_DIALECT } from './gemini-dialect.js'
 import { GEMINI } from './tools.js'
 
@@ -16,7 +17,7 @@ export const GEMINI_AGENT = defineAgent(GEMINI_DIALECT, {
     user: { dir: '.gemini', file: 'settings.json' },
     // Model events fail open as well: none of them is a gate, and exit 2 there would end every turn.
     failOpen: ['SessionStart', 'BeforeModel', 'BeforeToolSelection', 'AfterModel', 'PreCompress', 'Notification', 'AfterAgent', 'SessionEnd'],
-    toolMatcher: { matcher: '*', events: ['BeforeTool', 'AfterTool'] },
+    toolMatcher: { matcher: '*', events: ['BeforeTool', 'AfterTool'], names: anchoredNames },
     allEvents: GEMINI_DIALECT.eventsForPoints(AGENT_POINTS),
     projectNote: "Gemini CLI runs a project's hooks only in a trusted folder",
     initNote: "Gemini CLI runs a project's hooks only in a trusted folder (trust it when Gemini CLI asks, or GEMINI_CLI_TRUST_WORKSPACE=true), and reads .gemini/settings.json only when started in the project's folder",
@@ -41,6 +42,7 @@ export const GEMINI_AGENT = defineAgent(GEMINI_DIALECT, {
     redact: 'no (AfterModel sees streamed chunks: model:response rewrites one chunk)',
     failsClosed: 'the shim (exit 2)',
     tested: '0.61.0',
+    toolConditions: 'a matcher of the native tools, an anchored regular expression (Gemini CLI reads it unanchored)',
     agentPoints: 'compact:before (PreCompress, observed: Gemini CLI reads no answer), notification',
     defer: 'no: refused (Gemini CLI can neither defer nor ask from a hook)',
     permission: 'no (Notification says a dialog opens; it cannot answer it)',

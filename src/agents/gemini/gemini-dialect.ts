@@ -1,6 +1,6 @@
 /**
  * Gemini CLI's command hooks (`hooks` in settings.json), read and answered as Gemini CLI 0.61.0 does,
- * measured with the real CLI (test/agents/command-clis-hookd.test.ts, test/agents/contracts/gemini-contract.test.ts):
+ * measured with the real CLI (test/agents/real-clis/command-clis-hookd.test.ts, test/agents/contracts/gemini-contract.test.ts):
  *
  *   SessionStart   opens the run (beforeRun)
  *   BeforeAgent    a prompt: opens the run; beforeModelRequest: added text -> additionalContext

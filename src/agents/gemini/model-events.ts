@@ -38,7 +38,7 @@ const afterModel = z.looseObject({
   }),
 })
 
-/** The function names Gemini CLI 0.61.0 declares to the model (measured: test/agents/codex-gemini-events.test.ts). */
+/** The function names Gemini CLI 0.61.0 declares to the model (measured: test/agents/real-clis/codex-gemini-events.test.ts). */
 export const GEMINI_DECLARED_TOOLS = [
   'update_topic', 'list_directory', 'read_file', 'grep_search', 'glob', 'replace', 'write_file', 'web_fetch', 'run_shell_command',
   'list_background_processes', 'read_background_output', 'google_web_search', 'write_todos', 'enter_plan_mode', 'invoke_agent', 'activate_skill',

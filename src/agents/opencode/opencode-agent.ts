@@ -39,6 +39,7 @@ export const OPENCODE_AGENT = defineAgent(OPENCODE_DIALECT, {
     redact: 'no',
     failsClosed: 'the plugin (throws)',
     tested: '1.18.33',
+    toolConditions: 'no: the plugin posts every call; the sidecar skips the hooks that do not list it',
     defer: 'no: refused (the plugin can neither defer nor ask)',
     permission: 'no (1.18.33 calls no permission hook)',
     model: 'no',

@@ -1,7 +1,7 @@
 /**
  * OpenCode's events as hookd's plugin (plugin.ts) posts them, and the answers it applies, for OpenCode
  * 1.18.33, whose hooks are in-process plugins (measured with the real CLI:
- * test/agents/cline-opencode-hookd.test.ts, test/agents/contracts/opencode-contract.test.ts). Each
+ * test/agents/real-clis/cline-opencode-hookd.test.ts, test/agents/contracts/opencode-contract.test.ts). Each
  * body names its event (`event`: the plugin hook's name, or the bus event's type) and its session.
  *
  *   tool.execute.before       beforeToolExecute: a refusal -> `{"block": true, "reason"}` (the plugin

@@ -72,6 +72,8 @@ export interface CheckedHook {
   remote?: string
   /** hook.json "permissions" in one line; absent when it declares none (it may do whatever the session allows). */
   permissions?: string
+  /** hook.json "tools": the tool calls it is called for; absent: every call. */
+  tools?: string[]
 }
 
 export interface CheckReport {
@@ -197,6 +199,7 @@ async function checkEach(
     const loaded = registry.get(name)
     const checked: CheckedHook = { name, ok: !failed, version: loaded?.version ?? '', points: loaded ? [...loaded.points] : [], mayAsk: loaded ? mayAsk(loaded) : false }
     if (loaded?.remote !== undefined) checked.remote = loaded.remote
+    if (loaded?.tools !== undefined) checked.tools = [...loaded.tools]
     hooks.push(checked)
     if (failed) {
       const { message, hint } = splitHint({ kind: failed.kind, message: failed.message })

@@ -20,7 +20,9 @@ import { inert } from '../../protocol/text.js'
 import { UsageError, list, parse, positiveInt } from '../common/args.js'
 import { checkHooks } from '../check/check.js'
 import type { CliIo } from '../common/io.js'
+import { routeTools } from '../../agents/tool-conditions.js'
 import { settingsIo } from './settings-io.js'
+import { type RouteNeeds, placementsFor } from './setup-shared.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
 import { initHelp } from './setup-help.js'
 
@@ -78,17 +80,16 @@ export async function init(argv: string[], io: CliIo): Promise<number> {
       throw new UsageError(`--hooks-dir '${hooksDir}' must be a folder inside the project, written relative to it (e.g. hooks)`)
     }
     const timeoutS = positiveInt('timeout', values.timeout) ?? 30
-    const events = values.events !== undefined ? list(values.events) : await neededEvents(agent, join(project, inside), hooks, io)
+    const needs = values.events !== undefined ? { events: list(values.events), tools: undefined } : await neededEvents(agent, join(project, inside), hooks, io)
+    const events = needs.events
     const route = `/${agent.id}/${hooks.join(',')}`
     const routeOf = (event: string): string => (s.namedEvents ? `${route}?event=${event}` : route)
     const command = (event: string): string => teamCommand(routeOf(event), inside.split(sep).join('/'), timeoutS, s.failOpen.includes(event))
-    const placements = events.map((event) => {
-      const matcher = s.toolMatcher?.events.includes(event) ? s.toolMatcher.matcher : undefined
-      return { event, entry: s.format.entry(command(event), timeoutS + 5), ...(matcher !== undefined ? { matcher } : {}) }
-    })
+    const { placements, notes } = placementsFor(agent, events, (event) => s.format.entry(command(event), timeoutS + 5), { tools: needs.tools, transport: 'command' })
     const current = s.format.parse(before, file)
     after = json(s.format.with({ ...(before.trim() === '' ? (s.fresh ?? {}) : {}), ...current }, placements).config)
-    for (const e of events) summary.push(`${e.padEnd(20)} -> ${route} (hooks from ${inside})`)
+    for (const p of placements) summary.push(`${p.event.padEnd(20)} -> ${route} (hooks from ${inside})${p.matcher !== undefined && p.matcher !== s.toolMatcher?.matcher ? ` (${p.matcher})` : ''}`)
+    summary.push(...notes)
     if (!events.length) summary.push(`no events: none of these hooks serves a point ${agent.title} can reach`)
   }
   changes.push({ file, base: project, before, after })
@@ -113,8 +114,8 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`
 }
 
-/** The agent's events the hooks need, from loading them as the sidecar would (the chosen ones must load). */
-async function neededEvents(agent: AgentDefinition, hooksRoot: string, hooks: string[], io: CliIo): Promise<string[]> {
+/** The agent's events the hooks need, and the tools they are called for, from loading them as the sidecar would (the chosen ones must load). */
+async function neededEvents(agent: AgentDefinition, hooksRoot: string, hooks: string[], io: CliIo): Promise<RouteNeeds> {
   const report = await checkHooks(hooksRoot, io.cwd)
   const points = new Set<string>()
   let mayAsk = false
@@ -129,5 +130,6 @@ async function neededEvents(agent: AgentDefinition, hooksRoot: string, hooks: st
     // As the sidecar's describe judges it (front-door.ts): a hook at the gate that may call ctx.confirm.
     if (hook.mayAsk && hook.points.includes('beforeToolExecute')) mayAsk = true
   }
-  return agent.dialect.eventsForPoints(points, { mayAsk })
+  const chosen = hooks.map((name) => report.hooks.find((h) => h.name === name)).filter((h) => h !== undefined)
+  return { events: agent.dialect.eventsForPoints(points, { mayAsk }), tools: routeTools(chosen) }
 }

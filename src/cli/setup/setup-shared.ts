@@ -14,6 +14,9 @@ import { CommandError, UsageError, list } from '../common/args.js'
 import type { CliIo } from '../common/io.js'
 import { HTTP_URL_FILE } from '../serve/serve-http.js'
 import { type FileChange, readConfig } from './setup-files.js'
+import type { AgentDefinition } from '../../agents/agent-definition.js'
+import type { Placement } from '../../agents/settings/settings-format.js'
+import { nativeTools, routeTools } from '../../agents/tool-conditions.js'
 
 /** The route's text after the agent: `a,b` for --hooks, `profile/NAME` for --profile. */
 export function routeOf(hooks: readonly string[] | undefined, profile: string | undefined, agent: string): string {
@@ -138,15 +141,51 @@ export async function tokenFileFor(values: TokenFlags, io: CliIo, changes: FileC
 }
 
 const describeAnswer = z.object({
-  hooks: z.array(z.object({ name: z.string(), status: z.string(), points: z.array(z.string()), error: z.string().optional() })),
+  hooks: z.array(z.object({ name: z.string(), status: z.string(), points: z.array(z.string()), error: z.string().optional(), tools: z.array(z.string().max(64)).max(64).optional() })),
   events: z.array(z.string()),
 })
+
+/** What the sidecar says a route needs: the agent's events, and the canonical tools its hooks are called for (undefined: every tool). */
+export interface RouteNeeds {
+  events: string[]
+  tools: ReadonlySet<string> | undefined
+}
+
+/**
+ * The entries to write for `events`: each with its group's matcher (the agent's matcher naming only the
+ * native tools of `tools` where it can, tool-conditions.ts) and, for the command transport, the fields
+ * that run observe-only events in the background. Tool events are left out when none of the agent's
+ * tools is one the hooks list (a line in `notes` says so).
+ */
+export function placementsFor(
+  agent: AgentDefinition,
+  events: readonly string[],
+  entryOf: (event: string) => Record<string, unknown>,
+  options: { tools?: ReadonlySet<string> | undefined; transport: string },
+): { placements: Placement[]; notes: string[] } {
+  const s = agent.settings
+  const tm = s.toolMatcher
+  const natives = options.tools && tm?.names ? nativeTools(agent.dialect.tools, options.tools) : undefined
+  const notes: string[] = []
+  const placements: Placement[] = []
+  for (const event of events) {
+    const isTool = tm?.events.includes(event) === true
+    if (isTool && natives !== undefined && !natives.length) continue
+    const matcher = isTool && tm ? (natives !== undefined && tm.names ? tm.names(natives) : tm.matcher) : undefined
+    const background = options.transport === 'command' && s.observeOnly?.events.includes(event) ? s.observeOnly.fields : {}
+    placements.push({ event, entry: { ...entryOf(event), ...background }, ...(matcher !== undefined ? { matcher } : {}) })
+  }
+  if (natives !== undefined && !natives.length && events.some((e) => tm?.events.includes(e))) {
+    notes.push(`no tool event: none of ${agent.title}'s tools is one the hooks list (${[...(options.tools ?? [])].join(', ')})`)
+  }
+  return { placements, notes }
+}
 
 /**
  * The events the route's hooks need, as the running sidecar says; a CommandError when it cannot say.
  * Warns about hooks that do not load now, which refuse the agent's tool calls until they do.
  */
-export async function askEvents(url: string, token: string, agent: string, io: CliIo): Promise<string[]> {
+export async function askEvents(url: string, token: string, agent: string, io: CliIo): Promise<RouteNeeds> {
   let response: Response
   try {
     response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) })
@@ -162,7 +201,7 @@ export async function askEvents(url: string, token: string, agent: string, io: C
   for (const hook of parsed.data.hooks) {
     if (hook.status === 'broken') io.stderr.write(`hookd setup: warning: hook '${hook.name}' does not load now (${hook.error ?? 'no reason given'}); ${agent}'s tool calls are refused until it does\n`)
   }
-  return parsed.data.events
+  return { events: parsed.data.events, tools: routeTools(parsed.data.hooks) }
 }
 
 /** The flags every `hookd setup AGENT` takes (setup.ts adds --user and --transport where the agent has them). */

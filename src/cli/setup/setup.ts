@@ -30,7 +30,7 @@ import { settingsIo } from './settings-io.js'
 import { readScriptFolder } from './script-folder.js'
 import { type FileChange, applyChanges, readConfig } from './setup-files.js'
 import { setupHelp } from './setup-help.js'
-import { SETUP_FLAGS, askEvents, frontDoorUrl, routeOf, tokenFileFor } from './setup-shared.js'
+import { SETUP_FLAGS, askEvents, frontDoorUrl, placementsFor, routeOf, tokenFileFor } from './setup-shared.js'
 
 export async function setup(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv
@@ -93,21 +93,21 @@ async function setupAgent(agent: AgentDefinition, argv: string[], io: CliIo): Pr
     const token = await tokenFileFor(values, io, changes)
     masks.push(token.value)
     const url = `${origin}/${agent.id}/${route}`
-    const events = values.events !== undefined ? givenEvents(agent, list(values.events).join(','), transport) : answeredEvents(agent, await askEvents(url, token.value, agent.title, io))
+    const needs = values.events !== undefined ? { events: givenEvents(agent, list(values.events).join(','), transport), tools: undefined } : await askEvents(url, token.value, agent.title, io)
+    const events = answeredEvents(agent, needs.events)
     const shim = shimPath()
-    placements = events.map((event) => {
+    const entryOf = (event: string): Record<string, unknown> => {
       const eventUrl = s.namedEvents ? `${url}?event=${event}` : url
-      const entry =
-        transport === 'http' && s.http
-          ? s.http.entry(event, url, token.value, timeoutS)
-          : s.format.entryOf
-            ? // An agent that runs no command (OpenCode's plugin) takes the route and the token's file itself.
-              s.format.entryOf({ url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) })
-            : // The agent's own timeout comes after the shim's, which refuses: on its own timeout every agent lets the call through.
-              s.format.entry(shimCommand({ shim, url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) }), timeoutS + 5)
-      const matcher = s.toolMatcher?.events.includes(event) ? s.toolMatcher.matcher : undefined
-      return { event, entry, ...(matcher !== undefined ? { matcher } : {}) }
-    })
+      return transport === 'http' && s.http
+        ? s.http.entry(event, url, token.value, timeoutS)
+        : s.format.entryOf
+          ? // An agent that runs no command (OpenCode's plugin) takes the route and the token's file itself.
+            s.format.entryOf({ url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) })
+          : // The agent's own timeout comes after the shim's, which refuses: on its own timeout every agent lets the call through.
+            s.format.entry(shimCommand({ shim, url: eventUrl, tokenFile: token.file, timeoutS, failOpen: s.failOpen.includes(event) }), timeoutS + 5)
+    }
+    const placed = placementsFor(agent, events, entryOf, { tools: needs.tools, transport })
+    placements = placed.placements
     const fresh = before.trim() === '' ? (s.fresh ?? {}) : {}
     next = s.format.with({ ...fresh, ...current }, placements)
     if (s.trust) {
@@ -117,7 +117,8 @@ async function setupAgent(agent: AgentDefinition, argv: string[], io: CliIo): Pr
       changes.push(...trust.changes)
       summary.push(...trust.lines)
     }
-    for (const p of placements) summary.push(`${p.event.padEnd(s.summaryColumn)} -> ${url}`)
+    for (const p of placements) summary.push(`${p.event.padEnd(s.summaryColumn)} -> ${url}${p.matcher !== undefined && p.matcher !== s.toolMatcher?.matcher ? ` (${p.matcher})` : ''}`)
+    summary.push(...placed.notes)
     if (!placements.length) summary.push(`no events: none of these hooks serves a point ${agent.title} can reach`)
     for (const w of (await s.check?.(port, { config: next.config, file, url, transport, home, project })) ?? []) io.stderr.write(`hookd setup: warning: ${w}\n`)
   }

@@ -13,6 +13,7 @@ import { issueText } from '../../protocol/issue-text.js'
 import { type HookPermissions, hookPermissions, permissionsSchema } from '../../protocol/hook-permissions.js'
 import { POINT_NAMES, type PointName } from '../../protocol/points/points.js'
 import { quoted } from '../../protocol/text.js'
+import { TOOL_NAMES, type ToolName } from '../../protocol/tool-names.js'
 import { type SourceMap, mapPosition } from './source-map.js'
 import { HOOK_MODES, type HookMode } from '../chain/layer.js'
 
@@ -39,6 +40,23 @@ export const hookJsonSchema = z.strictObject({
    * The session's or operator's "refuse" wins over "skip".
    */
   onError: z.enum(['default', 'refuse', 'skip'], { error: 'expected "refuse", "skip" or "default"' }).optional(),
+  /**
+   * The tool calls this hook is called for, by their canonical names (src/agents/vocabulary.ts); absent:
+   * every call. The sidecar skips it for any other call (step-planner.ts), and `hookd setup` narrows the
+   * agent's own matchers to the tools the route's hooks list.
+   */
+  tools: z
+    .array(z.string().max(64), { error: 'expected a list of tool names, e.g. ["shell", "write_file"]' })
+    .min(1, 'lists no tool; leave "tools" out for a hook called for every tool call')
+    .max(TOOL_NAMES.length * 2, `lists more names than there are tools (${TOOL_NAMES.length})`)
+    .superRefine((names, ctx) => {
+      for (const [i, name] of names.entries()) {
+        if ((TOOL_NAMES as readonly string[]).includes(name)) continue
+        const near = didYouMean(name, TOOL_NAMES)
+        ctx.addIssue({ code: 'custom', path: [i], message: `${quoted(name, 64)} is not a canonical tool name${near ? ` (did you mean '${near}'?)` : ''}; the names are ${TOOL_NAMES.join(', ')}` })
+      }
+    })
+    .optional(),
   /** What the hook may touch and decide (src/protocol/hook-permissions.ts); absent: what the session allows. */
   permissions: permissionsSchema.optional(),
   /**
@@ -71,6 +89,7 @@ export type HookJsonCheck =
       /** The same block as written, for hookd.lock to record (pinning/lock-file.ts). */
       writtenPermissions?: unknown
       mode?: HookMode
+      tools?: readonly ToolName[]
     }
   | { ok: false; message: string; line?: number }
 
@@ -86,7 +105,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const json = read.value
   const parsed = hookJsonSchema.safeParse(json)
   if (parsed.success) {
-    const { config, description, remote, onError, permissions, mode } = parsed.data
+    const { config, description, remote, onError, permissions, mode, tools } = parsed.data
     return {
       ok: true,
       config,
@@ -95,6 +114,7 @@ export function checkHookJson(text: string): HookJsonCheck {
       ...(onError !== undefined ? { onError } : {}),
       ...(mode !== undefined ? { mode } : {}),
       ...(permissions !== undefined ? { permissions: hookPermissions(permissions), writtenPermissions: (json as { permissions?: unknown }).permissions } : {}),
+      ...(tools !== undefined ? { tools: [...new Set(tools)] as ToolName[] } : {}),
     }
   }
   const issue = parsed.error.issues[0]
@@ -102,7 +122,7 @@ export function checkHookJson(text: string): HookJsonCheck {
   const line = typeof key === 'string' ? exportLine(text, `"${key}"`) : undefined
   return {
     ok: false,
-    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError", "permissions" and "mode")`,
+    message: `hook.json is invalid: ${issueText(parsed.error)} (it may hold "config", "description", "remote", "onError", "tools", "permissions" and "mode")`,
     ...(line !== undefined ? { line } : {}),
   }
 }

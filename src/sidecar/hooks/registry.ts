@@ -356,7 +356,7 @@ export class Registry {
   /**
    * Loads a snapshot of a present folder: checks what every kind relies on (the folder readable,
    * hook.json valid), then has the kind that claims the folder load it, and attaches hook.json's
-   * "onError", "mode" and "description" to what it made (a failure keeps "onError" too).
+   * "onError", "mode", "description" and "tools" to what it made (a failure keeps "onError" too).
    */
   private async load(files: HookFiles): Promise<LoadResult> {
     const { name } = files
@@ -369,10 +369,10 @@ export class Registry {
     const kind = this.kinds.find((k) => k.claims(files, settings)) as HookKind
     const result = await kind.load(files, settings)
     if (!result.ok) return { ...result, onError: settings.onError }
-    const { description } = settings
+    const { description, tools } = settings
     const pinned = { ...(files.content ? { digest: files.content.digest } : {}), ...(written !== undefined ? { writtenPermissions: written } : {}) }
     const declared = settings.permissions !== undefined ? { permissions: settings.permissions } : {}
-    return { ...result, hook: { ...result.hook, onError: settings.onError, mode: settings.mode, ...(description !== undefined ? { description } : {}), ...declared, ...pinned } }
+    return { ...result, hook: { ...result.hook, onError: settings.onError, mode: settings.mode, ...(description !== undefined ? { description } : {}), ...declared, ...pinned, ...(tools !== undefined ? { tools: new Set(tools) } : {}) } }
   }
 
   private emit(event: RegistryEvent): void {

@@ -367,7 +367,7 @@ export class FrontDoor {
   }
 
   /**
-   * What a route runs: its hooks, their status and points, and the agent events they need (with those
+   * What a route runs: its hooks, their status, points and hook.json "tools", and the agent events they need (with those
    * that say what became of an ask when a hook at the gate may call ctx.confirm: may-ask.ts).
    */
   private async describe(tenant: Tenant, route: AgentRoute): Promise<unknown> {
@@ -379,7 +379,8 @@ export class FrontDoor {
     }
     const hooks = profile.hooks.map((name) => {
       const info = infos.find((h) => h.name === name)
-      return { name, status: info?.status ?? 'broken', points: info?.points ?? [], ...(info?.lastError ? { error: info.lastError.message } : {}) }
+      const tools = tenant.registry.get(name)?.tools
+      return { name, status: info?.status ?? 'broken', points: info?.points ?? [], ...(info?.lastError ? { error: info.lastError.message } : {}), ...(tools ? { tools: [...tools] } : {}) }
     })
     const points = new Set(hooks.flatMap((h) => h.points))
     const asks = profile.hooks.some((name) => {

@@ -3,13 +3,15 @@
  * operator's floor hooks (src/sidecar/floor.ts), read at each call, in the order of their folder names;
  * then one ChainStep per declared hook that serves the point (directly, or through the step point it
  * aliases), in declared order, a declared name that is a floor hook's being the floor's (it already
- * ran). Each runs by its hook's runner with the ctx data it sees (a sandboxed floor hook on the
- * tenant's own workers); a removed hook, or one that never loaded and must not be skipped, becomes a
- * step that reports its failure. It also says what a hook's failure does at a gate (`onErrorFor`: the
+ * ran). At a tool call, a hook whose hook.json "tools" does not list the call's tool is skipped. Each
+ * runs by its hook's runner with the ctx data it sees (a sandboxed floor hook on the tenant's own
+ * workers); a removed hook, or one that never loaded and must not be skipped, becomes a step that
+ * reports its failure. It also says what a hook's failure does at a gate (`onErrorFor`: the
  * operator's floor, the session's choice, the hook's own; a floor hook's refuses unless it says skip).
  */
 import { arch, platform } from 'node:os'
 import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
+import { callNameAt } from '../../protocol/tool-names.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
 import type { HookPermissions } from '../../protocol/hook-permissions.js'
@@ -57,6 +59,8 @@ export class StepPlanner {
     /** Each step's run, by itself (the chain's fallback), in step order; undefined for removed hooks. */
     const runs: Array<StepRun | undefined> = []
     let removed = false
+    /** The tool call the point is about, if it is about one (hook.json "tools" narrows the hooks it reaches). */
+    const about = callNameAt(pointName, initial)
     const floor = tenant.floor
     const floorNames = floor ? floor.hooks().map((h) => h.name) : []
     const own = this.layer
@@ -90,6 +94,8 @@ export class StepPlanner {
         continue
       }
       if (!handlerFor(point, hook.points)) continue
+      // A hook whose hook.json lists its tools is not called for any other tool's call.
+      if (hook.tools && about !== undefined && !hook.tools.has(about)) continue
       const ctx = this.ctxFor(hook, pointName)
       const host = this.session.host(seq, name, pointName, hook.permissions, hook.mode === 'shadow')
       // A sandboxed floor hook runs on the tenant's own workers (its lane), never on a pool tenants share.

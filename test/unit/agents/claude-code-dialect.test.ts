@@ -13,6 +13,7 @@ import {
   CWD,
   HOOK,
   type Logged,
+  type Reply,
   type Row,
   SESSION,
   ask,
@@ -247,7 +248,7 @@ const runs: Row[] = [
     log: [BEGIN, { close: 'error', by: 'agent' }, BEGIN, { close: 'interrupted', by: 'agent' }],
   },
   { row: 'an end event with no run open opens none', steps: [{ event: event('Stop'), gets: ok({}) }], log: [] },
-  { row: 'an event it does not map (Notification) is {}: no opinion, no run', steps: [{ event: event('Notification', { message: 'waiting' }), gets: ok({}) }], log: [] },
+  { row: 'an event it does not map (InstructionsLoaded) is {}: no opinion, no run', steps: [{ event: event('InstructionsLoaded', { file_path: `${CWD}/CLAUDE.md`, memory_type: 'Project', load_reason: 'session_start' }), gets: ok({}) }], log: [] },
 ]
 
 const malformed: Row[] = [
@@ -358,3 +359,134 @@ describe('Claude Code: after a tool (PostToolUse, PostToolUseFailure)', () => ta
 describe('Claude Code: the run (SessionStart, UserPromptSubmit, Stop, StopFailure, SessionEnd) and events it does not map', () => table(AGENT, runs))
 describe('Claude Code: malformed events', () => table(AGENT, malformed))
 describe('Claude Code: what follows an ask', () => table(AGENT, asks))
+
+/** The hooks set `fields` at one of the agents' own points (the chain's result is the fields they changed). */
+const sets =
+  (fields: Record<string, unknown>): Reply =>
+  () => ({ result: fields, diagnostics: [], asks: [] })
+const permission = (tool: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => event('PermissionRequest', { tool_name: tool, tool_input: input, permission_suggestions: [], ...extra })
+const shellCall = (command: string, extra: Record<string, unknown> = {}) => ({ id: '', name: 'shell', arguments: { command }, native: { agent: 'claude-code', name: 'Bash', input: bash(command) }, ...extra, tool: 'Bash' })
+const SUB = { agent_id: 'agent-7', agent_type: 'general-purpose' }
+
+const ownPoints: Row[] = [
+  {
+    row: 'PermissionRequest: permission:request on the canonical call; allow with arguments is behavior allow with updatedInput',
+    steps: [
+      {
+        event: permission('Bash', bash('ls')),
+        reply: sets({ decision: 'allow', arguments: { command: 'ls -a' } }),
+        gets: ok({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow', updatedInput: bash('ls -a') } } }),
+      },
+    ],
+    log: [BEGIN, { call: 'permission:request', payload: shellCall('ls') }],
+  },
+  {
+    row: "deny is behavior deny with the hook's reason as the message",
+    steps: [{ event: permission('Bash', bash('rm -rf /')), reply: sets({ decision: 'deny', reason: 'no rm' }), gets: ok({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'no rm' } } }) }],
+    log: [BEGIN, { call: 'permission:request', payload: shellCall('rm -rf /') }],
+  },
+  {
+    row: 'ask and defer leave the dialog to open: {}',
+    steps: [
+      { event: permission('Bash', bash('ls')), reply: sets({ decision: 'ask' }), gets: ok({}) },
+      { event: permission('Bash', bash('ls')), reply: sets({ decision: 'defer', reason: 'later' }), gets: ok({}) },
+    ],
+    log: [BEGIN, { call: 'permission:request', payload: shellCall('ls') }, { call: 'permission:request', payload: shellCall('ls') }],
+  },
+  {
+    row: 'a dialog in a subagent names the subagent',
+    steps: [{ event: permission('Bash', bash('ls'), SUB), gets: ok({}) }],
+    log: [BEGIN, { call: 'permission:request', payload: shellCall('ls', { subagent: { id: 'agent-7', type: 'general-purpose' } }) }],
+  },
+  {
+    row: 'a PermissionRequest hookd cannot read is denied in its own form',
+    steps: [
+      {
+        event: { ...permission('Bash', bash('ls')), tool_input: 'x' },
+        gets: ok({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'hookd could not check this call, so it is refused: the PermissionRequest event.tool_input: Invalid input: expected record, received string; is this a Claude Code hook event?' } } }),
+      },
+    ],
+    log: [],
+  },
+  {
+    row: "SubagentStart: subagent:start; context is additionalContext, which the subagent reads",
+    steps: [{ event: event('SubagentStart', SUB), reply: sets({ context: 'stay in src/' }), gets: ok({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: 'stay in src/' } }) }],
+    log: [BEGIN, { call: 'subagent:start', payload: { subagent: { id: 'agent-7', type: 'general-purpose' } } }],
+  },
+  {
+    row: 'SubagentStop: subagent:stop; keepWorking is decision block with the reason',
+    steps: [
+      {
+        event: event('SubagentStop', { ...SUB, agent_transcript_path: '/t', stop_hook_active: false, last_assistant_message: 'done' }),
+        reply: sets({ keepWorking: true, reason: 'run the tests' }),
+        gets: ok({ decision: 'block', reason: 'run the tests' }),
+      },
+    ],
+    log: [BEGIN, { call: 'subagent:stop', payload: { subagent: { id: 'agent-7', type: 'general-purpose' }, lastMessage: 'done' } }],
+  },
+  {
+    row: 'PreCompact: compact:before; block is decision block',
+    steps: [{ event: event('PreCompact', { trigger: 'auto', custom_instructions: null }), reply: sets({ block: true, reason: 'not now' }), gets: ok({ decision: 'block', reason: 'not now' }) }],
+    log: [BEGIN, { call: 'compact:before', payload: { trigger: 'auto', instructions: '' } }],
+  },
+  {
+    row: 'PostCompact, Notification and FileChanged are observed: {}',
+    steps: [
+      { event: event('PostCompact', { trigger: 'manual', compact_summary: 'S' }), gets: ok({}) },
+      { event: event('Notification', { message: 'Claude needs your permission', notification_type: 'permission_prompt' }), gets: ok({}) },
+      { event: event('FileChanged', { file_path: `${CWD}/.env`, event: 'change' }), gets: ok({}) },
+    ],
+    log: [
+      BEGIN,
+      { call: 'compact:after', payload: { trigger: 'manual', summary: 'S' } },
+      { call: 'notification', payload: { kind: 'permission_prompt', message: 'Claude needs your permission', title: '' } },
+      { call: 'file:changed', payload: { path: `${CWD}/.env`, change: 'change' } },
+    ],
+  },
+  {
+    row: 'ConfigChange: config:change; block keeps the settings as they were',
+    steps: [
+      { event: event('ConfigChange', { source: 'project_settings', file_path: `${CWD}/.claude/settings.json` }), reply: sets({ block: true, reason: 'the hooks are not yours to change' }), gets: ok({ decision: 'block', reason: 'the hooks are not yours to change' }) },
+    ],
+    log: [BEGIN, { call: 'config:change', payload: { source: 'project_settings', path: `${CWD}/.claude/settings.json` } }],
+  },
+  {
+    row: 'a ConfigChange whose point call fails is blocked, saying why (a gate)',
+    steps: [
+      {
+        event: event('ConfigChange', { source: 'user_settings' }),
+        reply: fails('unavailable', "the tenant's sandbox workers are not running"),
+        gets: ok({ decision: 'block', reason: "hookd could not check this call, so it is refused: the tenant's sandbox workers are not running" }),
+      },
+    ],
+    log: [BEGIN, { call: 'config:change', payload: { source: 'user_settings', path: '' } }],
+  },
+  { row: 'no hook serves the point: {}, and no point call', serves: ['beforeToolExecute'], steps: [{ event: event('SubagentStart', SUB), gets: ok({}) }], log: [] },
+]
+
+const subagents: Row[] = [
+  {
+    row: "a subagent's PreToolUse reaches beforeToolExecute with the subagent named; a deferral is Claude Code's defer",
+    steps: [
+      {
+        event: { ...pre('Bash', bash('make deploy')), ...SUB },
+        reply: () => ({ result: { allow: false, deferred: true, reason: 'wait for the release window' }, diagnostics: [], asks: [] }),
+        gets: ok({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'defer', permissionDecisionReason: 'wait for the release window' } }),
+      },
+    ],
+    log: [BEGIN, { call: 'beforeToolExecute', payload: { ...(gateShell('make deploy') as { payload: Record<string, unknown> }).payload, subagent: { id: 'agent-7', type: 'general-purpose' } } }],
+  },
+  {
+    row: "a subagent's PostToolUse names it too",
+    steps: [{ event: { ...post('Bash', bash('echo hello'), bashResponse), ...SUB }, gets: ok({}) }],
+    log: [BEGIN, { call: 'afterToolExecute', payload: { call: { ...((afterShell('echo hello', { text: 'hello', isError: false }) as { payload: { call: Record<string, unknown> } }).payload.call), subagent: { id: 'agent-7', type: 'general-purpose' } }, result: { text: 'hello', isError: false } } }],
+  },
+  {
+    row: 'agent_type alone (the main thread of an --agent session) is no subagent',
+    steps: [{ event: { ...pre('Bash', bash('ls')), agent_type: 'reviewer' }, gets: ok({}) }],
+    log: [BEGIN, gateShell('ls')],
+  },
+]
+
+describe("Claude Code: the agents' own points (PermissionRequest, SubagentStart/Stop, PreCompact/PostCompact, ConfigChange, Notification, FileChanged)", () => table(AGENT, ownPoints))
+describe("Claude Code: subagents' tool calls, and defer", () => table(AGENT, subagents))

@@ -55,7 +55,7 @@ const session = (): string => `door-limits-${++sessions}`
 const gate = (id: string, size = 0): Record<string, unknown> => claudePre(project, id, 'Bash', { command: 'ls', description: 'x'.repeat(size) })
 const after = (id: string): Record<string, unknown> => ({ ...gate(id), hook_event_name: 'PostToolUse', tool_response: 'ok' })
 /** An event Claude Code's dialect does not map: answered at once, no run, no call. */
-const other = (id: string, size = 0): Record<string, unknown> => ({ session_id: id, cwd: project, hook_event_name: 'Notification', message: 'x'.repeat(size) })
+const other = (id: string, size = 0): Record<string, unknown> => ({ session_id: id, cwd: project, hook_event_name: 'InstructionsLoaded', file_path: 'x'.repeat(size) })
 const deny = (reason: string) => ({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } })
 const answered = (a: Answer) => ({ status: a.status, json: a.json })
 

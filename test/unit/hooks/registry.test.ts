@@ -177,7 +177,7 @@ describe('load diagnostics', () => {
   it('reports a key hook.json may not hold, at its line', async () => {
     const { diagnostics } = await loaded({ g: { index: exporting('afterRun'), json: '{\n  "config": {},\n  "confg": 1\n}' } })
     expect(diagnostics[0]).toMatchObject({ file: 'g/hook.json', line: 3 })
-    expect(diagnostics[0]?.message).toMatch(/^hook\.json is invalid: .*"confg".* \(it may hold "config", "description", "remote", "onError", "permissions" and "mode"\)\. The hook is skipped/)
+    expect(diagnostics[0]?.message).toMatch(/^hook\.json is invalid: .*"confg".* \(it may hold "config", "description", "remote", "onError", "tools", "permissions" and "mode"\)\. The hook is skipped/)
   })
 
   it('reports an empty index.js without loading it', async () => {

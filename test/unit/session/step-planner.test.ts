@@ -95,6 +95,50 @@ describe('steps', () => {
     ])
   })
 
+  it('skips a hook for a tool its hook.json "tools" does not list, at every point about one call, and nowhere else', async () => {
+    const p = await planner(
+      {
+        files: { index: eventExport, json: { tools: ['write_file', 'edit_file'] } },
+        shells: { index: eventExport, json: { tools: ['shell'] } },
+        every: { index: eventExport },
+      },
+      ['files', 'shells', 'every'],
+      { loader: (l) => ['files', 'shells', 'every'].forEach((n) => void l.script(n, { ok: true, exports: ['beforeToolExecute', 'afterToolExecute', 'permission:request', 'beforeRun'] })) },
+    )
+    const names = (name: string, payload: unknown): string[] => p.planner.steps(1, point(name), payload, signal).map((s) => s.hook.name)
+    expect(names('beforeToolExecute', point('beforeToolExecute').payload.parse(call))).toEqual(['shells', 'every'])
+    expect(names('afterToolExecute', point('afterToolExecute').payload.parse({ call: { ...call, name: 'write_file' }, result: { text: '', isError: false } }))).toEqual(['files', 'every'])
+    expect(names('tool:gate', gateEvent)).toEqual(['shells', 'every'])
+    expect(names('permission:request', point('permission:request').payload.parse({ ...call, name: 'edit_file' }))).toEqual(['files', 'every'])
+    // A call under a name no hook lists (an MCP tool, or a native call with no canonical reading) reaches only the hook that lists none.
+    expect(names('beforeToolExecute', point('beforeToolExecute').payload.parse({ ...call, name: 'mcp__db__query' }))).toEqual(['every'])
+    expect(names('beforeRun', { sessionId: 's', agentId: 'a', modelId: 'm' })).toEqual(['files', 'shells', 'every'])
+  })
+
+  it('refuses a hook.json "tools" that is no list of names, or longer than there are tools twice over, saying so', async () => {
+    const p = await planner(
+      {
+        one: { index: exporting('beforeToolExecute'), json: { tools: 'shell' } },
+        many: { index: exporting('beforeToolExecute'), json: { tools: Array.from({ length: 1000 }, () => 'shell') } },
+        none: { index: exporting('beforeToolExecute'), json: { tools: [] } },
+      },
+      ['one', 'many', 'none'],
+    )
+    const error = (name: string): string | undefined => p.registry.list().find((h) => h.name === name)?.lastError?.message
+    expect(error('one')).toContain('hook.json is invalid: tools: expected a list of tool names, e.g. ["shell", "write_file"]')
+    expect(error('many')).toContain('hook.json is invalid: tools: lists more names than there are tools (9)')
+    expect(error('none')).toContain('hook.json is invalid: tools: lists no tool; leave "tools" out for a hook called for every tool call')
+    for (const name of ['one', 'many', 'none']) expect(p.registry.get(name)).toBeUndefined()
+  })
+
+  it('refuses a hook.json whose "tools" names no canonical tool, saying the names', async () => {
+    const p = await planner({ typo: { index: exporting('beforeToolExecute'), json: { tools: ['shel'] } } }, ['typo'])
+    expect(p.registry.get('typo')).toBeUndefined()
+    expect(p.registry.list().find((h) => h.name === 'typo')?.lastError?.message).toContain(
+      `hook.json is invalid: tools[0]: 'shel' is not a canonical tool name (did you mean 'shell'?); the names are shell, read_file, write_file, edit_file, web_fetch, web_search, find_files, search_files, list_files`,
+    )
+  })
+
   it('keeps the declared order, and runs a hook\'s own export of the event point when it has one', async () => {
     const p = await planner({ a: { index: eventExport }, b: { index: exporting('afterToolExecute') }, c: { index: exporting('beforeRun') } }, ['c', 'b', 'a'], {
       loader: (l) => void l.script('a', { ok: true, exports: ['tool:transform'] }),

@@ -32,6 +32,8 @@ export interface LoadedHook extends RunnableHook {
   mode?: HookMode
   /** One line about the hook: hook.json "description", else a remote hook's own (its Describe). */
   description?: string
+  /** hook.json "tools": the tool calls it is called for (canonical names); absent: every call. */
+  tools?: ReadonlySet<string>
   /** A bundled hook's source map (version 3, JSON text): `source` is then esbuild's bundle. */
   sourceMap?: string
   /** The content digest of every file it loads (src/sidecar/pinning/content-digest.ts); set by the registry. */
@@ -52,6 +54,8 @@ export interface HookSettings {
   mode: HookMode
   /** "description". */
   description?: string | undefined
+  /** "tools", when given. */
+  tools?: readonly string[] | undefined
   /** "remote" as written: the remote kind's claim. */
   remote?: string | undefined
   /** "permissions", parsed; undefined when hook.json has none. */

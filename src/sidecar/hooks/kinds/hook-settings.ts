@@ -1,6 +1,6 @@
 /**
  * What a hook folder's hook.json says, read once before any kind loads it (src/sidecar/hooks/registry.ts): "config",
- * "onError", "mode", "description", "remote" and "permissions", with the permissions block also as
+ * "onError", "mode", "description", "remote", "tools" and "permissions", with the permissions block also as
  * written (canonical JSON: what hookd.lock records, src/sidecar/pinning/lock-file.ts). A folder that cannot be read,
  * an invalid hook.json, and a hook without permissions where they are required are load failures that
  * say which file and what to do.
@@ -28,6 +28,7 @@ export function readSettings(files: HookFiles, requirePermissions: boolean): Set
     settings.description = checked.description
     settings.remote = checked.remote
     settings.permissions = checked.permissions
+    settings.tools = checked.tools
     if (checked.writtenPermissions !== undefined) written = canonicalJson(checked.writtenPermissions)
   }
   if (requirePermissions && settings.permissions === undefined) {

@@ -13,11 +13,11 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type HookdHooks, type SdkHookCallback, hookdHooks } from '../../src/agents/claude-agent-sdk/index.js'
-import type { HookdClient } from '../../src/host/client.js'
-import type { Diagnostic } from '../../src/protocol/diagnostic.js'
-import { type Running, hook, startSidecar, writeTree } from '../support/sidecar.js'
-import { waitFor } from '../reload/support.js'
+import { type HookdHooks, type SdkHookCallback, hookdHooks } from '../../../src/agents/claude-agent-sdk/index.js'
+import type { HookdClient } from '../../../src/host/client.js'
+import type { Diagnostic } from '../../../src/protocol/diagnostic.js'
+import { type Running, hook, startSidecar, writeTree } from '../../support/sidecar.js'
+import { waitFor } from '../../reload/support.js'
 
 /** Serves no gate: a hook that only reads results. */
 const AUDIT_ONLY = hook({ afterToolExecute: `function (ctx, call, result) {}` })

@@ -15,12 +15,12 @@ import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
-import { EXAMPLE_HOOKS } from '../support/sidecar.js'
-import { type Reply, startAnthropicApi, toolResults } from './support/anthropic-api.js'
-import { agentCli } from './support/cli.js'
-import { functionOutputs, startOpenAiApi } from './support/openai-api.js'
-import { isolatedEnv, projectWithVictim, run, tempDir } from './support/other-clis.js'
+import { type Serving, runInProcess, startServe, stopProcess } from '../../support/processes.js'
+import { EXAMPLE_HOOKS } from '../../support/sidecar.js'
+import { type Reply, startAnthropicApi, toolResults } from '../support/anthropic-api.js'
+import { agentCli } from '../support/cli.js'
+import { functionOutputs, startOpenAiApi } from '../support/openai-api.js'
+import { isolatedEnv, projectWithVictim, run, tempDir } from '../support/other-clis.js'
 
 const TEST_TIMEOUT = 300_000
 

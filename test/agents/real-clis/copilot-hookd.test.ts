@@ -20,10 +20,10 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Serving, runInProcess, startServe, stopProcess } from '../support/processes.js'
-import { agentCli } from './support/cli.js'
-import { type OpenAiApi, type OpenAiReply, type ResponsesRequest, functionOutputs, startOpenAiApi, userTexts } from './support/openai-api.js'
-import { copilotEnv, projectWithVictims, run, tempDir } from './support/other-clis.js'
+import { type Serving, runInProcess, startServe, stopProcess } from '../../support/processes.js'
+import { agentCli } from '../support/cli.js'
+import { type OpenAiApi, type OpenAiReply, type ResponsesRequest, functionOutputs, startOpenAiApi, userTexts } from '../support/openai-api.js'
+import { copilotEnv, projectWithVictims, run, tempDir } from '../support/other-clis.js'
 
 const TEST_TIMEOUT = 240_000
 const HOOK = `module.exports = {
