@@ -77,6 +77,8 @@ function currentValue(point: AnyPoint, state: unknown, field: string): unknown {
 }
 
 function appends(before: unknown, after: unknown): boolean {
+  // Nothing there yet (a subagent's first context): any text or messages only add to it.
+  if ((before === undefined || before === null) && (typeof after === 'string' || Array.isArray(after))) return true
   if (typeof before === 'string' && typeof after === 'string') return after.length > before.length && after.startsWith(before)
   if (Array.isArray(before) && Array.isArray(after)) return after.length > before.length && sameJson(after.slice(0, before.length), before)
   return false
