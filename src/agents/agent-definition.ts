@@ -51,11 +51,11 @@ export interface AgentSettings {
   /** Events whose entry lets the call through when hookd cannot answer: they start or end a run, with nothing to refuse. */
   readonly failOpen: readonly string[]
   /**
-   * The group matcher the agent needs on tool events' entries, where its format groups them; with
-   * `names`, the matcher naming only the native tools the route's hooks list (tool-conditions.ts), so
-   * the agent calls hookd for no other tool.
+   * The group matcher the agent needs on tool events' entries, where its format groups them (none: the
+   * group has no matcher, which Codex reads as every tool); with `names`, the matcher naming only the
+   * native tools the route's hooks list (tool-conditions.ts), so the agent calls hookd for no other tool.
    */
-  readonly toolMatcher?: { readonly matcher: string; readonly events: readonly string[]; names?(natives: readonly string[]): string }
+  readonly toolMatcher?: { readonly matcher?: string; readonly events: readonly string[]; names?(natives: readonly string[]): string }
   /**
    * Events whose answer hookd never uses (its hooks only observe them), and the fields that make the
    * agent's command entry for them run in the background (Claude Code's `async: true`).

@@ -5,6 +5,7 @@
  */
 import { defineAgent } from '../agent-definition.js'
 import { AGENT_POINTS } from '../hook-event.js'
+import { nameList } from '../tool-conditions.js'
 import { hooksJson } from '../settings/hooks-json.js'
 import { CODEX_DIALECT } from './codex-dialect.js'
 import { CODEX } from './tools.js'
@@ -12,8 +13,16 @@ import { CODEX_TRUST } from './trust.js'
 
 export const CODEX_AGENT = defineAgent(CODEX_DIALECT, {
   settings: {
-    // Seconds; no matcher: Codex hashes the matcher into a hook's trust, and none means every tool.
+    // Seconds.
     format: hooksJson({ agent: CODEX, shape: 'grouped', field: 'command', entry: (command, timeoutS) => ({ type: 'command', command, timeout: timeoutS }) }),
+    // Where the route's hooks list their tools, a matcher naming only Codex's names for them, as an exact
+    // list (`Bash|apply_patch`); otherwise none, which Codex reads as every tool. Codex 0.169.0 reads a
+    // matcher of letters, digits, `_` and `|` alone as exact names, anything else as an unanchored
+    // regular expression (codex-rs/hooks/src/events/common.rs, matches_matcher), and tests it against
+    // the name the event carries (`Bash` for every shell call, `apply_patch`, which it also tests as
+    // `Write` and `Edit`): the name the sidecar reads the call by (tools.ts). It hashes the matcher
+    // into the entry's trust (trust-toml.ts).
+    toolMatcher: { events: ['PreToolUse', 'PermissionRequest', 'PostToolUse'], names: nameList },
     committed: '.codex/hooks.json',
     user: { dir: '.codex', file: 'hooks.json', variable: 'CODEX_HOME' },
     // The rest fail open too, since nothing is refused there; PermissionRequest fails closed (exit 2

@@ -121,7 +121,8 @@ async function setupTrust(port: SettingsPort, hooksFile: string, placed: readonl
   const config = join(codexHome, 'config.toml')
   const base = port.env.CODEX_HOME || (home as string)
   const before = await port.readSettings(config, base)
-  const trusted = placed.map((p) => ({ event: p.event, position: p.position, command: String(p.entry.command), timeoutS: Number(p.entry.timeout) }))
+  // Under the hash of the entry where it is, its group's matcher included (trust-toml.ts).
+  const trusted = placed.map((p) => ({ event: p.event, position: p.position, command: String(p.entry.command), timeoutS: Number(p.entry.timeout), ...(p.matcher !== undefined ? { matcher: p.matcher } : {}) }))
   const { text, dropped } = withTrust(before, hooksFile, trusted)
   const lines: string[] = []
   if (trusted.length) lines.push(`${trusted.length} hook${trusted.length > 1 ? 's' : ''} recorded as trusted in ${config}`)

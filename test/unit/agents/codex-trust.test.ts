@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { CODEX_TRUST } from '../../../src/agents/codex/trust.js'
 import { trustHash, withTrust } from '../../../src/agents/codex/trust-toml.js'
+import type { SettingsPort } from '../../../src/agents/settings/settings-port.js'
 
 const hook = (event: string, command: string) => ({ event, position: { group: 0, handler: 0 }, command, timeoutS: 35 })
 
@@ -33,5 +35,19 @@ describe("Codex's trust in config.toml", () => {
     expect(next).toContain('# hookd: the hooks in /home/u/.codex/hooks.json, trusted')
     expect(next).toContain('[hooks.state."/home/u/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"')
     expect(next.match(/\[projects\."\/p"\]/g)).toHaveLength(1)
+  })
+
+  it("setup trusts an entry in a group with a matcher under the hash that holds it, as Codex hashes it (a hash without it is skipped)", async () => {
+    const port = { env: { HOME: '/home/u' }, readSettings: async () => '' } as unknown as SettingsPort
+    const entry = { type: 'command', command: 'shim', timeout: 35 }
+    const placed = [
+      { event: 'PreToolUse', entry, matcher: 'Bash', position: { group: 0, handler: 0 } },
+      { event: 'Stop', entry, position: { group: 0, handler: 0 } },
+    ]
+    const { changes } = await CODEX_TRUST.setup(port, '/home/u/.codex/hooks.json', placed)
+    const after = changes[0]?.after ?? ''
+    expect(after).toContain(`[hooks.state."/home/u/.codex/hooks.json:pre_tool_use:0:0"]\ntrusted_hash = "${trustHash('PreToolUse', 'shim', 35, 'Bash')}"`)
+    expect(after).toContain(`[hooks.state."/home/u/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "${trustHash('Stop', 'shim', 35)}"`)
+    expect(trustHash('PreToolUse', 'shim', 35, 'Bash')).not.toBe(trustHash('PreToolUse', 'shim', 35))
   })
 })
