@@ -103,6 +103,19 @@ describe("Codex 0.169.0 and a project's committed hooks", () => {
   )
 
   it(
+    "reads a matcher of letters, digits, _ and | as exact names, tested against the name the event carries (setup's narrowed matchers, codex-agent.ts)",
+    async () => {
+      const shellCall = (name: string, matcher: string) => codexIn(name, { event: 'PreToolUse', matcher, projectTrusted: true, hash: { matcher } })
+      expect((await shellCall('exact-bash', 'Bash')).hook).toBe(true)
+      expect((await shellCall('exact-list', 'Bash|apply_patch')).hook).toBe(true)
+      // Neither another tool's name nor a part of Bash's (which an unanchored regular expression would match).
+      expect((await shellCall('exact-patch', 'apply_patch')).hook).toBe(false)
+      expect((await shellCall('exact-part', 'Bas')).hook).toBe(false)
+    },
+    TEST_TIMEOUT * 2,
+  )
+
+  it(
     "takes no hook trust from the project's own config.toml, but, once trusted, starts the MCP servers a .codex below names",
     async () => {
       const selfTrust = await codexIn('self-trust', {

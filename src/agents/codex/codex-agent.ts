@@ -55,7 +55,7 @@ export const CODEX_AGENT = defineAgent(CODEX_DIALECT, {
     redact: 'no',
     failsClosed: 'the shim (exit 2)',
     tested: '0.169.0',
-    toolConditions: 'no: setup matches every tool; the sidecar skips the hooks that do not list it',
+    toolConditions: 'a matcher of the native tools (`Bash`, `apply_patch`), an exact list, hashed into its trust',
     agentPoints: 'compact:before (PreCompact: a block stops the turn), compact:after',
     defer: 'no: refused (Codex can neither defer nor ask at PreToolUse); at PermissionRequest, Codex reviews the call itself',
     permission: 'PermissionRequest: allow, deny (with the reason); ask and defer leave it to Codex; no rewrite',
