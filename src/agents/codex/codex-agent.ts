@@ -19,9 +19,9 @@ export const CODEX_AGENT = defineAgent(CODEX_DIALECT, {
     // list (`Bash|apply_patch`); otherwise none, which Codex reads as every tool. Codex 0.169.0 reads a
     // matcher of letters, digits, `_` and `|` alone as exact names, anything else as an unanchored
     // regular expression (codex-rs/hooks/src/events/common.rs, matches_matcher), and tests it against
-    // the name the event carries (`Bash` for every shell call, `apply_patch`, which it also tests as
-    // `Write` and `Edit`): the name the sidecar reads the call by (tools.ts). It hashes the matcher
-    // into the entry's trust (trust-toml.ts).
+    // the name the event carries (`Bash` for every shell call, `apply_patch`; its source also tests
+    // apply_patch as `Write` and `Edit`): the name the sidecar reads the call by (tools.ts). Measured in
+    // test/agents/codex-project-trust.test.ts. It hashes the matcher into the entry's trust (trust-toml.ts).
     toolMatcher: { events: ['PreToolUse', 'PermissionRequest', 'PostToolUse'], names: nameList },
     committed: '.codex/hooks.json',
     user: { dir: '.codex', file: 'hooks.json', variable: 'CODEX_HOME' },
