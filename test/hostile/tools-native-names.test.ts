@@ -88,6 +88,22 @@ describe('a guard whose "tools" lists write_file and edit_file', () => {
   })
 })
 
+describe("a guard whose \"tools\" lists write_file and edit_file, at Copilot CLI", () => {
+  const copilot = (patchText: string): Record<string, unknown> => ({ sessionId: session(), timestamp: 1796053931718, cwd: project, toolName: 'apply_patch', toolArgs: patchText })
+  const copilotDeny = (reason: string) => ({ permissionDecision: 'deny', permissionDecisionReason: reason })
+
+  it('refuses a patch that adds one file: the control', async () => {
+    const out = await post('/copilot/guard-writes?event=preToolUse', copilot(patch('*** Add File: .env', '+SECRET=1')))
+    expect(out.json).toEqual(copilotDeny('no writes: write_file'))
+  })
+
+  it('is not skipped for a patch that adds two files', async () => {
+    const out = await post('/copilot/guard-writes?event=preToolUse', copilot(patch('*** Add File: .env', '+SECRET=1', '*** Add File: notes.txt', '+hello')))
+    expect(out.status).toBe(200)
+    expect(out.json).toEqual(copilotDeny('no writes: apply_patch'))
+  })
+})
+
 describe('a guard whose "tools" lists read_file', () => {
   const cline = (input: Record<string, unknown>): Record<string, unknown> => clinePre(project, session(), 'read_files', input)
   const cancel = (reason: string) => ({ cancel: true, errorMessage: reason })
