@@ -125,3 +125,36 @@ describe('a guard whose "tools" lists read_file', () => {
     expect(out.json).toEqual(cancel('no reads: read_files'))
   })
 })
+
+describe('an operator floor guard whose "tools" lists write_file and edit_file', () => {
+  let floored: Sidecar | undefined
+  let floorUrl = ''
+  let floor = ''
+  let below = ''
+
+  beforeAll(async () => {
+    floor = await writeTree({
+      '00-protect/index.js': hook({ beforeToolExecute: `function (ctx, call) { return { allow: false, reason: 'floor: no writes: ' + call.name } }` }),
+      '00-protect/hook.json': JSON.stringify({ tools: ['write_file', 'edit_file'] }),
+    })
+    below = await writeTree({ 'quiet/index.js': hook({ beforeToolExecute: `function () {}` }) })
+    floored = await Sidecar.create({ hooks: below, floor, floorReport: () => {}, workers: 1, watch: false })
+    floorUrl = await floored.listenHttp('127.0.0.1', 0, { token: TOKEN })
+  }, 60_000)
+
+  afterAll(async () => {
+    await floored?.stop()
+    for (const dir of [floor, below]) if (dir) await rm(dir, { recursive: true, force: true })
+  })
+
+  it('refuses a one-file Codex patch in every session: the control', async () => {
+    const out = await postEvent(floorUrl, TOKEN, '/codex/quiet', codexPre('apply_patch', { command: patch('*** Add File: .env', '+SECRET=1') }))
+    expect(out.json).toEqual(codexDeny('floor: no writes: write_file'))
+  })
+
+  it('is not escaped by a Codex patch of two files', async () => {
+    const out = await postEvent(floorUrl, TOKEN, '/codex/quiet', codexPre('apply_patch', { command: patch('*** Add File: .env', '+SECRET=1', '*** Add File: notes.txt', '+hello') }))
+    expect(out.status).toBe(200)
+    expect(out.json).toEqual(codexDeny('floor: no writes: apply_patch'))
+  })
+})
