@@ -7,6 +7,10 @@ export const TOOL_NAMES = ['shell', 'read_file', 'write_file', 'edit_file', 'web
 
 export type ToolName = (typeof TOOL_NAMES)[number]
 
+export function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name)
+}
+
 /**
  * The name of the tool call a point's payload is about (as parsed by the point's schema): afterToolExecute's `call.name`, the `name` of
  * beforeToolExecute (whose payload is the call), of permission:request and of the tool event points

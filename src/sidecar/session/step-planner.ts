@@ -11,7 +11,7 @@
  */
 import { arch, platform } from 'node:os'
 import { type AnyPoint, type PointName, handlerFor, isGate } from '../../protocol/points/points.js'
-import { callNameAt } from '../../protocol/tool-names.js'
+import { callNameAt, isToolName } from '../../protocol/tool-names.js'
 import { HOOKD_VERSION } from '../../protocol/version.js'
 import type { OnError, OpenSessionWire } from '../../protocol/wire.js'
 import type { HookPermissions } from '../../protocol/hook-permissions.js'
@@ -94,8 +94,11 @@ export class StepPlanner {
         continue
       }
       if (!handlerFor(point, hook.points)) continue
-      // A hook whose hook.json lists its tools is not called for any other tool's call.
-      if (hook.tools && about !== undefined && !hook.tools.has(about)) continue
+      // A hook whose hook.json lists its tools is not called for another canonical tool's call. A call
+      // under any other name (a native tool whose call has no canonical reading: a Codex patch of two
+      // files, a host's own tool names over gRPC, a name that is not a string) reaches every hook: what
+      // it does is not known to be outside what the hook guards.
+      if (hook.tools && about !== undefined && isToolName(about) && !hook.tools.has(about)) continue
       const ctx = this.ctxFor(hook, pointName)
       const host = this.session.host(seq, name, pointName, hook.permissions, hook.mode === 'shadow')
       // A sandboxed floor hook runs on the tenant's own workers (its lane), never on a pool tenants share.

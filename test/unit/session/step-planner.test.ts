@@ -110,8 +110,11 @@ describe('steps', () => {
     expect(names('afterToolExecute', point('afterToolExecute').payload.parse({ call: { ...call, name: 'write_file' }, result: { text: '', isError: false } }))).toEqual(['files', 'every'])
     expect(names('tool:gate', gateEvent)).toEqual(['shells', 'every'])
     expect(names('permission:request', point('permission:request').payload.parse({ ...call, name: 'edit_file' }))).toEqual(['files', 'every'])
-    // A call under a name no hook lists (an MCP tool, or a native call with no canonical reading) reaches only the hook that lists none.
-    expect(names('beforeToolExecute', point('beforeToolExecute').payload.parse({ ...call, name: 'mcp__db__query' }))).toEqual(['every'])
+    // A call under a name that is no canonical tool's (an MCP tool, a native call with no canonical
+    // reading such as a Codex patch of two files, a host's own name) reaches every hook: nothing says
+    // it is outside what a hook guards.
+    expect(names('beforeToolExecute', point('beforeToolExecute').payload.parse({ ...call, name: 'mcp__db__query' }))).toEqual(['files', 'shells', 'every'])
+    expect(names('beforeToolExecute', point('beforeToolExecute').payload.parse({ ...call, name: 'apply_patch' }))).toEqual(['files', 'shells', 'every'])
     expect(names('beforeRun', { sessionId: 's', agentId: 'a', modelId: 'm' })).toEqual(['files', 'shells', 'every'])
   })
 
