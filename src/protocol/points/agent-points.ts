@@ -99,6 +99,24 @@ function narrowed(name: AgentPointName, current: EventPayload, changes: Record<s
   return { ...changes, [field]: (changes[field] as unknown[]).filter((item) => offered.has(item)) }
 }
 
+/**
+ * How strict each permission-dialog decision is: a later hook may make the decision stricter, never
+ * looser, so that what an earlier hook (the operator's floor first) kept for a person, deferred or
+ * refused stands: allow < ask < defer < deny.
+ */
+const STRICTNESS: Readonly<Record<PermissionDecision, number>> = { allow: 0, ask: 1, defer: 2, deny: 3 }
+
+function stricter(name: AgentPointName, current: EventPayload, changes: Record<string, unknown>): Record<string, unknown> {
+  if (name !== 'permission:request') return changes
+  const was = current.decision
+  const now = changes.decision
+  if (typeof was !== 'string' || typeof now !== 'string' || !(was in STRICTNESS) || !(now in STRICTNESS)) return changes
+  if (STRICTNESS[now as PermissionDecision] >= STRICTNESS[was as PermissionDecision]) return changes
+  // A looser decision keeps the stricter one already made, and with it the reason and arguments it stood on.
+  const { decision: _looser, reason: _why, arguments: _args, ...rest } = changes
+  return rest
+}
+
 type AgentPointSpec = PointSpec<EventPayload, EventState, Record<string, unknown>, EventPayload>
 
 function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
@@ -119,7 +137,7 @@ function agentPoint(name: AgentPointName, fields: Fields): AgentPointSpec {
     // A permission dialog names the tool whose arguments a rewrite changes (a permission lists tools by name).
     ...(name === 'permission:request' ? { tool: (state: EventState) => (typeof state.current.name === 'string' ? state.current.name : '') } : {}),
     args: (state) => [state.current],
-    apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...narrowed(name, state.current, changes) } }),
+    apply: (state, changes) => ({ initial: state.initial, current: { ...state.current, ...stricter(name, state.current, narrowed(name, state.current, changes)) } }),
     // A refusal at a gate is final: no later hook runs to undo it.
     stopped: refused,
     ...(gate

@@ -159,6 +159,14 @@ describe('the gates among them refuse when the hooks cannot decide', () => {
     expect(point?.stopped(after)).toBe(true)
   })
 
+  it("a permission dialog's decision only gets stricter down the chain: a later allow leaves an ask as it was", () => {
+    const point = getPoint('permission:request')
+    const asked = point?.apply(point.payload.parse({ name: 'shell' }), { decision: 'ask', reason: 'a person decides' }, 'first')
+    const after = point?.apply(asked, { decision: 'allow', reason: 'fine by me', arguments: { command: 'ls' } }, 'second')
+    expect(point?.result(after)).toEqual({ decision: 'ask', reason: 'a person decides' })
+    expect(point?.result(point.apply(asked, { decision: 'deny', reason: 'no' }, 'third'))).toEqual({ decision: 'deny', reason: 'no' })
+  })
+
   it('the observers are no gates: hookd never refuses a notice', () => {
     expect(getPoint('notification')?.refuse).toBeUndefined()
     expect(getPoint('subagent:stop')?.refuse).toBeUndefined()
