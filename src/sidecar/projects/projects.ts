@@ -15,6 +15,7 @@ import { inert } from '../../protocol/text.js'
 import type { WatchOptions } from '../hooks/hook-watcher.js'
 import type { Floor } from '../floor.js'
 import { Registry } from '../hooks/registry.js'
+import { Admission as Pinning } from '../pinning/admission.js'
 import type { HostWaits, Limits } from '../limits.js'
 import type { Observer } from '../observability/observer.js'
 import type { AuditLog } from '../session/audit.js'
@@ -213,7 +214,10 @@ export class Projects implements Tenancy {
     try {
       await pool.start()
       pool.onBroken((reason) => this.report(`project ${id}: ${reason}; its hooks cannot run until hookd restarts`))
-      registry = new Registry(ref.hooks, { loader: pool, runner: pool, limits: this.options.limits, requirePermissions: this.options.requirePermissions === true })
+      // The project's hookd.lock, when it has one, is read as a sidecar's is: a version whose permissions
+      // ask for more than its locked (or serving) version's is held for hookd trust.
+      const admission = await Pinning.open(ref.hooks, {})
+      registry = new Registry(ref.hooks, { loader: pool, runner: pool, limits: this.options.limits, requirePermissions: this.options.requirePermissions === true, admission, report: (line) => this.report(`project ${id}: ${line}`) })
       for (const d of await registry.loadAll()) this.report(`project ${id}: hook '${d.hook}' failed to load (${d.file}${d.line ? `:${d.line}` : ''}): ${d.message}`)
       if (this.options.watch !== false) await registry.watch(this.options.watch)
       if (this.options.observer) this.options.observer.served({ tenant: id, registry, pool })
