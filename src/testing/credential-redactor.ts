@@ -58,6 +58,25 @@ const SHAPES: readonly Shape[] = [
     pattern: /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}:\/\/[^\s/?#@:]{1,256}:)[^\s/?#@]{1,256}@/gi,
     replace: (_m, head) => `${head}<redacted password>@`,
   },
+  // An authorization header of any scheme (Token, ApiKey, Digest, ...): its credential goes. Bearer's
+  // and Basic's went above, and a placeholder is never matched again.
+  {
+    kind: 'authorization',
+    pattern: /\b((?:proxy-)?authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?)([A-Za-z][A-Za-z0-9_-]{0,30})([ \t]+)([^\s"',;<>]{4,})/gi,
+    replace: (_m, head, scheme, gap) => `${head}${scheme}${gap}<redacted credential>`,
+  },
+  // A command-line flag that names a secret, with its value: --password VALUE, --token=VALUE, --api-key VALUE.
+  {
+    kind: 'flag',
+    pattern: /(?<![A-Za-z0-9_-])(--?[A-Za-z0-9-]{0,40}(?:passw(?:or)?d|passphrase|token|secret|api-?key|credential)[A-Za-z0-9-]{0,40})([ \t]+|=)([^\s"'<>-][^\s"'<>]{3,})/gi,
+    replace: (_m, flag, sep) => `${flag}${sep}<redacted>`,
+  },
+  // curl's -u / --user USER:PASSWORD.
+  {
+    kind: 'user-password',
+    pattern: /(?<![A-Za-z0-9_-])(-u|--user)([ \t]+|=)([^\s:"'<>]{1,128}):([^\s"'<>]{1,256})/g,
+    replace: (_m, flag, sep, user) => `${flag}${sep}${user}:<redacted password>`,
+  },
   // NAME=value, NAME: value, "name": "value" where the name says it is a secret.
   {
     kind: 'assignment',
@@ -113,25 +132,32 @@ export function credentialRedactor(literals: ReadonlyArray<{ label: string; valu
     }
     return out
   }
-  const walk = (value: unknown, key?: string): unknown => {
+  // `secret`: under a key whose name says its value is a secret, every string and number in it goes
+  // whole (a list of keys under "secrets", a numeric PIN under "password", an object under "credentials").
+  const walk = (value: unknown, secret: boolean): unknown => {
     if (typeof value === 'string') {
       // A secret's name says what its value is: the whole value goes, unless it is a placeholder already.
-      if (key !== undefined && SECRET_NAME.test(key) && value !== '' && !PLACEHOLDER.test(value)) {
+      if (secret && value !== '' && !PLACEHOLDER.test(value)) {
         replaced.add('named')
         return '<redacted>'
       }
       return text(value)
     }
-    if (Array.isArray(value)) return value.map((item) => walk(item))
+    if (typeof value === 'number' || typeof value === 'bigint') {
+      if (!secret) return value
+      replaced.add('named')
+      return '<redacted>'
+    }
+    if (Array.isArray(value)) return value.map((item) => walk(item, secret))
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {}
       // defineProperty: a key "__proto__" (JSON.parse makes it an own key) stays a key, not a prototype.
-      for (const [k, item] of Object.entries(value)) Object.defineProperty(out, text(k), { value: walk(item, k), enumerable: true, writable: true, configurable: true })
+      for (const [k, item] of Object.entries(value)) Object.defineProperty(out, text(k), { value: walk(item, secret || SECRET_NAME.test(k)), enumerable: true, writable: true, configurable: true })
       return out
     }
     return value
   }
-  return { redact: (value) => walk(value), replaced }
+  return { redact: (value) => walk(value, false), replaced }
 }
 
 /**
