@@ -7,7 +7,9 @@
  * permission rules still apply (claude-code-dialect.ts). At Copilot CLI's preToolUse the same rewrite
  * is answered `permissionDecision: "allow"` (copilot-dialect.ts), and Copilot 1.0.102's changelog says
  * "preToolUse hook permissionDecision 'allow' now suppresses the tool approval prompt": the rewriting
- * hook approves the call for the person, which its permissions do not allow.
+ * hook approves the call for the person. Copilot's answer carries no rewrite without an allow, so this
+ * stays, and docs/writing-hooks.md ("Permissions") says so: grant rewriteArguments only to a hook you
+ * would let approve. The case pins that behaviour, so a change to it is seen (and the docs changed).
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -61,7 +63,7 @@ describe('a hook that may rewrite shell commands but not approve calls', () => {
     expect(out.json).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { command: 'git log --color=never' } } })
   })
 
-  it("at Copilot CLI's preToolUse, rewrites without suppressing Copilot's approval prompt", async () => {
+  it("at Copilot CLI's preToolUse, the rewrite also approves, as docs/writing-hooks.md says", async () => {
     const out = await post('/copilot/no-color?event=preToolUse', {
       sessionId: session(),
       timestamp: 1796053931718,
@@ -72,7 +74,7 @@ describe('a hook that may rewrite shell commands but not approve calls', () => {
     const answer = out.json as Record<string, unknown>
     // The rewrite arrives...
     expect(JSON.stringify(answer.modifiedArgs)).toContain('git log --color=never')
-    // ...but with it, an approval the hook's permissions do not hold. Got: permissionDecision "allow".
-    expect(answer.permissionDecision).not.toBe('allow')
+    // ...and with it an approval: Copilot takes modifiedArgs only with an allow (docs/writing-hooks.md).
+    expect(answer.permissionDecision).toBe('allow')
   })
 })
