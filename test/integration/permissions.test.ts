@@ -3,7 +3,7 @@
  * (files and their paths, confirm, notify) and decide (refuse, rewrite a tool's arguments, results,
  * the model's text, add context), the shell rewrite put to the person where the session can ask, the
  * same judgement in the worker's chain of several hooks, and a sidecar that requires permissions.
- * Undeclared env names and origins, and the shell rewrite under auto-approve: test/hostile/permissions.test.ts.
+ * Undeclared env names and origins, and the shell rewrite under auto-approve: test/hostile/hook-trust/permissions.test.ts.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

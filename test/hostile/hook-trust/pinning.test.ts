@@ -9,12 +9,12 @@ import { generateKeyPairSync } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { Admission, type PinningOptions } from '../../src/sidecar/pinning/admission.js'
-import { lockHooks } from '../../src/sidecar/pinning/lock-hooks.js'
-import { fingerprint, signStatement } from '../../src/sidecar/pinning/signing.js'
-import { Registry } from '../../src/sidecar/hooks/registry.js'
-import { DEFAULT_LIMITS } from '../../src/sidecar/limits.js'
-import { FakeLoader, FakeRunner, type HooksRoot, exporting, hooksFolder } from '../unit/fakes.js'
+import { Admission, type PinningOptions } from '../../../src/sidecar/pinning/admission.js'
+import { lockHooks } from '../../../src/sidecar/pinning/lock-hooks.js'
+import { fingerprint, signStatement } from '../../../src/sidecar/pinning/signing.js'
+import { Registry } from '../../../src/sidecar/hooks/registry.js'
+import { DEFAULT_LIMITS } from '../../../src/sidecar/limits.js'
+import { FakeLoader, FakeRunner, type HooksRoot, exporting, hooksFolder } from '../../unit/fakes.js'
 
 let folder: HooksRoot
 const registries: Registry[] = []

@@ -5,8 +5,8 @@
  * session that auto-approves (nobody is asked there: the rewrite is dropped).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Running } from '../support/sidecar.js'
-import { CALL, UNCHANGED, expectServing, failed, runHooks, startHostile } from './support.js'
+import type { Running } from '../../support/sidecar.js'
+import { CALL, UNCHANGED, expectServing, failed, runHooks, startHostile } from '../support.js'
 
 let running: Running
 

@@ -15,9 +15,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { hook, writeTree } from '../support/sidecar.js'
-import { postEvent } from '../agents/support/front-door-post.js'
+import { Sidecar } from '../../../src/sidecar/sidecar.js'
+import { hook, writeTree } from '../../support/sidecar.js'
+import { postEvent } from '../../agents/support/front-door-post.js'
 
 const TOKEN = 'hkd_rewrite-approves-test-token-0123456789abcdefg'
 

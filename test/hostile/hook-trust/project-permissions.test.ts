@@ -12,9 +12,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { checkProject } from '../../src/sidecar/http/project-ref.js'
-import { Sidecar } from '../../src/sidecar/sidecar.js'
-import { addFiles, hook } from '../support/sidecar.js'
+import { checkProject } from '../../../src/sidecar/http/project-ref.js'
+import { Sidecar } from '../../../src/sidecar/sidecar.js'
+import { addFiles, hook } from '../../support/sidecar.js'
 
 const GUARD = hook({ 'permission:request': `function (ctx, event) { if (/rm -rf/.test(String(event.arguments.command))) return { decision: 'deny', reason: 'no' } }` })
 const NARROW = JSON.stringify({ permissions: { decide: { refuse: true } } })

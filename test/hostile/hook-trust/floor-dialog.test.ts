@@ -10,8 +10,8 @@
  */
 import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { HostSession } from '../../src/host/index.js'
-import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../support/sidecar.js'
+import type { HostSession } from '../../../src/host/index.js'
+import { type Running, hook, sessionOptions, startSidecar, writeTree } from '../../support/sidecar.js'
 
 const FLOOR = {
   // The operator's rule: a shell call's dialog is the person's, whatever any hook below says.
