@@ -16,6 +16,12 @@ import type { FileAccess } from './wire.js'
 /** The most path globs, origins, env names and tool names a block may list, and how long each may be. */
 export const MAX_PATH_GLOBS = 32
 export const MAX_GLOB_CHARS = 256
+/**
+ * The most wildcards (`*`, `**`, `?`) one glob may hold: matching a path costs its length times the
+ * states the wildcards keep alive, on the sidecar's main thread at every file call, so a glob of 128
+ * stars (half a second for 32 such globs against a long path, measured) is refused at load.
+ */
+export const MAX_GLOB_WILDCARDS = 8
 export const MAX_ORIGINS = 32
 export const MAX_ORIGIN_CHARS = 256
 export const MAX_ENV_NAMES = 64
@@ -41,6 +47,7 @@ const pathGlob = z
   .refine((g) => !g.includes('\0'), 'a path glob may not contain a NUL byte')
   .refine((g) => !g.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(g), 'a path glob is relative to the workdir, not absolute')
   .refine((g) => !g.split(/[\\/]/).includes('..'), "a path glob stays inside the workdir: no '..' segment")
+  .refine((g) => (g.match(/\*\*|\*|\?/g) ?? []).length <= MAX_GLOB_WILDCARDS, `a path glob holds at most ${MAX_GLOB_WILDCARDS} wildcards ('*', '**', '?')`)
 
 /** An HTTP origin, scheme://host[:port], normalised as URL.origin gives it. */
 const origin = z

@@ -44,6 +44,11 @@ describe('the permissions block', () => {
     expect(parsed({ decide: { rewriteArguments: ['shell', '*'] } }).decide.rewriteArguments).toEqual(['*'])
   })
 
+  it('refuses a glob of more than 8 wildcards, whose matching would cost the sidecar per file call', () => {
+    expect(problem({ files: 'read', paths: ['*a'.repeat(9)] })).toBe("permissions.paths[0]: a path glob holds at most 8 wildcards ('*', '**', '?')")
+    expect(parsePermissions({ files: 'read', paths: ['src/**/*.ts', '**/a?/*/*/*/*/*.js'] }).ok).toBe(true)
+  })
+
   it('refuses unknown keys by name, at the top and in "decide"', () => {
     expect(problem({ file: 'read' })).toBe('permissions: Unrecognized key: "file"')
     expect(problem({ decide: { rewrite: true } })).toBe('permissions.decide: Unrecognized key: "rewrite"')

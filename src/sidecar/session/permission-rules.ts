@@ -120,40 +120,47 @@ export function globMatches(glob: string, path: string): boolean {
     if (compiled.size > 1024) compiled.clear()
     compiled.set(glob, steps)
   }
-  let active = closure(steps, new Set([0]))
+  // The states alive after each character, without allocating per character: `seen` stamps the
+  // states added for the current character (`gen`), `stack` walks the edges that read nothing.
+  const n = steps.length
+  const seen = new Uint32Array(n + 1)
+  const stack: number[] = []
+  let gen = 1
+  let cur: number[] = []
+  let next: number[] = []
+  const add = (list: number[], from: number): void => {
+    stack.push(from)
+    while (stack.length) {
+      const i = stack.pop() as number
+      if (seen[i] === gen) continue
+      seen[i] = gen
+      list.push(i)
+      const step = steps[i]
+      if (!step) continue
+      // Past a star (it may match nothing), across a skip.
+      if (step.kind === 'star' || step.kind === 'any') stack.push(i + 1)
+      if (step.skip !== undefined) stack.push(step.skip)
+    }
+  }
+  add(cur, 0)
   for (const ch of path) {
-    const next = new Set<number>()
-    for (const i of active) {
+    gen += 1
+    next.length = 0
+    for (const i of cur) {
       const step = steps[i]
       if (!step) continue
       if (step.kind === 'char') {
-        if (step.c === ch) next.add(i + 1)
+        if (step.c === ch) add(next, i + 1)
       } else if (step.kind === 'one') {
-        if (ch !== '/') next.add(i + 1)
+        if (ch !== '/') add(next, i + 1)
       } else if (step.kind === 'star') {
-        if (ch !== '/') next.add(i)
-      } else next.add(i)
+        if (ch !== '/') add(next, i)
+      } else add(next, i)
     }
-    if (next.size === 0) return false
-    active = closure(steps, next)
+    if (next.length === 0) return false
+    ;[cur, next] = [next, cur]
   }
-  return active.has(steps.length)
-}
-
-/** The states reachable without reading a character: past a star (it may match nothing), across a skip. */
-function closure(steps: readonly GlobStep[], from: Set<number>): Set<number> {
-  const out = new Set<number>()
-  const todo = [...from]
-  while (todo.length) {
-    const i = todo.pop() as number
-    if (out.has(i)) continue
-    out.add(i)
-    const step = steps[i]
-    if (!step) continue
-    if (step.kind === 'star' || step.kind === 'any') todo.push(i + 1)
-    if (step.skip !== undefined) todo.push(step.skip)
-  }
-  return out
+  return cur.includes(n)
 }
 
 function globSteps(glob: string): GlobStep[] {
